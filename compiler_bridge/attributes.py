@@ -1,0 +1,386 @@
+"""Instruction attributes: split verbatim, decode the ones the views need.
+
+``split_attributes`` turns ``, dimensions={0,1}, to_apply=%add, metadata={...}``
+into an ordered dict of verbatim values; the decoders read one value each.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from dataclasses import dataclass
+
+from .hlo_names import NAME_RE
+
+
+class AttributeSyntaxError(ValueError):
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+_SPECIAL = re.compile(r'[{}()\[\]",]|/\*|//')
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_WS_COMMENTS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
+_ATTR_NAME = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*")
+_CLOSE = {"{": "}", "(": ")", "[": "]"}
+
+
+def scan_value(text: str, pos: int, stop_at_comma: bool = True) -> int:
+    """End of the value that starts at ``pos``: the next top-level ',' or the end."""
+    n = len(text)
+    stack: list[tuple[str, int]] = []
+    while True:
+        m = _SPECIAL.search(text, pos)
+        if m is None:
+            pos = n
+            break
+        c = m.group()
+        i = m.start()
+        if c == '"':
+            sm = _STRING.match(text, i)
+            if sm is None:
+                raise AttributeSyntaxError("unterminated string", i)
+            pos = sm.end()
+        elif c in "{([":
+            stack.append((c, i))
+            pos = i + 1
+        elif c in "})]":
+            if not stack:
+                if c == "}" or c == ")":
+                    # the caller's closing bracket ends the value
+                    pos = i
+                    break
+                raise AttributeSyntaxError(f"unexpected '{c}'", i)
+            opener, at = stack.pop()
+            if _CLOSE[opener] != c:
+                raise AttributeSyntaxError(
+                    f"expected '{_CLOSE[opener]}' to close '{opener}' (offset {at}), found '{c}'", i)
+            pos = i + 1
+        elif c == ",":
+            if not stack and stop_at_comma:
+                pos = i
+                break
+            pos = i + 1
+        elif c == "/*":
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise AttributeSyntaxError("unterminated /* comment", i)
+            pos = end + 2
+        else:  # '//' comment to the end of the line
+            end = text.find("\n", i)
+            pos = n if end < 0 else end
+    if stack:
+        opener, at = stack[-1]
+        raise AttributeSyntaxError(f"expected '{_CLOSE[opener]}' to close this '{opener}'", at)
+    return pos
+
+
+def split_attributes(tail: str) -> dict[str, str]:
+    """``, a=1, b={x}`` -> ``{'a': '1', 'b': '{x}'}``; raises AttributeSyntaxError."""
+    out: dict[str, str] = {}
+    n = len(tail)
+    pos = _WS_COMMENTS.match(tail, 0).end()
+    while pos < n:
+        if tail[pos] != ",":
+            raise AttributeSyntaxError("expected ',' and then an attribute (name=value)", pos)
+        pos = _WS_COMMENTS.match(tail, pos + 1).end()
+        m = _ATTR_NAME.match(tail, pos)
+        if m is None:
+            raise AttributeSyntaxError("expected an attribute name=value", pos)
+        key = m.group(1)
+        start = m.end()
+        end = scan_value(tail, start)
+        if end < n and tail[end] != ",":
+            raise AttributeSyntaxError(f"unexpected '{tail[end]}'", end)
+        value = tail[start:end].strip()
+        if not value:
+            raise AttributeSyntaxError(f"expected a value for attribute '{key}'", start)
+        if "/*" in value or "//" in value:
+            value = strip_comments(value)
+        if key in out:
+            raise AttributeSyntaxError(f"attribute '{key}' is given twice", m.start())
+        out[key] = value
+        pos = _WS_COMMENTS.match(tail, end).end()
+    return out
+
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
+
+
+def strip_comments(text: str) -> str:
+    """Remove ``/* */`` and ``//`` comments outside strings."""
+    return _STRING_OR_COMMENT.sub(
+        lambda m: m.group() if m.group().startswith('"') else "", text).strip()
+
+
+# --------------------------------------------------------------------------- decoders
+
+def unquote(s: str) -> str:
+    """A C-escaped string literal (with or without quotes) -> its text."""
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        s = s[1:-1]
+    if "\\" not in s:
+        return s
+    return codecs.escape_decode(s.encode("utf-8"))[0].decode("utf-8", "replace")
+
+
+def string_value(raw: str) -> str:
+    raw = raw.strip()
+    if not (raw.startswith('"') and raw.endswith('"')):
+        raise ValueError(f"expected a quoted string, got {raw[:40]!r}")
+    return unquote(raw)
+
+
+def computation_name(raw: str) -> str:
+    name = raw.strip().lstrip("%")
+    if not NAME_RE.fullmatch(name):
+        raise ValueError(f"expected a computation name, got {raw[:40]!r}")
+    return name
+
+
+def computation_list(raw: str) -> tuple[str, ...]:
+    raw = raw.strip()
+    if raw.startswith("{"):
+        if not raw.endswith("}"):
+            raise ValueError("expected '}'")
+        body = raw[1:-1].strip()
+        if not body:
+            return ()
+        return tuple(computation_name(x) for x in body.split(","))
+    return (computation_name(raw),)
+
+
+def int_list(raw: str) -> tuple[int, ...]:
+    raw = raw.strip()
+    if raw.startswith("{") and raw.endswith("}"):
+        raw = raw[1:-1]
+    raw = raw.strip()
+    if not raw:
+        return ()
+    return tuple(int(x) for x in raw.split(","))
+
+
+_KV = re.compile(r'([\w.\-]+)\s*=\s*("(?:[^"\\]|\\.)*"|\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|[^\s,{}]+)')
+
+
+def key_values(raw: str) -> list[tuple[str, str]]:
+    """``{a="x" b=3, c={...}}`` -> [('a', '"x"'), ('b', '3'), ('c', '{...}')]."""
+    raw = raw.strip()
+    if not (raw.startswith("{") and raw.endswith("}")):
+        raise ValueError(f"expected '{{...}}', got {raw[:40]!r}")
+    body = raw[1:-1]
+    out = []
+    pos = 0
+    for m in _KV.finditer(body):
+        gap = body[pos:m.start()].strip(" \t\r\n,")
+        if gap:
+            raise ValueError(f"unexpected {gap[:30]!r}")
+        out.append((m.group(1), m.group(2)))
+        pos = m.end()
+    if body[pos:].strip(" \t\r\n,"):
+        raise ValueError(f"unexpected {body[pos:].strip()[:30]!r}")
+    return out
+
+
+def metadata(raw: str):
+    from .hlo import Metadata
+    fields: dict = {}
+    other = []
+    ints = {"source_line", "source_end_line", "source_column", "source_end_column",
+            "stack_frame_id"}
+    strs = {"op_type", "op_name", "source_file"}
+    for k, v in key_values(raw):
+        if k in ints:
+            fields[k] = int(v)
+        elif k in strs:
+            fields[k] = unquote(v)
+        else:
+            other.append((k, v))
+    return Metadata(other=tuple(other), **fields)
+
+
+def backend_config(raw: str):
+    raw = raw.strip()
+    if raw.startswith("{"):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    text = string_value(raw) if raw.startswith('"') else raw
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
+
+
+def string_dict(raw: str) -> dict[str, str]:
+    """``{a="x",b="y"}`` -> ``{'a': 'x', 'b': 'y'}`` (unquoted values kept verbatim)."""
+    raw = raw.strip()
+    if not (raw.startswith("{") and raw.endswith("}")):
+        raise ValueError("expected '{...}'")
+    body = raw[1:-1].strip()
+    if not body:
+        return {}
+    try:
+        items = split_attributes("," + body)
+    except AttributeSyntaxError as e:
+        raise ValueError(e.message) from None
+    return {k: unquote(v) if v.startswith('"') else v for k, v in items.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad_low: tuple[int, ...]
+    pad_high: tuple[int, ...]
+    lhs_dilate: tuple[int, ...]
+    rhs_dilate: tuple[int, ...]
+    rhs_reversal: tuple[int, ...]
+    raw: str = ""
+
+
+def window(raw: str) -> Window:
+    parts = dict(key_values(raw))
+    size = tuple(int(x) for x in parts["size"].split("x")) if "size" in parts else ()
+    n = len(size)
+
+    def dims(key: str, default: int) -> tuple[int, ...]:
+        if key not in parts:
+            return (default,) * n
+        return tuple(int(x) for x in parts[key].split("x"))
+
+    pads_low, pads_high = [0] * n, [0] * n
+    if "pad" in parts:
+        pairs = parts["pad"].split("x")
+        pads_low, pads_high = [], []
+        for p in pairs:
+            lo, _, hi = p.rpartition("_") if p.count("_") == 1 else _split_pad(p)
+            pads_low.append(int(lo))
+            pads_high.append(int(hi))
+    return Window(size, dims("stride", 1), tuple(pads_low), tuple(pads_high),
+                  dims("lhs_dilate", 1), dims("rhs_dilate", 1), dims("rhs_reversal", 0), raw)
+
+
+def _split_pad(p: str) -> tuple[str, str, str]:
+    m = re.fullmatch(r"(-?\d+)_(-?\d+)", p)
+    if not m:
+        raise ValueError(f"bad pad {p!r}")
+    return m.group(1), "_", m.group(2)
+
+
+@dataclass(frozen=True, slots=True)
+class DimLabels:
+    lhs: str
+    rhs: str
+    output: str
+
+    def __str__(self) -> str:
+        return f"{self.lhs}_{self.rhs}->{self.output}"
+
+
+def dim_labels(raw: str) -> DimLabels:
+    m = re.fullmatch(r"\s*([\w?]+)_([\w?]+)->([\w?]+)\s*", raw)
+    if not m:
+        raise ValueError(f"expected dim_labels like b01f_01io->b01f, got {raw[:40]!r}")
+    return DimLabels(*m.groups())
+
+
+@dataclass(frozen=True, slots=True)
+class DotDimensionNumbers:
+    lhs_contracting: tuple[int, ...]
+    rhs_contracting: tuple[int, ...]
+    lhs_batch: tuple[int, ...]
+    rhs_batch: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaGroups:
+    """``replica_groups``: explicit ``{{0,1},{2,3}}``, iota ``[2,2]<=[4]`` or mesh form."""
+
+    form: str                                  # 'list', 'iota' or 'mesh'
+    groups: tuple[tuple[int, ...], ...] | None  # expanded groups (None for mesh)
+    raw: str
+
+
+_IOTA = re.compile(r"\[([\d,\s]+)\]\s*<=\s*\[([\d,\s]+)\]\s*(?:T\(([\d,\s]+)\))?")
+
+
+def _ints(s: str) -> list[int]:
+    return [int(x) for x in s.split(",") if x.strip()]
+
+
+def iota_tile_assignment(dims: list[int], reshape: list[int], perm: list[int] | None) -> list[int]:
+    """Flattened device list of XLA's iota tile assignment ``[dims]<=[reshape]T(perm)``."""
+    total = 1
+    for d in reshape:
+        total *= d
+    if perm is None:
+        return list(range(total))
+    strides = [1] * len(reshape)
+    for i in range(len(reshape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * reshape[i + 1]
+    tdims = [reshape[p] for p in perm]
+    tstrides = [strides[p] for p in perm]
+    out = []
+    idx = [0] * len(tdims)
+    for _ in range(total):
+        out.append(sum(i * s for i, s in zip(idx, tstrides)))
+        for k in range(len(idx) - 1, -1, -1):
+            idx[k] += 1
+            if idx[k] < tdims[k]:
+                break
+            idx[k] = 0
+    return out
+
+
+def replica_groups(raw: str) -> ReplicaGroups:
+    raw_s = raw.strip()
+    m = _IOTA.fullmatch(raw_s)
+    if m:
+        dims = _ints(m.group(1))
+        flat = iota_tile_assignment(dims, _ints(m.group(2)),
+                                    _ints(m.group(3)) if m.group(3) else None)
+        size = dims[-1] if dims else 1
+        groups = tuple(tuple(flat[i:i + size]) for i in range(0, len(flat), size))
+        return ReplicaGroups("iota", groups, raw_s)
+    if raw_s.startswith("mesh"):
+        return ReplicaGroups("mesh", None, raw_s)
+    if raw_s.startswith("{"):
+        inner = raw_s[1:-1].strip()
+        groups = tuple(tuple(_ints(g)) for g in re.findall(r"\{([^{}]*)\}", inner))
+        return ReplicaGroups("list", groups, raw_s)
+    raise ValueError(f"expected replica groups, got {raw_s[:40]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """``sharding={...}``: its kind and, for tiled ones, the tile shape."""
+
+    kind: str                     # replicated, maximal, manual, tuple, devices, unknown, other
+    tile_shape: tuple[int, ...] = ()
+    device: int | None = None
+    raw: str = ""
+
+
+def sharding(raw: str) -> Sharding:
+    raw_s = raw.strip()
+    body = raw_s[1:-1].strip() if raw_s.startswith("{") and raw_s.endswith("}") else raw_s
+    if body.startswith("{"):
+        return Sharding("tuple", raw=raw_s)
+    head = re.match(r"(\w+)", body)
+    word = head.group(1) if head else ""
+    if word == "maximal":
+        dm = re.search(r"device=(\d+)", body)
+        return Sharding("maximal", device=int(dm.group(1)) if dm else None, raw=raw_s)
+    if word == "devices":
+        dm = re.match(r"devices=\[([\d,\s]+)\]", body)
+        return Sharding("devices", tuple(_ints(dm.group(1))) if dm else (), raw=raw_s)
+    if word in ("replicated", "manual", "unknown"):
+        return Sharding(word, raw=raw_s)
+    return Sharding("other", raw=raw_s)

@@ -1,0 +1,499 @@
+"""The HLO model: module, computations, instructions, as XLA's text describes them.
+
+Instructions keep their attribute text verbatim and decode the attributes the views
+need (``calls``, ``metadata``, ``backend_config``, ``window``...) on first access, so
+opening a 20k-instruction module costs one pass over its lines.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from . import attributes as A
+from .errors import HloParseError
+from .shapes import Shape
+
+# Attributes that name computations, and whether they hold a list.
+COMPUTATION_ATTRIBUTES = {
+    "calls": True, "to_apply": False, "body": False, "condition": False,
+    "branch_computations": True, "true_computation": False, "false_computation": False,
+    "called_computations": True,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """An instruction's ``metadata={...}``."""
+
+    op_type: str = ""
+    op_name: str = ""
+    source_file: str = ""
+    source_line: int = 0
+    source_end_line: int = 0
+    source_column: int = 0
+    source_end_column: int = 0
+    stack_frame_id: int = 0
+    other: tuple[tuple[str, str], ...] = ()   # every other field, verbatim
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where in the user's program an instruction came from."""
+
+    file: str
+    line: int
+    function: str = ""
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    callers: tuple["SourceLocation", ...] = ()   # outermost last
+
+    def __str__(self) -> str:
+        out = f"{self.file}:{self.line}"
+        if self.column:
+            out += f":{self.column}"
+        if self.function:
+            out += f" ({self.function})"
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class FileLocation:
+    file_name_id: int
+    function_name_id: int
+    line: int
+    end_line: int = 0
+    column: int = 0
+    end_column: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StackFrame:
+    file_location_id: int
+    parent_frame_id: int   # as written: the parent is frame (parent_frame_id - 1); <= 1 means none
+
+
+@dataclass(slots=True)
+class StackFrameIndex:
+    """The ``FileNames`` / ``FunctionNames`` / ``FileLocations`` / ``StackFrames`` tables."""
+
+    file_names: dict[int, str] = field(default_factory=dict)
+    function_names: dict[int, str] = field(default_factory=dict)
+    file_locations: dict[int, FileLocation] = field(default_factory=dict)
+    stack_frames: dict[int, StackFrame] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.stack_frames or self.file_names)
+
+    def location(self, frame_id: int) -> SourceLocation | None:
+        frames: list[SourceLocation] = []
+        seen = set()
+        fid = frame_id
+        while fid and fid in self.stack_frames and fid not in seen:
+            seen.add(fid)
+            frame = self.stack_frames[fid]
+            loc = self.file_locations.get(frame.file_location_id)
+            if loc is not None:
+                frames.append(SourceLocation(
+                    self.file_names.get(loc.file_name_id, "?"), loc.line,
+                    self.function_names.get(loc.function_name_id, ""), loc.column,
+                    loc.end_line, loc.end_column))
+            fid = frame.parent_frame_id - 1
+        if not frames:
+            return None
+        head = frames[0]
+        return SourceLocation(head.file, head.line, head.function, head.column,
+                              head.end_line, head.end_column, tuple(frames[1:]))
+
+
+class HloInstruction:
+    """One instruction: ``[ROOT ]%name = SHAPE opcode(operands), attr=value, ...``."""
+
+    __slots__ = ("name", "opcode", "shape", "operand_names", "is_root", "line",
+                 "computation", "_args", "_tail", "_attrs", "called_names", "source",
+                 "written_name")
+
+    def __init__(self, name: str, opcode: str, shape: Shape, operand_names: tuple[str, ...],
+                 is_root: bool, line: int, args: str, tail: str,
+                 called_names: tuple[str, ...] = (), source: str | None = None) -> None:
+        self.name = name
+        self.opcode = opcode
+        self.shape = shape
+        self.operand_names = operand_names
+        self.is_root = is_root
+        self.line = line                # 1-based line of the instruction in its file
+        self.computation: HloComputation | None = None
+        self._args = args               # text inside the parentheses, verbatim
+        self._tail = tail               # attribute text after them, verbatim
+        self._attrs: dict[str, str] | None = None
+        self.called_names = called_names
+        self.source = source
+        self.written_name = name        # the name in the file, if XLA's uniquing changed it
+
+    def __repr__(self) -> str:
+        return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
+
+    # -- attributes, verbatim
+    @property
+    def attributes(self) -> dict[str, str]:
+        """Every attribute as written (``{'dimensions': '{0,1}', ...}``), in order."""
+        if self._attrs is None:
+            try:
+                self._attrs = A.split_attributes(self._tail)
+            except A.AttributeSyntaxError as e:
+                raise HloParseError(e.message, source=self.source, line=self.line,
+                                    text=self.text) from None
+        return self._attrs
+
+    def attribute(self, key: str, default: str | None = None) -> str | None:
+        return self.attributes.get(key, default)
+
+    @property
+    def args_text(self) -> str:
+        """Text between the opcode's parentheses (operands, a literal or a parameter number)."""
+        return self._args
+
+    @property
+    def attributes_text(self) -> str:
+        return self._tail
+
+    @property
+    def text(self) -> str:
+        """The instruction as one line of HLO text."""
+        root = "ROOT " if self.is_root else ""
+        return f"{root}%{self.name} = {self.shape} {self.opcode}({self._args}){self._tail}"
+
+    def _decode(self, key: str, fn):
+        raw = self.attributes.get(key)
+        if raw is None:
+            return None
+        try:
+            return fn(raw)
+        except (ValueError, A.AttributeSyntaxError) as e:
+            raise HloParseError(f"bad value for attribute '{key}': {e}", source=self.source,
+                                line=self.line, text=self.text) from None
+
+    # -- decoded attributes the views need
+    @property
+    def called_computations(self) -> tuple[str, ...]:
+        return self.called_names
+
+    @property
+    def calls(self) -> tuple[str, ...]:
+        return self._decode("calls", A.computation_list) or ()
+
+    @property
+    def to_apply(self) -> str | None:
+        return self._decode("to_apply", A.computation_name)
+
+    @property
+    def body(self) -> str | None:
+        return self._decode("body", A.computation_name)
+
+    @property
+    def condition(self) -> str | None:
+        return self._decode("condition", A.computation_name)
+
+    @property
+    def branch_computations(self) -> tuple[str, ...]:
+        out = self._decode("branch_computations", A.computation_list)
+        if out:
+            return out
+        t, f = self._decode("true_computation", A.computation_name), \
+            self._decode("false_computation", A.computation_name)
+        return tuple(x for x in (t, f) if x)
+
+    @property
+    def fusion_kind(self) -> str | None:
+        return self.attributes.get("kind")
+
+    kind = fusion_kind
+
+    @property
+    def dimensions(self) -> tuple[int, ...] | None:
+        return self._decode("dimensions", A.int_list)
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._decode("metadata", A.metadata) or _EMPTY_METADATA
+
+    @property
+    def op_name(self) -> str:
+        return self.metadata.op_name
+
+    @property
+    def backend_config(self) -> Any:
+        """``backend_config`` as JSON when it is JSON, else its string."""
+        return self._decode("backend_config", A.backend_config)
+
+    @property
+    def custom_call_target(self) -> str | None:
+        return self._decode("custom_call_target", A.string_value)
+
+    @property
+    def window(self) -> A.Window | None:
+        return self._decode("window", A.window)
+
+    @property
+    def dim_labels(self) -> A.DimLabels | None:
+        return self._decode("dim_labels", A.dim_labels)
+
+    @property
+    def dot_dimension_numbers(self) -> A.DotDimensionNumbers:
+        at = self.attributes
+        def dims(k):
+            return A.int_list(at[k]) if k in at else ()
+        try:
+            return A.DotDimensionNumbers(dims("lhs_contracting_dims"), dims("rhs_contracting_dims"),
+                                         dims("lhs_batch_dims"), dims("rhs_batch_dims"))
+        except ValueError as e:
+            raise HloParseError(f"bad dot dimension numbers: {e}", source=self.source,
+                                line=self.line, text=self.text) from None
+
+    @property
+    def replica_groups(self) -> A.ReplicaGroups | None:
+        return self._decode("replica_groups", A.replica_groups)
+
+    @property
+    def sharding(self) -> A.Sharding | None:
+        return self._decode("sharding", A.sharding)
+
+    @property
+    def control_predecessors(self) -> tuple[str, ...]:
+        return self._decode("control-predecessors", A.computation_list) or ()
+
+    @property
+    def frontend_attributes(self) -> dict[str, str]:
+        return self._decode("frontend_attributes", A.string_dict) or {}
+
+    @property
+    def parameter_number(self) -> int | None:
+        if self.opcode != "parameter":
+            return None
+        try:
+            return int(self._args.strip())
+        except ValueError:
+            raise HloParseError("expected a parameter number", source=self.source,
+                                line=self.line, text=self.text) from None
+
+    @property
+    def literal(self) -> str | None:
+        """A ``constant``'s literal text, verbatim (``0``, ``{...}``, ``-inf``)."""
+        return self._args.strip() if self.opcode == "constant" else None
+
+    @property
+    def tuple_index(self) -> int | None:
+        return self._decode("index", int)
+
+    @property
+    def operands(self) -> list["HloInstruction"]:
+        comp = self.computation
+        if comp is None:
+            return []
+        by_name = comp.instruction_map
+        return [by_name[n] for n in self.operand_names if n in by_name]
+
+    @property
+    def users(self) -> list["HloInstruction"]:
+        comp = self.computation
+        return comp.users_of(self.name) if comp is not None else []
+
+    def materialize(self) -> None:
+        """Decode every attribute now (raises HloParseError on a bad one)."""
+        _ = self.attributes
+        for prop in ("calls", "to_apply", "body", "condition", "branch_computations",
+                     "dimensions", "metadata", "backend_config", "custom_call_target",
+                     "window", "dim_labels", "dot_dimension_numbers", "replica_groups",
+                     "sharding", "control_predecessors", "frontend_attributes",
+                     "parameter_number", "tuple_index"):
+            getattr(self, prop)
+
+
+_EMPTY_METADATA = Metadata()
+
+
+class HloComputation:
+    """A named list of instructions; ENTRY is the module's entry point."""
+
+    __slots__ = ("name", "instructions", "is_entry", "is_fusion", "line", "signature",
+                 "execution_thread", "module", "_by_name", "_users")
+
+    def __init__(self, name: str, instructions: list[HloInstruction], is_entry: bool,
+                 line: int, signature: str = "", execution_thread: str = "") -> None:
+        self.name = name
+        self.instructions = instructions
+        self.is_entry = is_entry
+        self.is_fusion = False     # set by the module: called by a fusion
+        self.line = line
+        self.signature = signature  # '(p: f32[8]) -> f32[8]' as written, or ''
+        self.execution_thread = execution_thread
+        self.module: HloModule | None = None
+        self._by_name: dict[str, HloInstruction] | None = None
+        self._users: dict[str, list[HloInstruction]] | None = None
+        for inst in instructions:
+            inst.computation = self
+
+    def __repr__(self) -> str:
+        return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
+
+    def __iter__(self) -> Iterator[HloInstruction]:
+        return iter(self.instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    @property
+    def instruction_map(self) -> dict[str, HloInstruction]:
+        if self._by_name is None:
+            self._by_name = {i.name: i for i in self.instructions}
+        return self._by_name
+
+    def get(self, name: str) -> HloInstruction | None:
+        return self.instruction_map.get(name.lstrip("%"))
+
+    @property
+    def root(self) -> HloInstruction | None:
+        for inst in reversed(self.instructions):
+            if inst.is_root:
+                return inst
+        return self.instructions[-1] if self.instructions else None
+
+    @property
+    def parameters(self) -> list[HloInstruction]:
+        params = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(params, key=lambda i: i.parameter_number or 0)
+
+    def users_of(self, name: str) -> list[HloInstruction]:
+        if self._users is None:
+            users: dict[str, list[HloInstruction]] = {}
+            for inst in self.instructions:
+                for op in dict.fromkeys(inst.operand_names):
+                    users.setdefault(op, []).append(inst)
+            self._users = users
+        return self._users.get(name, [])
+
+
+class HloModule:
+    """A parsed HLO module."""
+
+    def __init__(self, name: str, attributes: dict[str, str],
+                 computations: list[HloComputation], stack_frames: StackFrameIndex,
+                 source: str | None = None, id: str | None = None) -> None:
+        self.name = name
+        self.attributes = attributes      # header attributes, verbatim
+        self.computations = computations  # in file order
+        self.stack_frames = stack_frames
+        self.source = source
+        self.id = id                      # the dump's module id ('0006') when known
+        self._by_name = {c.name: c for c in computations}
+        # with no ENTRY keyword XLA takes the last computation as the entry
+        self.entry: HloComputation = next(
+            (c for c in computations if c.is_entry), computations[-1] if computations else None)
+        if self.entry is not None:
+            self.entry.is_entry = True
+        for c in computations:
+            c.module = self
+        for c in computations:
+            for inst in c.instructions:
+                if inst.opcode == "fusion":
+                    for callee in inst.called_names:
+                        fc = self._by_name.get(callee)
+                        if fc is not None:
+                            fc.is_fusion = True
+
+    def __repr__(self) -> str:
+        return f"<HloModule {self.name}: {len(self.computations)} computations>"
+
+    def computation(self, name: str) -> HloComputation:
+        try:
+            return self._by_name[name.lstrip("%")]
+        except KeyError:
+            raise KeyError(f"module {self.name} has no computation {name!r}") from None
+
+    def get_computation(self, name: str) -> HloComputation | None:
+        return self._by_name.get(name.lstrip("%"))
+
+    def instructions(self) -> Iterator[HloInstruction]:
+        for c in self.computations:
+            yield from c.instructions
+
+    def find(self, name: str) -> HloInstruction | None:
+        """The instruction with this name in any computation."""
+        name = name.lstrip("%")
+        for c in self.computations:
+            inst = c.get(name)
+            if inst is not None:
+                return inst
+        return None
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(len(c.instructions) for c in self.computations)
+
+    # -- header attributes
+    @property
+    def is_scheduled(self) -> bool:
+        return self.attributes.get("is_scheduled", "false") == "true"
+
+    @property
+    def entry_computation_layout(self) -> str | None:
+        return self.attributes.get("entry_computation_layout")
+
+    @property
+    def input_output_alias(self) -> str | None:
+        return self.attributes.get("input_output_alias")
+
+    @property
+    def frontend_attributes(self) -> dict[str, str]:
+        raw = self.attributes.get("frontend_attributes")
+        return A.string_dict(raw) if raw else {}
+
+    def source_location(self, inst: HloInstruction) -> SourceLocation | None:
+        """``file:line`` (and function) of an instruction, from either metadata form."""
+        md = inst.metadata
+        if md.stack_frame_id and self.stack_frames:
+            loc = self.stack_frames.location(md.stack_frame_id)
+            if loc is not None:
+                return loc
+        if md.source_file:
+            return SourceLocation(md.source_file, md.source_line, "", md.source_column,
+                                  md.source_end_line, md.source_end_column)
+        return None
+
+    def materialize(self) -> "HloModule":
+        """Decode every lazily decoded attribute (raises HloParseError on a bad one)."""
+        for inst in self.instructions():
+            inst.materialize()
+        _ = self.frontend_attributes
+        return self
+
+    def callers(self) -> dict[str, list[HloInstruction]]:
+        """Computation name -> the instructions that call it."""
+        out: dict[str, list[HloInstruction]] = {}
+        for inst in self.instructions():
+            for callee in inst.called_names:
+                out.setdefault(callee, []).append(inst)
+        return out
+
+    def stats(self) -> dict:
+        """Counts as the ``stats`` command prints them."""
+        opcodes: dict[str, int] = {}
+        for inst in self.instructions():
+            opcodes[inst.opcode] = opcodes.get(inst.opcode, 0) + 1
+        return {
+            "module": self.name,
+            "computations": len(self.computations),
+            "instructions": sum(opcodes.values()),
+            "entry_instructions": len(self.entry.instructions) if self.entry else 0,
+            "fusions": opcodes.get("fusion", 0),
+            "opcodes": dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
+
+
+def backend_config_text(value: Any) -> str:
+    """Pretty text of a decoded backend_config for display."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, indent=2, sort_keys=False)
+    return "" if value is None else str(value)
