@@ -1,0 +1,37 @@
+# Two commands set up everything on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+DUMP ?= sample_dumps/transformer
+PORT ?= 8501
+
+.PHONY: setup run test samples scale bench clean
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true \
+		--browser.gatherUsageStats false -- --dump $(DUMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+samples: $(STAMP)
+	$(PY) sample_dumps/make_samples.py
+
+scale: $(STAMP)
+	$(PY) bench/make_scale.py
+
+bench: $(STAMP) scale
+	$(PY) bench/parse_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts

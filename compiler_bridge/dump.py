@@ -1,0 +1,537 @@
+"""A ``--xla_dump_to`` folder (or a .zip / .tar.gz of one): its files, grouped by module.
+
+Opening a dump reads file names and sizes only; HLO text is parsed when asked for and
+cached. A file that cannot be read or parsed is reported in ``Dump.errors`` and never
+hides the rest of the dump.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import tempfile
+import threading
+import zipfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .errors import HloParseError
+from .hlo import HloModule
+from .parser import parse_hlo_bytes
+
+
+class DumpError(Exception):
+    """A dump (folder or archive) that cannot be opened at all."""
+
+
+# File kinds, one name each, as the UI shows them.
+BEFORE = "before_optimizations"
+AFTER = "after_optimizations"
+PASS = "pass"
+BUFFER_ASSIGNMENT = "buffer_assignment"
+BUFFER_ASSIGNMENT_VALUES = "buffer_assignment_values"
+LIVE_RANGE = "live_range"
+MEMORY_USAGE_REPORT = "memory_usage_report"
+DEBUG_OPTIONS = "debug_options"
+LLVM_IR_NO_OPT = "llvm_ir_no_opt"
+LLVM_IR_WITH_OPT = "llvm_ir_with_opt"
+OBJECT_FILE = "object_file"
+PTX = "ptx"
+THUNK_SEQUENCE = "thunk_sequence"
+AUTOTUNE_RESULTS = "autotune_results"
+GPU_TARGET_CONFIG = "gpu_target_config"
+DOT = "dot"
+HTML = "html"
+FUSION_VISUALIZATION = "fusion_visualization"
+MLIR = "mlir"
+COMPILE_OPTIONS = "compile_options"
+TOPOLOGY = "topology"
+HLO_PROTO = "hlo_proto"
+TRACE = "trace"
+XPLANE = "xplane"
+UNKNOWN = "unknown"
+
+HLO_TEXT_KINDS = (BEFORE, AFTER, PASS)
+
+_MODULE = re.compile(r"(?:(\d+)\.)?module_(\d+)\.(.+)")
+_AFTER = re.compile(
+    r"(?:(.+)_)?after_optimizations"
+    r"(-buffer-assignment-values|-buffer-assignment|-live-range|-memory-usage-report)?\.txt")
+_AFTER_KINDS = {None: AFTER, "-buffer-assignment": BUFFER_ASSIGNMENT,
+                "-buffer-assignment-values": BUFFER_ASSIGNMENT_VALUES,
+                "-live-range": LIVE_RANGE, "-memory-usage-report": MEMORY_USAGE_REPORT}
+_PASS = re.compile(r"(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt")
+_FUSION_VIS = re.compile(r"(.*)\.module_(\d+)\.(.+)\._fusion\.html")
+
+
+@dataclass(frozen=True, slots=True)
+class PassInfo:
+    """What a per-pass file name says: ``SSSS.<pipeline>.after_<pass>.before_<next>.txt``."""
+
+    sequence: int
+    pipeline: str
+    after: str        # the pass that ran ('pipeline-start' opens a pipeline)
+    before: str       # the next pass, '' when the name has no before_ part
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    path: str                   # posix path inside the dump
+    size: int
+    kind: str
+    module_id: str | None = None
+    module_name: str | None = None
+    platform: str = ""          # 'cpu', 'sm_8.0_gpu', ... for after_optimizations files
+    pass_info: PassInfo | None = None
+    kernel: str | None = None   # per-kernel files (.ll, .o, .ptx)
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+@dataclass(slots=True)
+class DumpModule:
+    """Every file of one compiled module (one ``module_NNNN.<name>``)."""
+
+    id: str
+    name: str
+    files: list[DumpFile] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[DumpFile]:
+        return [f for f in self.files if f.kind == kind]
+
+    def first(self, kind: str) -> DumpFile | None:
+        for f in self.files:
+            if f.kind == kind:
+                return f
+        return None
+
+    @property
+    def before_optimizations(self) -> DumpFile | None:
+        return self.first(BEFORE)
+
+    @property
+    def after_optimizations(self) -> DumpFile | None:
+        return self.first(AFTER)
+
+    @property
+    def passes(self) -> list[DumpFile]:
+        """Per-pass snapshots in sequence order."""
+        return sorted(self.of_kind(PASS), key=lambda f: f.pass_info.sequence)
+
+    @property
+    def kernels(self) -> dict[str, list[DumpFile]]:
+        out: dict[str, list[DumpFile]] = {}
+        for f in self.files:
+            if f.kernel:
+                out.setdefault(f.kernel, []).append(f)
+        return out
+
+    def file_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for f in self.files:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        return dict(sorted(counts.items()))
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} {self.name}"
+
+
+def classify(path: str, size: int = 0, module_names: dict[str, str] | None = None) -> DumpFile:
+    """Kind and module of one file, from its path alone."""
+    base = posixpath.basename(path)
+    parent = posixpath.basename(posixpath.dirname(path))
+    if base.endswith(".xplane.pb"):
+        return DumpFile(path, size, XPLANE)
+    if base == "perfetto_trace.json.gz" or base.endswith(".trace.json.gz") \
+            or base.endswith(".trace.json"):
+        return DumpFile(path, size, TRACE)
+    # files inside a module_NNNN.<name>/ subfolder (module.mlir, compile_options...)
+    mp = _MODULE.fullmatch(parent)
+    if mp and not _MODULE.fullmatch(base):
+        mid, mname = mp.group(2), mp.group(3)
+        kind = {"module.mlir": MLIR, "compile_options.textproto": COMPILE_OPTIONS,
+                "topology.textproto": TOPOLOGY}.get(base)
+        if kind is None:
+            kind = MLIR if base.endswith(".mlir") else UNKNOWN
+        return DumpFile(path, size, kind, mid, mname)
+    fv = _FUSION_VIS.fullmatch(base)
+    if fv:
+        return DumpFile(path, size, FUSION_VISUALIZATION, fv.group(2), fv.group(3),
+                        kernel=fv.group(1))
+    m = _MODULE.fullmatch(base)
+    if not m:
+        return DumpFile(path, size, UNKNOWN)
+    mid, rest = m.group(2), m.group(3)
+    known = (module_names or {}).get(mid)
+    if known and rest.startswith(known + "."):
+        mname, rest = known, rest[len(known) + 1:]
+    elif known and rest == known:
+        return DumpFile(path, size, UNKNOWN, mid, known)
+    else:
+        mname, _, rest = rest.partition(".")
+    return _classify_rest(path, size, mid, mname, rest)
+
+
+def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> DumpFile:
+    if rest == "before_optimizations.txt":
+        return DumpFile(path, size, BEFORE, mid, mname)
+    a = _AFTER.fullmatch(rest)
+    if a:
+        return DumpFile(path, size, _AFTER_KINDS[a.group(2)], mid, mname, platform=a.group(1) or "")
+    p = _PASS.fullmatch(rest)
+    if p:
+        info = PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or "")
+        return DumpFile(path, size, PASS, mid, mname, pass_info=info)
+    if rest == "debug_options":
+        return DumpFile(path, size, DEBUG_OPTIONS, mid, mname)
+    for suffix, kind in ((".ir-no-opt.ll", LLVM_IR_NO_OPT), (".ir-with-opt.ll", LLVM_IR_WITH_OPT)):
+        if rest.endswith(suffix):
+            return DumpFile(path, size, kind, mid, mname, kernel=rest[: -len(suffix)])
+        if rest == suffix[1:]:
+            return DumpFile(path, size, kind, mid, mname)
+    if rest.startswith("obj-file.") and rest.endswith(".o"):
+        return DumpFile(path, size, OBJECT_FILE, mid, mname, kernel=rest[9:-2])
+    if rest.endswith(".o"):
+        return DumpFile(path, size, OBJECT_FILE, mid, mname, kernel=rest[:-2] or None)
+    if rest.endswith(".ptx"):
+        return DumpFile(path, size, PTX, mid, mname, kernel=rest[:-4] or None)
+    if rest.startswith("thunk_sequence"):
+        return DumpFile(path, size, THUNK_SEQUENCE, mid, mname)
+    if rest.startswith("autotune_results"):
+        return DumpFile(path, size, AUTOTUNE_RESULTS, mid, mname)
+    if rest.startswith("gpu_target_config"):
+        return DumpFile(path, size, GPU_TARGET_CONFIG, mid, mname)
+    if rest.endswith(".dot"):
+        return DumpFile(path, size, DOT, mid, mname)
+    if rest.endswith(".html"):
+        return DumpFile(path, size, HTML, mid, mname)
+    if rest.endswith(".mlir"):
+        return DumpFile(path, size, MLIR, mid, mname)
+    if rest.endswith(".pb") or rest.endswith(".pbtxt"):
+        return DumpFile(path, size, HLO_PROTO, mid, mname)
+    return DumpFile(path, size, UNKNOWN, mid, mname)
+
+
+def _module_names(paths: list[str]) -> dict[str, str]:
+    """Module id -> name, from files whose names end the name for sure."""
+    names: dict[str, str] = {}
+    for path in paths:
+        base = posixpath.basename(path)
+        m = _MODULE.fullmatch(base)
+        if m is None:
+            m = _MODULE.fullmatch(posixpath.basename(posixpath.dirname(path)))
+            if m:
+                names.setdefault(m.group(2), m.group(3))
+            continue
+        rest = m.group(3)
+        for end in (".before_optimizations.txt", ".debug_options"):
+            if rest.endswith(end):
+                names[m.group(2)] = rest[: -len(end)]
+    return names
+
+
+class _Source:
+    """Where the bytes of a dump live: a folder or a zip."""
+
+    def list(self) -> list[tuple[str, int]]:
+        raise NotImplementedError
+
+    def read(self, path: str) -> bytes:
+        raise NotImplementedError
+
+
+class _FolderSource(_Source):
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def list(self) -> list[tuple[str, int]]:
+        out = []
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            with os.scandir(os.path.join(self.root, rel)) as it:
+                for e in it:
+                    p = f"{rel}/{e.name}" if rel else e.name
+                    if e.is_symlink():
+                        continue   # never follow links out of the dump
+                    if e.is_dir():
+                        stack.append(p)
+                    elif e.is_file():
+                        out.append((p, e.stat().st_size))
+        return out
+
+    def read(self, path: str) -> bytes:
+        full = os.path.realpath(os.path.join(self.root, path))
+        if not full.startswith(os.path.realpath(self.root) + os.sep):
+            raise DumpError(f"{path}: outside the dump")
+        with open(full, "rb") as f:
+            return f.read()
+
+
+class _ZipSource(_Source):
+    def __init__(self, path: str | io.BytesIO) -> None:
+        self.zip = zipfile.ZipFile(path)
+        self._lock = threading.Lock()
+        self._names: dict[str, zipfile.ZipInfo] = {}
+        for info in self.zip.infolist():
+            if info.is_dir():
+                continue
+            name = _safe_member(info.filename)
+            if name is not None and not _zip_is_link(info):
+                self._names[name] = info
+        self._prefix = _common_root(list(self._names))
+
+    def list(self) -> list[tuple[str, int]]:
+        n = len(self._prefix)
+        return [(name[n:], info.file_size) for name, info in self._names.items()]
+
+    def read(self, path: str) -> bytes:
+        with self._lock:
+            return self.zip.read(self._names[self._prefix + path])
+
+
+def _zip_is_link(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _safe_member(name: str) -> str | None:
+    """A member name that stays inside the archive root, or None."""
+    name = name.replace("\\", "/")
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return None
+    norm = posixpath.normpath(name)
+    if norm.startswith("../") or norm == ".." or norm.startswith("/"):
+        return None
+    return norm
+
+
+def _common_root(names: list[str]) -> str:
+    """'dump/' when every member sits in one top folder (a zipped dump folder)."""
+    if not names:
+        return ""
+    firsts = {n.split("/", 1)[0] for n in names}
+    if len(firsts) == 1 and all("/" in n for n in names):
+        return firsts.pop() + "/"
+    return ""
+
+
+def _extract_tar(path: str, dest: str, max_bytes: int) -> None:
+    total = 0
+    with tarfile.open(path, "r:*") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue   # links and devices are skipped, never followed
+            name = _safe_member(member.name)
+            if name is None:
+                continue
+            total += member.size
+            if total > max_bytes:
+                raise DumpError(f"{path}: unpacks to more than {max_bytes} bytes")
+            target = os.path.join(dest, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            src = tar.extractfile(member)
+            if src is None:
+                continue
+            with open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    file: str
+    error: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "error": self.error}
+
+
+class Dump:
+    """An opened dump: its files, modules and traces; parsed modules on demand."""
+
+    def __init__(self, source: _Source, name: str, cache_size: int = 24) -> None:
+        self.name = name
+        self._source = source
+        listing = sorted(source.list())
+        names = _module_names([p for p, _ in listing])
+        self.files: list[DumpFile] = [classify(p, s, names) for p, s in listing]
+        self._by_path = {f.path: f for f in self.files}
+        mods: dict[str, DumpModule] = {}
+        for f in self.files:
+            if f.module_id is None:
+                continue
+            mod = mods.get(f.module_id)
+            if mod is None:
+                mod = mods[f.module_id] = DumpModule(f.module_id, f.module_name or "")
+            mod.files.append(f)
+        self.modules: list[DumpModule] = [mods[k] for k in sorted(mods, key=lambda x: int(x))]
+        self.traces = [f for f in self.files if f.kind in (TRACE, XPLANE)]
+        self.errors: list[FileError] = []
+        self._error_files: set[str] = set()
+        self._cache: OrderedDict[str, HloModule] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.RLock()
+        self._hash: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Dump {self.name}: {len(self.modules)} modules, {len(self.files)} files>"
+
+    # -- lookup
+    def module(self, key: str) -> DumpModule:
+        """A module by id ('0006', '6') or name ('jit_train_step')."""
+        for m in self.modules:
+            if m.id == key or m.name == key:
+                return m
+        if key.isdigit():
+            for m in self.modules:
+                if int(m.id) == int(key):
+                    return m
+        raise KeyError(f"{self.name}: no module {key!r}; modules are "
+                       + ", ".join(m.label for m in self.modules[:20]))
+
+    @property
+    def main(self) -> DumpModule | None:
+        """The user's program: the module with the largest after-optimizations text."""
+        best, best_size = None, -1
+        for m in self.modules:
+            f = m.after_optimizations or m.before_optimizations
+            size = f.size if f else -1
+            if f is not None and f.kind == BEFORE:
+                size = size // 4   # prefer modules that were compiled
+            if size > best_size:
+                best, best_size = m, size
+        return best
+
+    def file(self, path: str) -> DumpFile:
+        return self._by_path[path]
+
+    # -- reading
+    def read_bytes(self, path: str) -> bytes:
+        return self._source.read(path)
+
+    def read_text(self, path: str) -> str:
+        return self.read_bytes(path).decode("utf-8", "replace")
+
+    def parse(self, path: str) -> HloModule:
+        """The parsed HLO module in one text file (cached); raises HloParseError."""
+        with self._lock:
+            mod = self._cache.get(path)
+            if mod is not None:
+                self._cache.move_to_end(path)
+                return mod
+        f = self._by_path.get(path)
+        try:
+            data = self.read_bytes(path)
+            mod = parse_hlo_bytes(data, path, id=f.module_id if f else None)
+        except HloParseError as e:
+            self.report(path, str(e))
+            raise
+        except (OSError, KeyError, zipfile.BadZipFile, DumpError) as e:
+            self.report(path, f"cannot read: {e}")
+            raise HloParseError(f"cannot read the file: {e}", source=path) from None
+        with self._lock:
+            self._cache[path] = mod
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return mod
+
+    def try_parse(self, path: str) -> HloModule | None:
+        try:
+            return self.parse(path)
+        except HloParseError:
+            return None
+
+    def report(self, path: str, error: str) -> None:
+        with self._lock:
+            if path not in self._error_files:
+                self._error_files.add(path)
+                self.errors.append(FileError(path, error))
+
+    def stage(self, module: DumpModule | str, stage: str = AFTER) -> HloModule:
+        """A module at ``before_optimizations``, ``after_optimizations`` or a pass file path."""
+        mod = self.module(module) if isinstance(module, str) else module
+        if stage in (BEFORE, AFTER):
+            f = mod.first(stage)
+            if f is None:
+                raise KeyError(f"module {mod.label} has no {stage} file")
+            return self.parse(f.path)
+        return self.parse(stage)
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 over every file's path and bytes (the dump's identity)."""
+        if self._hash is None:
+            h = hashlib.sha256()
+            for f in self.files:
+                h.update(f.path.encode() + b"\0")
+                h.update(hashlib.sha256(self.read_bytes(f.path)).digest())
+            self._hash = h.hexdigest()
+        return self._hash
+
+    # -- summaries
+    def stats(self, parse: bool = True) -> dict:
+        """The ``stats`` command's JSON for a dump."""
+        modules = []
+        for m in self.modules:
+            entry = {"id": m.id, "name": m.name, "files": m.file_counts(),
+                     "passes": len(m.of_kind(PASS)), "stages": {}}
+            for stage in (BEFORE, AFTER):
+                f = m.first(stage)
+                if f is None:
+                    continue
+                if parse:
+                    mod = self.try_parse(f.path)
+                    entry["stages"][stage] = mod.stats() if mod is not None else None
+            modules.append(entry)
+        main = self.main
+        return {"modules": modules, "main": main.id if main else None,
+                "errors": [e.to_json() for e in self.errors]}
+
+
+def open_dump(path: str | os.PathLike, *, max_unpacked_bytes: int = 8 << 30) -> Dump:
+    """Open a dump folder, a ``.zip`` or a ``.tar.gz``/``.tgz``/``.tar`` of one.
+
+    Raises DumpError when the path is not a folder or a readable archive.
+    """
+    path = os.fspath(path)
+    name = os.path.basename(path.rstrip("/")) or path
+    if os.path.isdir(path):
+        return Dump(_FolderSource(path), name)
+    if not os.path.exists(path):
+        raise DumpError(f"{path}: no such file or folder")
+    lower = path.lower()
+    if zipfile.is_zipfile(path):
+        try:
+            return Dump(_ZipSource(path), name)
+        except (zipfile.BadZipFile, OSError) as e:
+            raise DumpError(f"{path}: not a readable zip archive ({e})") from None
+    if lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")) or _is_tar(path):
+        dest = tempfile.mkdtemp(prefix="hlolens-dump-")
+        try:
+            _extract_tar(path, dest, max_unpacked_bytes)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise DumpError(f"{path}: not a readable tar archive ({e})") from None
+        except DumpError:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+        entries = os.listdir(dest)
+        root = os.path.join(dest, entries[0]) if len(entries) == 1 and \
+            os.path.isdir(os.path.join(dest, entries[0])) else dest
+        return Dump(_FolderSource(root), name)
+    raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive")
+
+
+def _is_tar(path: str) -> bool:
+    try:
+        return tarfile.is_tarfile(path)
+    except OSError:
+        return False
