@@ -202,7 +202,7 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
         return DumpFile(path, size, OBJECT_FILE, mid, mname, kernel=rest[9:-2])
     if rest.endswith(".o"):
         return DumpFile(path, size, OBJECT_FILE, mid, mname, kernel=rest[:-2] or None)
-    if rest.endswith(".ptx"):
+    if rest == "ptx" or rest.endswith(".ptx"):
         return DumpFile(path, size, PTX, mid, mname, kernel=rest[:-4] or None)
     if rest.startswith("thunk_sequence"):
         return DumpFile(path, size, THUNK_SEQUENCE, mid, mname)
