@@ -1,0 +1,79 @@
+"""ViewState: everything that defines what a user sees, as one serializable value.
+
+The URL, saved views and exports all go through ``to_query`` / ``from_query``; no view
+reads ``st.query_params`` or ``st.session_state`` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Mapping
+
+GROUPINGS = ("layers", "source", "flat")
+OVERLAYS = ("", "measured", "predicted", "ratio")
+
+
+@dataclass(frozen=True)
+class ViewState:
+    dump: str = ""                 # the dump's key (a path or a share id)
+    module: str = ""               # module id ('0006') or name
+    stage: str = "after_optimizations"   # before_/after_optimizations, or 'pass:<seq>'
+    computation: str = ""          # '' = the module's ENTRY
+    selected: str = ""             # an instruction name or a group id
+    expanded: tuple[str, ...] = field(default_factory=tuple)   # expanded group ids
+    grouping: str = "layers"       # how big computations are grouped
+    focus: str = ""                # show only the k-hop neighbourhood of this node
+    radius: int = 2
+    overlay: str = ""              # runtime overlay
+    viewport: str = ""             # 'x,y,w,h' of the SVG viewBox, set by the browser
+    compare: str = ""              # the stage to diff against ('' = previous step)
+
+    def to_query(self) -> dict[str, str]:
+        """Query parameters, defaults left out, lists joined with '~'."""
+        out: dict[str, str] = {}
+        default = ViewState()
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value == getattr(default, f.name):
+                continue
+            out[f.name] = "~".join(value) if isinstance(value, tuple) else str(value)
+        return out
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str | list[str]]) -> "ViewState":
+        """Read query parameters; anything malformed falls back to its default."""
+        def one(key: str) -> str:
+            v = query.get(key, "")
+            if isinstance(v, list):
+                v = v[-1] if v else ""
+            return str(v)
+
+        kwargs: dict = {}
+        for f in fields(cls):
+            raw = one(f.name)
+            if not raw:
+                continue
+            if f.name == "expanded":
+                kwargs[f.name] = tuple(dict.fromkeys(x for x in raw.split("~") if x))
+            elif f.name == "radius":
+                try:
+                    kwargs[f.name] = max(0, min(int(raw), 20))
+                except ValueError:
+                    pass
+            elif f.name == "grouping":
+                if raw in GROUPINGS:
+                    kwargs[f.name] = raw
+            elif f.name == "overlay":
+                if raw in OVERLAYS:
+                    kwargs[f.name] = raw
+            else:
+                kwargs[f.name] = raw[:2000]
+        return cls(**kwargs)
+
+    def with_(self, **changes) -> "ViewState":
+        return replace(self, **changes)
+
+    def toggle_expanded(self, group: str) -> "ViewState":
+        if group in self.expanded:
+            return replace(self, expanded=tuple(g for g in self.expanded if g != group))
+        return replace(self, expanded=self.expanded + (group,))
