@@ -17,6 +17,7 @@ import stat
 import tarfile
 import tempfile
 import threading
+import weakref
 import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -526,7 +527,10 @@ def open_dump(path: str | os.PathLike, *, max_unpacked_bytes: int = 8 << 30) -> 
         entries = os.listdir(dest)
         root = os.path.join(dest, entries[0]) if len(entries) == 1 and \
             os.path.isdir(os.path.join(dest, entries[0])) else dest
-        return Dump(_FolderSource(root), name)
+        dump = Dump(_FolderSource(root), name)
+        # the unpacked copy lives as long as the Dump does
+        weakref.finalize(dump, shutil.rmtree, dest, True)
+        return dump
     raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive")
 
 

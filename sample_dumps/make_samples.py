@@ -1,0 +1,296 @@
+"""Regenerate the sample XLA dump folders in sample_dumps/ from real JAX programs.
+
+Run from anywhere (normally via ``make samples``):
+
+    .venv/bin/python sample_dumps/make_samples.py            # all samples
+    .venv/bin/python sample_dumps/make_samples.py mlp_train  # just some
+
+Each sample runs one program of ``sample_dumps/programs/`` in its own child
+process (XLA reads XLA_FLAGS once per process) with JAX_PLATFORMS=cpu and
+``--xla_dump_to=sample_dumps/<sample> --xla_dump_hlo_as_text`` (plus
+``--xla_dump_hlo_pass_re=.*`` for the per-pass samples). Afterwards the folder
+is pruned: files of modules other than the program's main jitted function(s)
+are deleted, object files (``*.o``) are deleted, and LLVM IR (``*.ll``) is
+kept for one sample only (``keep_ll``) to stay under the size budget.
+
+The transformer's 52 per-pass files (about 4 MB of text) alone would break the
+5 MB budget, so the whole transformer dump, per-pass files included, is also
+written as ``sample_dumps/transformer_per_pass.tar.xz`` (a complete dump that the
+app and ``open_dump`` read as is), and the folder keeps everything but the
+per-pass files. ``--no-pack`` leaves them in the folder instead.
+
+The ``legacy_jax0430`` sample needs a second virtualenv with JAX 0.4.30:
+
+    python3.11 -m venv .venv-jax0430
+    .venv-jax0430/bin/pip install jax==0.4.30 jaxlib==0.4.30 'numpy<2'
+
+Without it that sample is skipped (its committed folder is left as it is).
+Each sample folder is deleted and recreated, so the script is idempotent.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PROGRAMS = HERE / "programs"
+LEGACY_PYTHON = REPO / ".venv-jax0430" / "bin" / "python"
+
+SIZE_BUDGET = 5_000_000  # bytes, all of sample_dumps/
+MAX_FILE = 1_000_000  # bytes, any single file
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str  # folder under sample_dumps/
+    program: str  # file under sample_dumps/programs/
+    modules: tuple[str, ...]  # XLA module names to keep (jit_<function name>)
+    per_pass: bool = False  # --xla_dump_hlo_pass_re=.*
+    trace: bool = False  # program writes a profiler trace to <dump>/trace
+    keep_ll: bool = False  # keep the *.ir-no-opt.ll / *.ir-with-opt.ll files
+    pack_per_pass: bool = False  # move per-pass files into sample_dumps/<name>_per_pass.tar.xz
+    python: Path | None = None  # interpreter; None = the one running this script
+    description: str = ""
+
+
+SAMPLES = [
+    Sample("mlp_train", "mlp_train.py", ("jit_train_step",), per_pass=True,
+           description="3-layer MLP train step, hand-written Adam, per-pass dumps"),
+    Sample("transformer", "transformer.py", ("jit_train_step",), per_pass=True, trace=True,
+           pack_per_pass=True,
+           description="pre-LN transformer block fwd+bwd+SGD, per-pass dumps (packed), "
+                       "profiler trace"),
+    Sample("scan_while", "scan_while.py", ("jit_step",), trace=True,
+           description="lax.scan RNN + lax.while_loop power iteration, profiler trace"),
+    Sample("cond_switch", "cond_switch.py", ("jit_route",), keep_ll=True,
+           description="lax.switch (4 branches) + lax.cond, LLVM IR kept"),
+    Sample("legacy_jax0430", "mlp_train.py", ("jit_train_step",), python=LEGACY_PYTHON,
+           description="the MLP train step dumped by JAX 0.4.30 (old HLO text format)"),
+]
+
+# module_NNNN.<name>.<rest> (files) or module_NNNN.<name> (the per-module subfolder)
+MODULE_RE = re.compile(r"^module_(\d+)\.([^.]+)(?:\.(.*))?$")
+# <base>SSSS.<pipeline>.after_<pass>[.before_<next>].txt
+PER_PASS_RE = re.compile(r"^\d{4}\..+\.after_.+\.txt$")
+AFTER_OPT_RE = re.compile(r"^(?:.+_)?after_optimizations\.txt$")
+INSTRUCTION_RE = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*\S")
+
+
+def xla_flags(dump: str, per_pass: bool) -> str:
+    flags = [f"--xla_dump_to={dump}", "--xla_dump_hlo_as_text"]
+    if per_pass:
+        flags.append("--xla_dump_hlo_pass_re=.*")
+    return " ".join(flags)
+
+
+def run_program(sample: Sample, python: str) -> None:
+    dump_rel = f"sample_dumps/{sample.name}"  # relative: debug_options shows this path
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = xla_flags(dump_rel, sample.per_pass)
+    env["JAX_PLATFORMS"] = "cpu"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    cmd = [python, f"sample_dumps/programs/{sample.program}", dump_rel]
+    print(f"[{sample.name}] XLA_FLAGS={env['XLA_FLAGS']!r}")
+    print(f"[{sample.name}] $ {' '.join(cmd)}", flush=True)
+    proc = subprocess.run(cmd, cwd=REPO, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for line in proc.stdout.splitlines():
+        print(f"[{sample.name}]   {line}")
+    if proc.returncode != 0:
+        raise SystemExit(f"[{sample.name}] program failed with exit code {proc.returncode}")
+
+
+def prune(sample: Sample, folder: Path) -> dict:
+    """Delete other modules' files, object files and (unless kept) LLVM IR."""
+    removed = {"other_modules": set(), "files": 0, "o": 0, "ll": 0}
+    for entry in sorted(folder.iterdir()):
+        if entry.name == "trace":
+            continue
+        m = MODULE_RE.match(entry.name)
+        if not m:
+            print(f"[{sample.name}]   note: keeping unrecognized entry {entry.name}")
+            continue
+        if m.group(2) not in sample.modules:
+            removed["other_modules"].add(m.group(2))
+            removed["files"] += 1
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        elif entry.is_file() and entry.name.endswith(".o"):
+            removed["o"] += 1
+            entry.unlink()
+        elif entry.is_file() and entry.name.endswith(".ll") and not sample.keep_ll:
+            removed["ll"] += 1
+            entry.unlink()
+    return removed
+
+
+def pack_per_pass(sample: Sample, folder: Path) -> Path:
+    """Write the whole dump, per-pass files included, as a reproducible tar.xz beside the
+    folder (a complete dump that open_dump reads as is), then drop the per-pass files
+    from the folder (they are near-identical text that compresses ~150x)."""
+    archive = HERE / f"{sample.name}_per_pass.tar.xz"
+    members = sorted(p for p in folder.rglob("*") if p.is_file())
+    top = f"{sample.name}_per_pass"
+    with tarfile.open(archive, "w:xz", preset=9) as tar:
+        for p in members:
+            info = tarfile.TarInfo(f"{top}/{p.relative_to(folder).as_posix()}")
+            info.size = p.stat().st_size
+            info.mode = 0o644
+            info.mtime = 0
+            with p.open("rb") as f:
+                tar.addfile(info, f)
+    per_pass = [p for p in members if p.parent == folder and is_per_pass(p.name)]
+    for p in per_pass:
+        p.unlink()
+    print(f"[{sample.name}] packed the dump ({len(members)} files, {len(per_pass)} per-pass) "
+          f"into {archive.relative_to(REPO)} ({archive.stat().st_size:,} bytes)")
+    return archive
+
+
+def is_per_pass(filename: str) -> bool:
+    m = MODULE_RE.match(filename)
+    return bool(m and PER_PASS_RE.match(m.group(3) or ""))
+
+
+def tree_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def count_instructions(path: Path) -> int:
+    """Lines that look like `[ROOT ]%name = shape opcode(...)`, fused computations included."""
+    n = 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if INSTRUCTION_RE.match(line):
+                n += 1
+    return n
+
+
+def summarize(sample: Sample, folder: Path) -> dict:
+    files = [p for p in folder.iterdir() if p.is_file()]
+    module_ids = sorted({MODULE_RE.match(p.name).group(1) for p in folder.iterdir()
+                         if MODULE_RE.match(p.name)})
+    per_pass = 0
+    after_opt = []
+    for p in files:
+        m = MODULE_RE.match(p.name)
+        rest = (m.group(3) or "") if m else ""
+        if PER_PASS_RE.match(rest):
+            per_pass += 1
+        elif AFTER_OPT_RE.match(rest):
+            after_opt.append(p)
+    trace_files = sorted(str(p.relative_to(folder)) for p in (folder / "trace").rglob("*")
+                         if p.is_file()) if (folder / "trace").exists() else []
+    return {
+        "modules": module_ids,
+        "files": len(files),
+        "per_pass": per_pass,
+        "ll": sum(p.name.endswith(".ll") for p in files),
+        "trace_files": trace_files,
+        "instructions": {p.name: count_instructions(p) for p in sorted(after_opt)},
+        "bytes": tree_bytes(folder),
+    }
+
+
+def make(sample: Sample, pack: bool = True) -> dict | None:
+    python = str(sample.python) if sample.python else sys.executable
+    if sample.python and not sample.python.exists():
+        print(f"[{sample.name}] SKIPPED: {sample.python.relative_to(REPO)} does not exist "
+              "(see this script's docstring or sample_dumps/README.md to create it); "
+              "the existing folder, if any, is left untouched.")
+        return None
+    folder = HERE / sample.name
+    archive = HERE / f"{sample.name}_per_pass.tar.xz"
+    if folder.exists():
+        shutil.rmtree(folder)
+    if archive.exists():
+        archive.unlink()
+    run_program(sample, python)
+    if not folder.exists():
+        raise SystemExit(f"[{sample.name}] no dump folder was written")
+    removed = prune(sample, folder)
+    if removed["other_modules"]:
+        print(f"[{sample.name}] pruned {removed['files']} entries of modules "
+              f"{sorted(removed['other_modules'])}")
+    print(f"[{sample.name}] removed {removed['o']} .o files and {removed['ll']} .ll files")
+    packed = pack_per_pass(sample, folder) if pack and sample.pack_per_pass else None
+    info = summarize(sample, folder)
+    if packed:
+        with tarfile.open(packed) as tar:
+            info["per_pass"] += sum(1 for n in tar.getnames() if is_per_pass(n.rsplit("/", 1)[-1]))
+        info["packed"] = packed
+        info["bytes"] += packed.stat().st_size
+    if not info["modules"]:
+        raise SystemExit(f"[{sample.name}] no files of {sample.modules} were dumped")
+    if len(info["modules"]) > len(sample.modules):
+        print(f"[{sample.name}] note: {len(info['modules'])} module ids kept "
+              f"({info['modules']}): the function was compiled more than once")
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("samples", nargs="*", help="sample names (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the samples and exit")
+    parser.add_argument("--no-pack", action="store_true",
+                        help="leave per-pass files in the folder (breaks the 5 MB budget)")
+    args = parser.parse_args(argv)
+    by_name = {s.name: s for s in SAMPLES}
+    if args.list:
+        for s in SAMPLES:
+            print(f"{s.name:16} {s.description}")
+        return 0
+    unknown = [n for n in args.samples if n not in by_name]
+    if unknown:
+        parser.error(f"unknown samples {unknown}; known: {list(by_name)}")
+    chosen = [by_name[n] for n in args.samples] if args.samples else SAMPLES
+
+    results = {}
+    for sample in chosen:
+        results[sample.name] = make(sample, pack=not args.no_pack)
+
+    print()
+    header = f"{'sample':16} {'module ids':12} {'files':>5} {'per-pass':>8} {'.ll':>4} " \
+             f"{'trace':>5} {'after-opt instr':>15} {'bytes':>10}"
+    print(header)
+    print("-" * len(header))
+    for name, info in results.items():
+        if info is None:
+            print(f"{name:16} (skipped)")
+            continue
+        instr = ",".join(str(v) for v in info["instructions"].values())
+        print(f"{name:16} {','.join(info['modules']):12} {info['files']:5} {info['per_pass']:8} "
+              f"{info['ll']:4} {len(info['trace_files']):5} {instr:>15} {info['bytes']:10}")
+    for name, info in results.items():
+        if info and info.get("packed"):
+            print(f"{name}: per-pass files packed into {info['packed'].relative_to(REPO)} "
+                  "(counted in per-pass and bytes, not in files)")
+    for name, info in results.items():
+        if info and info["trace_files"]:
+            print(f"{name}: trace files: {', '.join(info['trace_files'])}")
+
+    total = tree_bytes(HERE)
+    big = [(p, p.stat().st_size) for p in HERE.rglob("*")
+           if p.is_file() and p.stat().st_size > MAX_FILE]
+    print(f"\nsample_dumps/ total: {total:,} bytes (budget {SIZE_BUDGET:,})")
+    status = 0
+    if total > SIZE_BUDGET:
+        print("WARNING: sample_dumps/ is over the size budget")
+        status = 1
+    for p, size in big:
+        print(f"WARNING: {p.relative_to(REPO)} is {size:,} bytes (> {MAX_FILE:,})")
+        status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The graph view builder on real dumps: groups, fusion clusters, budget, focus, layouts."""
+
+from __future__ import annotations
+
+import re
+
+import networkx as nx
+import pytest
+
+from compiler_bridge import open_dump
+from compiler_bridge.analysis import layout_changes
+from viz.graph import GraphOptions, build_graph, split_scopes
+
+from conftest import sample
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    d = open_dump(sample("transformer"))
+    return d.stage(d.main)
+
+
+def all_open(module, grouping="layers", **kw):
+    base = build_graph(module, None, GraphOptions(grouping=grouping))
+    closed = frozenset(g for g, info in base.groups.items() if not info.expanded)
+    return build_graph(module, None, GraphOptions(grouping=grouping, expanded=closed, **kw))
+
+
+def clusters_of_nodes(dot: str) -> dict[str, list[str]]:
+    """svg id of each drawn node -> the ids of the clusters around it, outermost first."""
+    stack: list[str] = []
+    out: dict[str, list[str]] = {}
+    pending = False
+    for line in dot.split("\n"):
+        s = line.strip()
+        if s.startswith("subgraph cluster_"):
+            pending = True
+            continue
+        if pending:
+            stack.append(re.match(r'id="([^"]+)"', s).group(1))
+            pending = False
+            continue
+        if s == "}":
+            if stack:
+                stack.pop()
+            continue
+        m = re.match(r'n\d+ \[id="([^"]+)"', s)
+        if m:
+            out[m.group(1)] = list(stack)
+    return out
+
+
+def test_every_instruction_is_shown_exactly_once(transformer):
+    view = build_graph(transformer)
+    entry = transformer.entry
+    folded = {i.name for i in entry.instructions
+              if i.opcode == "constant" and i.shape.rank == 0 and not i.is_root}
+    assert set(view.shown_as) == {i.name for i in entry.instructions} - folded
+    for name, svg_id in view.shown_as.items():
+        assert svg_id in view.nodes
+
+
+def test_layer_clusters_nest_as_op_name_scopes(transformer):
+    view = all_open(transformer)
+    nesting = clusters_of_nodes(view.dot)
+    checked = 0
+    for inst in transformer.entry.instructions:
+        scopes = split_scopes(inst.op_name)
+        if not scopes or f"node:{inst.name}" not in nesting:
+            continue
+        labels = [view.groups[c[len("group:"):]].label for c in nesting[f"node:{inst.name}"]
+                  if view.groups[c[len("group:"):]].kind == "layer"]
+        assert "/".join(labels) == "/".join(scopes), inst.name
+        checked += 1
+    assert checked > 20
+
+
+def test_source_grouping_follows_the_python_call_path(transformer):
+    view = all_open(transformer, "source")
+    nesting = clusters_of_nodes(view.dot)
+    checked = 0
+    for inst in transformer.entry.instructions:
+        loc = transformer.source_location(inst)
+        if loc is None or inst.opcode == "parameter" or f"node:{inst.name}" not in nesting:
+            continue
+        labels = "/".join(view.groups[c[6:]].label for c in nesting[f"node:{inst.name}"]
+                          if view.groups[c[6:]].kind == "source")
+        assert labels.endswith(f"{loc.function or '?'} ({loc.file.rsplit('/', 1)[-1]}:{loc.line})")
+        checked += 1
+    assert checked > 10
+
+
+def test_fusion_expands_in_place_into_its_fused_computation(transformer):
+    fusion = next(i for i in transformer.entry.instructions
+                  if i.opcode == "fusion" and len(transformer.computation(i.calls[0])) > 3)
+    closed = build_graph(transformer)
+    assert closed.shown_as[fusion.name] == f"node:{fusion.name}"
+    gid = f"fusion:{fusion.name}"
+    opened = build_graph(transformer, None, GraphOptions(expanded=frozenset({gid})))
+    nesting = clusters_of_nodes(opened.dot)
+    fused = transformer.computation(fusion.calls[0])
+    for inst in fused.instructions:
+        assert nesting[f"node:{inst.name}"][-1] == f"group:{gid}"
+    assert opened.groups[gid].expanded and opened.groups[gid].kind == "fusion"
+    # the fused root now stands for the fusion; each operand feeds its fused parameter
+    assert opened.shown_as[fusion.name] == f"node:{fused.root.name}"
+    ids = {svg: dot_id for dot_id, svg in re.findall(r'(n\d+) \[id="([^"]+)"', opened.dot)}
+    for k, op in enumerate(fusion.operand_names):
+        param = next(p for p in fused.parameters if p.parameter_number == k)
+        src = opened.shown_as.get(op)
+        if src and src != f"node:{param.name}":
+            assert f"{ids[src]} -> {ids['node:' + param.name]}" in opened.dot
+
+
+def test_labels_carry_name_opcode_and_shape_with_layout(transformer):
+    view = all_open(transformer)
+    for inst in transformer.entry.instructions:
+        if view.shown_as.get(inst.name) != f"node:{inst.name}" or inst.shape.is_tuple:
+            continue
+        line = next(l for l in view.dot.split("\n") if f'id="node:{inst.name}"' in l)
+        label = re.search(r'label="([^"]*)"', line).group(1)
+        assert inst.name[:40] in label and str(inst.shape)[:40] in label
+
+
+def test_node_budget_holds_and_says_so(transformer):
+    top = build_graph(transformer, None, GraphOptions(
+        expanded=frozenset(build_graph(transformer).default_expanded))).node_count
+    view = all_open(transformer, budget=25)
+    assert view.node_count <= max(25, top)
+    assert any("budget" in n for n in view.notes)
+    full = all_open(transformer)
+    assert full.node_count > 25 and not any("budget" in n for n in full.notes)
+
+
+def test_focus_shows_the_k_hop_neighbourhood(transformer):
+    entry = transformer.entry
+    g = nx.Graph()
+    g.add_nodes_from(i.name for i in entry.instructions)
+    g.add_edges_from((op, i.name) for i in entry.instructions for op in i.operand_names)
+    center = next(i for i in entry.instructions if i.opcode == "fusion" and len(i.operand_names) > 1)
+    for radius in (1, 2):
+        view = build_graph(transformer, None, GraphOptions(focus=center.name, radius=radius))
+        expected = set(nx.ego_graph(g, center.name, radius=radius))
+        assert set(view.shown_as) == expected - {n for n in expected if transformer.entry.get(
+            n).opcode == "constant" and n != center.name and transformer.entry.get(n).shape.rank == 0}
+        assert any("focus" in n for n in view.notes)
+
+
+def test_layout_changes_in_the_transformer(transformer):
+    changes = layout_changes(transformer)
+    assert changes, "the transformer sample has layout-changing copies after layout assignment"
+    reported = {c.instruction for c in changes}
+    for inst in transformer.instructions():
+        if inst.opcode != "copy":
+            continue
+        src = inst.operands[0].shape
+        differs = src.layout.minor_to_major != inst.shape.layout.minor_to_major
+        assert (inst.name in reported) == differs, inst.name
+    view = build_graph(transformer)
+    drawn = [c.instruction for c in changes if c.computation == transformer.entry.name]
+    assert set(drawn) <= set(view.layout_changes) | {n for n in drawn if view.shown_as.get(n, "").startswith("group:")}
+
+
+def test_called_computations_can_be_viewed(transformer):
+    for comp in transformer.computations:
+        view = build_graph(transformer, comp.name)
+        assert view.computation == comp.name and view.node_count >= 1
+    with pytest.raises(KeyError):
+        build_graph(transformer, "no_such_computation")
+
+
+def test_names_are_escaped_in_dot():
+    from viz.graph import _q
+    assert _q('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'

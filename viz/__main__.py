@@ -1,0 +1,55 @@
+"""``python -m viz render``: write exactly the graph view the app would show."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compiler_bridge import DumpError, HloParseError, open_dump
+
+from .layout import LayoutError, render_svg
+from .render import graph_for
+from .state import GROUPINGS, ViewState
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m viz")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("render", help="render a computation's graph view to SVG or DOT")
+    r.add_argument("path", help="a dump folder, .zip or .tar.gz")
+    r.add_argument("--module", default="", help="module id or name (default: the main program)")
+    r.add_argument("--stage", default="after_optimizations",
+                   help="before_optimizations, after_optimizations or pass:<sequence>")
+    r.add_argument("--computation", default="", help="default: the ENTRY computation")
+    r.add_argument("--focus", default="", help="show the neighbourhood of this instruction")
+    r.add_argument("--radius", type=int, default=2)
+    r.add_argument("--grouping", choices=GROUPINGS, default="layers")
+    r.add_argument("--expand", action="append", default=[],
+                   help="a group id to toggle open/closed (repeatable)")
+    r.add_argument("--budget", type=int, default=1500)
+    r.add_argument("--format", choices=("svg", "dot"), default="svg")
+    r.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    try:
+        dump = open_dump(args.path)
+        state = ViewState(dump=args.path, module=args.module, stage=args.stage,
+                          computation=args.computation, focus=args.focus, radius=args.radius,
+                          grouping=args.grouping, expanded=tuple(args.expand))
+        view = graph_for(dump, state, budget=args.budget)
+        text = view.dot if args.format == "dot" else render_svg(view.dot)
+    except (DumpError, HloParseError, LayoutError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    for note in view.notes:
+        print(note, file=sys.stderr)
+    print(f"{view.computation}: {view.node_count} nodes, {view.edge_count} edges -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
