@@ -119,7 +119,7 @@ def main() -> None:
             mat.append(time.perf_counter() - t0)
         o, m, x = (statistics.median(v) for v in (ours, mat, theirs))
         mem = model_memory(text)
-        peak = peak_memory(lambda: parse_hlo(text))
+        peak = peak_memory(lambda t=text: parse_hlo(t))
         name = os.path.basename(path)
         rows.append((name, n_inst, size, o, m, x, mem, peak))
         print(f"{name[:50]:50} {n_inst:7d} instr {size / 1e6:6.2f} MB  ours {o * 1e3:7.1f} ms  "

@@ -12,7 +12,7 @@ import pytest
 from compiler_bridge import DumpError, HloParseError, open_dump
 from compiler_bridge import dump as D
 
-from conftest import SAMPLES, sample
+from conftest import sample
 
 
 def test_sample_dumps_classify_every_file():

@@ -56,7 +56,7 @@ def test_every_instruction_is_shown_exactly_once(transformer):
     folded = {i.name for i in entry.instructions
               if i.opcode == "constant" and i.shape.rank == 0 and not i.is_root}
     assert set(view.shown_as) == {i.name for i in entry.instructions} - folded
-    for name, svg_id in view.shown_as.items():
+    for svg_id in view.shown_as.values():
         assert svg_id in view.nodes
 
 
