@@ -8,13 +8,10 @@ hides the rest of the dump.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import posixpath
 import re
 import shutil
-import stat
-import tarfile
 import tempfile
 import threading
 import weakref
@@ -22,13 +19,12 @@ import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from .errors import HloParseError
+from . import archive
+from .errors import DumpError, HloParseError
 from .hlo import HloModule
 from .parser import parse_hlo_bytes
 
-
-class DumpError(Exception):
-    """A dump (folder or archive) that cannot be opened at all."""
+__all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump"]
 
 
 # File kinds, one name each, as the UI shows them.
@@ -279,16 +275,13 @@ class _FolderSource(_Source):
 
 
 class _ZipSource(_Source):
-    def __init__(self, path: str | io.BytesIO) -> None:
+    """A zip read in place: members are checked once, then read on demand."""
+
+    def __init__(self, path: str, max_bytes: int) -> None:
         self.zip = zipfile.ZipFile(path)
         self._lock = threading.Lock()
-        self._names: dict[str, zipfile.ZipInfo] = {}
-        for info in self.zip.infolist():
-            if info.is_dir():
-                continue
-            name = _safe_member(info.filename)
-            if name is not None and not _zip_is_link(info):
-                self._names[name] = info
+        self._names = archive.check_zip(self.zip, path, max_bytes)
+        self._names = {n: i for n, i in self._names.items() if not n.startswith("__MACOSX/")}
         self._prefix = _common_root(list(self._names))
 
     def list(self) -> list[tuple[str, int]]:
@@ -300,21 +293,6 @@ class _ZipSource(_Source):
             return self.zip.read(self._names[self._prefix + path])
 
 
-def _zip_is_link(info: zipfile.ZipInfo) -> bool:
-    return stat.S_ISLNK(info.external_attr >> 16)
-
-
-def _safe_member(name: str) -> str | None:
-    """A member name that stays inside the archive root, or None."""
-    name = name.replace("\\", "/")
-    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
-        return None
-    norm = posixpath.normpath(name)
-    if norm.startswith("../") or norm == ".." or norm.startswith("/"):
-        return None
-    return norm
-
-
 def _common_root(names: list[str]) -> str:
     """'dump/' when every member sits in one top folder (a zipped dump folder)."""
     if not names:
@@ -323,27 +301,6 @@ def _common_root(names: list[str]) -> str:
     if len(firsts) == 1 and all("/" in n for n in names):
         return firsts.pop() + "/"
     return ""
-
-
-def _extract_tar(path: str, dest: str, max_bytes: int) -> None:
-    total = 0
-    with tarfile.open(path, "r:*") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue   # links and devices are skipped, never followed
-            name = _safe_member(member.name)
-            if name is None:
-                continue
-            total += member.size
-            if total > max_bytes:
-                raise DumpError(f"{path}: unpacks to more than {max_bytes} bytes")
-            target = os.path.join(dest, name)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            src = tar.extractfile(member)
-            if src is None:
-                continue
-            with open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,10 +454,12 @@ class Dump:
                 "errors": [e.to_json() for e in self.errors]}
 
 
-def open_dump(path: str | os.PathLike, *, max_unpacked_bytes: int = 8 << 30) -> Dump:
-    """Open a dump folder, a ``.zip`` or a ``.tar.gz``/``.tgz``/``.tar`` of one.
+def open_dump(path: str | os.PathLike, *,
+              max_unpacked_bytes: int = archive.DEFAULT_MAX_BYTES) -> Dump:
+    """Open a dump folder, a ``.zip`` or a ``.tar(.gz/.xz/.bz2)``/``.tgz`` of one.
 
-    Raises DumpError when the path is not a folder or a readable archive.
+    Raises DumpError when the path is not a folder or a readable archive, and
+    archive.ArchiveError (a DumpError) for an unsafe or oversized archive.
     """
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/")) or path
@@ -508,34 +467,18 @@ def open_dump(path: str | os.PathLike, *, max_unpacked_bytes: int = 8 << 30) -> 
         return Dump(_FolderSource(path), name)
     if not os.path.exists(path):
         raise DumpError(f"{path}: no such file or folder")
-    lower = path.lower()
-    if zipfile.is_zipfile(path):
+    kind = archive.kind(path)
+    if kind == "zip":
         try:
-            return Dump(_ZipSource(path), name)
+            return Dump(_ZipSource(path, max_unpacked_bytes), name)
         except (zipfile.BadZipFile, OSError) as e:
             raise DumpError(f"{path}: not a readable zip archive ({e})") from None
-    if lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")) or _is_tar(path):
-        dest = tempfile.mkdtemp(prefix="hlolens-dump-")
-        try:
-            _extract_tar(path, dest, max_unpacked_bytes)
-        except (tarfile.TarError, OSError, EOFError) as e:
-            shutil.rmtree(dest, ignore_errors=True)
-            raise DumpError(f"{path}: not a readable tar archive ({e})") from None
-        except DumpError:
-            shutil.rmtree(dest, ignore_errors=True)
-            raise
-        entries = os.listdir(dest)
-        root = os.path.join(dest, entries[0]) if len(entries) == 1 and \
-            os.path.isdir(os.path.join(dest, entries[0])) else dest
-        dump = Dump(_FolderSource(root), name)
+    lower = path.lower()
+    if kind == "tar" or lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
+        dest = os.path.join(tempfile.mkdtemp(prefix="hlolens-dump-"), "d")
+        archive.extract(path, dest, max_bytes=max_unpacked_bytes, label=path)
+        dump = Dump(_FolderSource(archive.single_top_folder(dest)), name)
         # the unpacked copy lives as long as the Dump does
-        weakref.finalize(dump, shutil.rmtree, dest, True)
+        weakref.finalize(dump, shutil.rmtree, os.path.dirname(dest), True)
         return dump
     raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive")
-
-
-def _is_tar(path: str) -> bool:
-    try:
-        return tarfile.is_tarfile(path)
-    except OSError:
-        return False

@@ -41,3 +41,7 @@ class HloParseError(ValueError):
             return self
         return HloParseError(self.message, source=source, line=self.line,
                              column=self.column, text=self.text)
+
+
+class DumpError(Exception):
+    """A dump (folder or archive) that cannot be opened at all."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tarfile
@@ -163,12 +164,39 @@ def test_open_dump_rejects_what_is_not_a_dump(tmp_path):
         open_dump(str(bad))
 
 
-def test_archive_members_outside_the_root_are_ignored(tmp_path):
+@pytest.mark.parametrize("member, why", [
+    ("../escape.txt", "zip-slip"),
+    ("/abs.txt", "absolute path"),
+    ("C:/win.txt", "absolute path"),
+])
+def test_unsafe_archive_members_are_refused(tmp_path, member, why):
     z = tmp_path / "evil.zip"
     with zipfile.ZipFile(z, "w") as zf:
-        zf.writestr("../escape.txt", "x")
-        zf.writestr("/abs.txt", "x")
-        zf.writestr("module_0001.m.before_optimizations.txt", "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
-    d = open_dump(str(z))
-    assert [f.path for f in d.files] == ["module_0001.m.before_optimizations.txt"]
-    assert d.parse(d.files[0].path).name == "m"
+        zf.writestr("module_0001.m.before_optimizations.txt", "HloModule m\n")
+        zf.writestr(member, "x")
+    with pytest.raises(DumpError, match=why):
+        open_dump(str(z))
+    t = tmp_path / "evil.tar.gz"
+    with tarfile.open(t, "w:gz") as tf:
+        info = tarfile.TarInfo(member)
+        info.size = 1
+        tf.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(DumpError, match=why):
+        open_dump(str(t))
+
+
+def test_links_and_oversized_archives_are_refused(tmp_path):
+    t = tmp_path / "link.tar"
+    with tarfile.open(t, "w") as tf:
+        info = tarfile.TarInfo("module_0001.m.before_optimizations.txt")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        tf.addfile(info)
+    with pytest.raises(DumpError, match="link"):
+        open_dump(str(t))
+    z = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("module_0001.m.before_optimizations.txt", b"\0" * 5_000_000)
+    assert z.stat().st_size < 50_000
+    with pytest.raises(DumpError, match="size cap"):
+        open_dump(str(z), max_unpacked_bytes=1_000_000)

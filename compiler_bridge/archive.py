@@ -1,0 +1,177 @@
+"""Safe reading of uploaded archives (.zip, .tar, .tar.gz/.tgz, .tar.xz, .tar.bz2).
+
+Members must stay inside the target: absolute paths, '..', drive letters, links and device
+files are refused, and so is an archive that unpacks to more than the size cap (counted
+on the bytes actually written, since a zip can lie about its sizes). A refused archive
+leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import zipfile
+from typing import BinaryIO
+
+from .errors import DumpError
+
+DEFAULT_MAX_BYTES = 2 << 30     # 2 GiB unpacked, the app's default upload cap
+
+
+class ArchiveError(DumpError):
+    """An archive that is refused: unreadable, unsafe or too big. Says which and why."""
+
+
+def member_path(name: str) -> str:
+    """A member name as a safe relative posix path; raises ArchiveError otherwise."""
+    raw = name
+    name = name.replace("\\", "/")
+    if "\0" in name:
+        raise ArchiveError(f"member {raw!r} has a NUL byte in its name")
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        raise ArchiveError(f"member {raw!r} has an absolute path")
+    norm = posixpath.normpath(name)
+    if norm == ".." or norm.startswith("../"):
+        raise ArchiveError(f"member {raw!r} points outside the archive (zip-slip)")
+    return norm
+
+
+def kind(path_or_bytes: str | bytes) -> str:
+    """'zip', 'tar' or '' for something that is not an archive we read."""
+    if isinstance(path_or_bytes, bytes):
+        head = path_or_bytes[:512]
+        if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+            return "zip"
+        try:
+            with tarfile.open(fileobj=io.BytesIO(path_or_bytes), mode="r:*"):
+                return "tar"
+        except (tarfile.TarError, EOFError, OSError, ValueError):
+            return ""
+    if zipfile.is_zipfile(path_or_bytes):
+        return "zip"
+    try:
+        return "tar" if tarfile.is_tarfile(path_or_bytes) else ""
+    except (OSError, EOFError, tarfile.TarError, ValueError):
+        return ""
+
+
+def _open(src: str | bytes) -> BinaryIO | str:
+    return io.BytesIO(src) if isinstance(src, bytes) else src
+
+
+def zip_is_link(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipfile.ZipInfo]:
+    """Validate every member of an open zip; returns safe path -> ZipInfo for files."""
+    out: dict[str, zipfile.ZipInfo] = {}
+    total = 0
+    for info in zf.infolist():
+        try:
+            path = member_path(info.filename)
+        except ArchiveError as e:
+            raise ArchiveError(f"{label}: {e}; nothing was extracted") from None
+        if zip_is_link(info):
+            raise ArchiveError(f"{label}: member {info.filename!r} is a symbolic link; "
+                               "links are not accepted")
+        if info.is_dir():
+            continue
+        total += info.file_size
+        if total > max_bytes:
+            raise ArchiveError(f"{label}: unpacks to more than {max_bytes:,} bytes "
+                               "(the upload size cap)")
+        out[path] = info
+    return out
+
+
+def extract(src: str | bytes, dest: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+            label: str = "archive") -> list[str]:
+    """Unpack a zip or tar archive into the new folder ``dest``; returns the member paths.
+
+    Raises ArchiveError (and removes ``dest``) for anything unsafe or over the cap.
+    """
+    os.makedirs(dest, exist_ok=False)
+    try:
+        k = kind(src)
+        if k == "zip":
+            return _extract_zip(src, dest, max_bytes, label)
+        if k == "tar":
+            return _extract_tar(src, dest, max_bytes, label)
+        raise ArchiveError(f"{label}: not a .zip or .tar(.gz/.xz/.bz2) archive")
+    except ArchiveError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, ValueError) as e:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise ArchiveError(f"{label}: cannot read the archive ({e})") from None
+
+
+class _Budget:
+    def __init__(self, label: str, max_bytes: int) -> None:
+        self.label, self.left, self.max = label, max_bytes, max_bytes
+
+    def copy(self, src: BinaryIO, target: str) -> None:
+        with open(target, "xb") as out:
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    return
+                self.left -= len(chunk)
+                if self.left < 0:
+                    raise ArchiveError(f"{self.label}: unpacks to more than {self.max:,} bytes "
+                                       "(the upload size cap)")
+                out.write(chunk)
+
+
+def _target(dest: str, path: str) -> str:
+    target = os.path.join(dest, *path.split("/"))
+    real_dest = os.path.realpath(dest)
+    if not os.path.realpath(target).startswith(real_dest + os.sep):
+        raise ArchiveError(f"member {path!r} points outside the archive")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    return target
+
+
+def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
+    budget = _Budget(label, max_bytes)
+    with zipfile.ZipFile(_open(src)) as zf:
+        members = check_zip(zf, label, max_bytes)
+        for path, info in members.items():
+            with zf.open(info) as f:
+                budget.copy(f, _target(dest, path))
+    return list(members)
+
+
+def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
+    budget = _Budget(label, max_bytes)
+    paths = []
+    fileobj = io.BytesIO(src) if isinstance(src, bytes) else None
+    with tarfile.open(name=None if fileobj else src, fileobj=fileobj, mode="r:*") as tar:
+        for m in tar:
+            path = member_path(m.name)
+            if m.issym() or m.islnk():
+                raise ArchiveError(f"{label}: member {m.name!r} is a link; links are not accepted")
+            if m.isdir():
+                continue
+            if not m.isfile():
+                raise ArchiveError(f"{label}: member {m.name!r} is not a regular file")
+            f = tar.extractfile(m)
+            if f is None:
+                continue
+            budget.copy(f, _target(dest, path))
+            paths.append(path)
+    return paths
+
+
+def single_top_folder(dest: str) -> str:
+    """The folder that holds the dump: ``dest`` or its only subfolder (a zipped folder)."""
+    entries = [e for e in os.listdir(dest) if not e.startswith("__MACOSX")]
+    if len(entries) == 1 and os.path.isdir(os.path.join(dest, entries[0])):
+        return os.path.join(dest, entries[0])
+    return dest

@@ -1,0 +1,528 @@
+"""The dump store: every uploaded dump saved once, content-addressed, shareable by link.
+
+Layout of the data directory (a local folder, or any fsspec URL for team deployments
+where app replicas share storage)::
+
+    dumps/<hash>/...           the dump's files as uploaded
+    manifests/<hash>.json      written last: a dump exists iff its manifest does
+    notes/<uid>.json           saved views and comments (remote stores: shared by replicas)
+    tmp/                       staging for uploads in progress (local stores)
+    hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
+
+``<hash>`` is sha256 over the dump's sorted (path, sha256(content)) pairs, so the same
+dump uploaded twice is stored once. Links carry a random share id mapped to the hash
+(the hash alone would let anyone who knows a dump's content guess its link). For an
+fsspec URL the SQLite file lives in a local cache and is rebuilt from the manifests, so
+every replica lists the same dumps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from . import archive
+from .dump import Dump, open_dump
+from .errors import DumpError
+
+DEFAULT_LOCATION = ".hlolens-data"
+MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
+_STALE_TMP_SECONDS = 3600
+
+
+class StoreError(DumpError):
+    """A store operation that cannot be done (a missing dump, a refused upload...)."""
+
+
+@dataclass(frozen=True)
+class StoredDump:
+    share_id: str
+    hash: str
+    name: str
+    uploaded_at: float
+    size: int
+    files: int
+    modules: list[dict] = field(default_factory=list)   # [{"id", "name"}]
+
+    def to_json(self) -> dict:
+        return {"share_id": self.share_id, "hash": self.hash, "name": self.name,
+                "uploaded_at": self.uploaded_at, "size": self.size, "files": self.files,
+                "modules": self.modules}
+
+
+@dataclass(frozen=True)
+class SavedView:
+    id: int
+    share_id: str
+    name: str
+    note: str
+    query: dict
+    author: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    share_id: str
+    module: str
+    node: str
+    author: str
+    text: str
+    created_at: float
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dumps (
+    hash TEXT PRIMARY KEY, name TEXT NOT NULL, uploaded_at REAL NOT NULL,
+    size INTEGER NOT NULL, files INTEGER NOT NULL, modules TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS shares (
+    share_id TEXT PRIMARY KEY, hash TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS views (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, name TEXT NOT NULL,
+    note TEXT NOT NULL, query TEXT NOT NULL, author TEXT NOT NULL, created_at REAL NOT NULL,
+    uid TEXT UNIQUE);
+CREATE TABLE IF NOT EXISTS comments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, module TEXT NOT NULL,
+    node TEXT NOT NULL, author TEXT NOT NULL, text TEXT NOT NULL, created_at REAL NOT NULL,
+    uid TEXT UNIQUE);
+CREATE INDEX IF NOT EXISTS shares_hash ON shares(hash);
+CREATE INDEX IF NOT EXISTS views_hash ON views(hash);
+CREATE INDEX IF NOT EXISTS comments_hash ON comments(hash, module);
+"""
+
+
+def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> None:
+    try:
+        archive.extract(src, dest, max_bytes=max_bytes, label=name)
+    except archive.ArchiveError as e:
+        raise StoreError(str(e)) from None
+
+
+def dump_hash(folder: str) -> tuple[str, int, int]:
+    """(content hash, total bytes, file count) of a folder's files."""
+    entries = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for fn in files:
+            full = os.path.join(root, fn)
+            if os.path.islink(full):
+                continue
+            rel = os.path.relpath(full, folder).replace(os.sep, "/")
+            h = hashlib.sha256()
+            with open(full, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            entries.append((rel, h.hexdigest(), os.path.getsize(full)))
+    entries.sort()
+    top = hashlib.sha256()
+    for rel, digest, _ in entries:
+        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
+    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
+
+
+class Store:
+    """Dumps, share ids, saved views and comments under one data location."""
+
+    def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
+                 cache_dir: str | None = None) -> None:
+        location = location or os.environ.get("HLOLENS_DATA") or DEFAULT_LOCATION
+        self.location = location
+        self.max_upload_bytes = max_upload_bytes
+        self.remote = "://" in location and not location.startswith("file://")
+        if self.remote:
+            import fsspec
+            self.fs, self.base = fsspec.core.url_to_fs(location)
+            cache = cache_dir or os.path.join(
+                os.path.expanduser("~"), ".cache", "hlolens",
+                hashlib.sha256(location.encode()).hexdigest()[:16])
+            os.makedirs(cache, exist_ok=True)
+            self.local_root = cache
+            self.db_path = os.path.join(cache, "hlolens.sqlite")
+        else:
+            root = location[7:] if location.startswith("file://") else location
+            self.fs = None
+            self.base = os.path.abspath(root)
+            self.local_root = self.base
+            self.db_path = os.path.join(self.base, "hlolens.sqlite")
+            for sub in ("dumps", "manifests", "tmp"):
+                os.makedirs(os.path.join(self.base, sub), exist_ok=True)
+            self._clean_tmp()
+        self._lock = threading.Lock()
+        with self._db() as db:
+            db.executescript(_SCHEMA)
+        self.sync()
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        con = sqlite3.connect(self.db_path, timeout=30)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            yield con
+            con.commit()
+        finally:
+            con.close()
+
+    def _clean_tmp(self) -> None:
+        tmp = os.path.join(self.base, "tmp")
+        now = time.time()
+        for entry in os.listdir(tmp):
+            path = os.path.join(tmp, entry)
+            try:
+                if now - os.path.getmtime(path) > _STALE_TMP_SECONDS:
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass
+        # dump folders whose manifest was never written are leftovers of a crash
+        dumps = os.path.join(self.base, "dumps")
+        for h in os.listdir(dumps):
+            if not os.path.exists(os.path.join(self.base, "manifests", h + ".json")):
+                try:
+                    if now - os.path.getmtime(os.path.join(dumps, h)) > _STALE_TMP_SECONDS:
+                        shutil.rmtree(os.path.join(dumps, h), ignore_errors=True)
+                except OSError:
+                    pass
+
+    def _path(self, *parts: str) -> str:
+        return "/".join([self.base.rstrip("/"), *parts]) if self.remote else \
+            os.path.join(self.base, *parts)
+
+    def _manifest_hashes(self) -> set[str]:
+        folder = self._path("manifests")
+        if self.remote:
+            try:
+                names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False)]
+            except FileNotFoundError:
+                names = []
+        else:
+            names = os.listdir(folder)
+        return {n[:-5] for n in names if n.endswith(".json")}
+
+    def _read_manifest(self, h: str) -> dict:
+        path = self._path("manifests", h + ".json")
+        if self.remote:
+            return json.loads(self.fs.cat_file(path))
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def _write_manifest(self, h: str, manifest: dict) -> None:
+        data = json.dumps(manifest, indent=1).encode()
+        path = self._path("manifests", h + ".json")
+        if self.remote:
+            self.fs.pipe_file(path, data)   # one put: atomic on object stores
+            return
+        tmp = os.path.join(self.base, "tmp", f"{h}.{secrets.token_hex(4)}.json")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def sync(self) -> None:
+        """Make the metadata agree with the manifests (other replicas, crashes)."""
+        hashes = self._manifest_hashes()
+        with self._db() as db:
+            known = {r[0] for r in db.execute("SELECT hash FROM dumps")}
+            for h in hashes - known:
+                try:
+                    m = self._read_manifest(h)
+                except (OSError, ValueError):
+                    continue
+                db.execute("INSERT OR IGNORE INTO dumps VALUES (?,?,?,?,?,?)",
+                           (h, m["name"], m["uploaded_at"], m["size"], m["files"],
+                            json.dumps(m["modules"])))
+                for sid in m.get("share_ids", []):
+                    db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)",
+                               (sid, h, m["uploaded_at"]))
+            for h in known - hashes:
+                db.execute("DELETE FROM dumps WHERE hash=?", (h,))
+        if self.remote:
+            self._sync_notes()
+
+    def _sync_notes(self) -> None:
+        try:
+            names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path("notes"), detail=False)]
+        except FileNotFoundError:
+            return
+        with self._db() as db:
+            known = {r[0] for r in db.execute("SELECT uid FROM views UNION SELECT uid FROM comments")}
+            for n in names:
+                uid = n[:-5]
+                if not n.endswith(".json") or uid in known:
+                    continue
+                try:
+                    rec = json.loads(self.fs.cat_file(self._path("notes", n)))
+                except (OSError, ValueError):
+                    continue
+                if rec.get("kind") == "view":
+                    db.execute("INSERT OR IGNORE INTO views (hash, name, note, query, author, "
+                               "created_at, uid) VALUES (?,?,?,?,?,?,?)",
+                               (rec["hash"], rec["name"], rec["note"], json.dumps(rec["query"]),
+                                rec["author"], rec["created_at"], uid))
+                elif rec.get("kind") == "comment":
+                    db.execute("INSERT OR IGNORE INTO comments (hash, module, node, author, "
+                               "text, created_at, uid) VALUES (?,?,?,?,?,?,?)",
+                               (rec["hash"], rec["module"], rec["node"], rec["author"],
+                                rec["text"], rec["created_at"], uid))
+
+    def _share_note(self, uid: str, record: dict) -> None:
+        if self.remote:
+            self.fs.pipe_file(self._path("notes", uid + ".json"), json.dumps(record).encode())
+
+    # ------------------------------------------------------------------ adding
+    def _staging(self) -> str:
+        root = os.path.join(self.base, "tmp") if not self.remote else None
+        return tempfile.mkdtemp(prefix="upload-", dir=root)
+
+    def add_path(self, path: str, name: str | None = None) -> StoredDump:
+        """Store a dump folder or archive from disk; returns it with its share id."""
+        name = name or os.path.basename(os.fspath(path).rstrip("/"))
+        staging = self._staging()
+        try:
+            files = os.path.join(staging, "files")
+            if os.path.isdir(path):
+                size = sum(os.path.getsize(os.path.join(r, f))
+                           for r, _, fs in os.walk(path) for f in fs)
+                if size > self.max_upload_bytes:
+                    raise StoreError(f"{name}: {size:,} bytes is over the "
+                                     f"{self.max_upload_bytes:,}-byte upload cap")
+                shutil.copytree(path, files, symlinks=True, ignore_dangling_symlinks=True)
+                self._drop_links(files)
+            else:
+                if os.path.getsize(path) > self.max_upload_bytes:
+                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+                _extract(path, files, self.max_upload_bytes, name)
+                files = self._normalize_root(files)
+            return self._commit(files, name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def add_archive(self, data: bytes, name: str) -> StoredDump:
+        """Store an uploaded .zip / .tar(.gz) given as bytes."""
+        if len(data) > self.max_upload_bytes:
+            raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+        staging = self._staging()
+        try:
+            files = os.path.join(staging, "files")
+            _extract(data, files, self.max_upload_bytes, name)
+            return self._commit(self._normalize_root(files), name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def add_files(self, files: Iterable[tuple[str, bytes]], name: str) -> StoredDump:
+        """Store a dump uploaded as many files (relative paths, e.g. from a folder upload)."""
+        staging = self._staging()
+        try:
+            root = os.path.join(staging, "files")
+            os.makedirs(root)
+            total = 0
+            for rel, data in files:
+                try:
+                    path = archive.member_path(rel)
+                except archive.ArchiveError as e:
+                    raise StoreError(f"{name}: {e}") from None
+                total += len(data)
+                if total > self.max_upload_bytes:
+                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+                target = os.path.join(root, *path.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "xb") as f:
+                    f.write(data)
+            return self._commit(self._normalize_root(root), name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def _drop_links(root: str) -> None:
+        for r, dirs, fs in os.walk(root):
+            for f in fs + dirs:
+                p = os.path.join(r, f)
+                if os.path.islink(p):
+                    os.unlink(p)
+
+    @staticmethod
+    def _normalize_root(files: str) -> str:
+        return archive.single_top_folder(files)
+
+    def _commit(self, folder: str, name: str) -> StoredDump:
+        try:
+            dump = open_dump(folder)
+        except DumpError as e:
+            raise StoreError(f"{name}: {e}") from None
+        if not dump.modules:
+            raise StoreError(f"{name}: no XLA dump files found (expected files named "
+                             "module_NNNN.<name>.*, as --xla_dump_to writes)")
+        h, size, nfiles = dump_hash(folder)
+        modules = [{"id": m.id, "name": m.name} for m in dump.modules]
+        with self._lock:
+            if h in self._manifest_hashes():
+                self.sync()
+                return self._stored(h)
+            now = time.time()
+            sid = secrets.token_urlsafe(12)
+            if self.remote:
+                self.fs.put(folder, self._path("dumps", h), recursive=True)
+            else:
+                self._claim(folder, os.path.join(self.base, "dumps", h))
+            manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
+                        "modules": modules, "share_ids": [sid]}
+            self._write_manifest(h, manifest)
+            with self._db() as db:
+                db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
+                           (h, name, now, size, nfiles, json.dumps(modules)))
+                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
+        return self._stored(h)
+
+    def _claim(self, folder: str, final: str) -> None:
+        """Move the staged files to their final place with one atomic rename."""
+        try:
+            os.rename(folder, final)
+        except OSError:
+            # a folder without a manifest: left by a crashed or concurrent upload of
+            # the same content; move it aside atomically and take its place
+            aside = os.path.join(self.base, "tmp", f"stale-{secrets.token_hex(6)}")
+            try:
+                os.rename(final, aside)
+            except OSError:
+                pass
+            os.rename(folder, final)
+            shutil.rmtree(aside, ignore_errors=True)
+
+    # ------------------------------------------------------------------ reading
+    def _stored(self, h: str) -> StoredDump:
+        with self._db() as db:
+            row = db.execute("SELECT hash, name, uploaded_at, size, files, modules FROM dumps "
+                             "WHERE hash=?", (h,)).fetchone()
+            sid = db.execute("SELECT share_id FROM shares WHERE hash=? ORDER BY created_at "
+                             "LIMIT 1", (h,)).fetchone()
+        if row is None or sid is None:
+            raise StoreError(f"dump {h[:12]} is not in the store")
+        return StoredDump(sid[0], row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+
+    def list(self) -> list[StoredDump]:
+        self.sync()
+        with self._db() as db:
+            hashes = [r[0] for r in db.execute("SELECT hash FROM dumps ORDER BY uploaded_at DESC")]
+        return [self._stored(h) for h in hashes]
+
+    def resolve(self, share_id: str) -> str:
+        """The content hash a share id points to; StoreError when it is gone."""
+        with self._db() as db:
+            row = db.execute("SELECT s.hash FROM shares s JOIN dumps d ON d.hash = s.hash "
+                             "WHERE s.share_id=?", (share_id,)).fetchone()
+        if row is None:
+            self.sync()
+            with self._db() as db:
+                row = db.execute("SELECT s.hash FROM shares s JOIN dumps d ON d.hash = s.hash "
+                                 "WHERE s.share_id=?", (share_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"the dump for link id {share_id!r} is not in this HLO Lens store "
+                             "(it was removed, or the link comes from another server)")
+        return row[0]
+
+    def get(self, share_id: str) -> StoredDump:
+        return self._stored(self.resolve(share_id))
+
+    def folder(self, share_id: str) -> str:
+        """A local folder holding the dump's files (downloaded once for remote stores)."""
+        h = self.resolve(share_id)
+        if not self.remote:
+            return os.path.join(self.base, "dumps", h)
+        local = os.path.join(self.local_root, "dumps", h)
+        if not os.path.exists(local):
+            tmp = local + f".{secrets.token_hex(4)}"
+            self.fs.get(self._path("dumps", h), tmp, recursive=True)
+            os.makedirs(os.path.dirname(local), exist_ok=True)
+            os.replace(tmp, local)
+        return local
+
+    def open(self, share_id: str) -> Dump:
+        dump = open_dump(self.folder(share_id))
+        dump.name = self.get(share_id).name
+        return dump
+
+    def remove(self, share_id: str) -> StoredDump:
+        """Delete a dump, its share ids, views and comments."""
+        stored = self.get(share_id)
+        h = stored.hash
+        with self._lock:
+            if self.remote:
+                self.fs.rm(self._path("manifests", h + ".json"))
+                self.fs.rm(self._path("dumps", h), recursive=True)
+            else:
+                os.remove(os.path.join(self.base, "manifests", h + ".json"))
+                shutil.rmtree(os.path.join(self.base, "dumps", h), ignore_errors=True)
+            with self._db() as db:
+                for table in ("dumps", "shares", "views", "comments"):
+                    db.execute(f"DELETE FROM {table} WHERE hash=?", (h,))
+        return stored
+
+    # ------------------------------------------------------------------ views and comments
+    def save_view(self, share_id: str, name: str, query: dict, *, note: str = "",
+                  author: str = "") -> SavedView:
+        h = self.resolve(share_id)
+        if not name.strip():
+            raise StoreError("a saved view needs a name")
+        now = time.time()
+        uid = secrets.token_hex(12)
+        with self._db() as db:
+            cur = db.execute("INSERT INTO views (hash, name, note, query, author, created_at, uid) "
+                             "VALUES (?,?,?,?,?,?,?)",
+                             (h, name.strip()[:200], note[:2000], json.dumps(query),
+                              author[:100], now, uid))
+            vid = cur.lastrowid
+        self._share_note(uid, {"kind": "view", "hash": h, "name": name.strip()[:200],
+                               "note": note[:2000], "query": query, "author": author[:100],
+                               "created_at": now})
+        return SavedView(vid, share_id, name.strip()[:200], note[:2000], dict(query),
+                         author[:100], now)
+
+    def views(self, share_id: str) -> list[SavedView]:
+        h = self.resolve(share_id)
+        if self.remote:
+            self._sync_notes()
+        with self._db() as db:
+            rows = db.execute("SELECT id, name, note, query, author, created_at FROM views "
+                              "WHERE hash=? ORDER BY created_at", (h,)).fetchall()
+        return [SavedView(r[0], share_id, r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+
+    def add_comment(self, share_id: str, module: str, node: str, text: str,
+                    author: str = "") -> Comment:
+        h = self.resolve(share_id)
+        if not text.strip():
+            raise StoreError("an empty comment")
+        now = time.time()
+        uid = secrets.token_hex(12)
+        with self._db() as db:
+            cur = db.execute("INSERT INTO comments (hash, module, node, author, text, created_at, "
+                             "uid) VALUES (?,?,?,?,?,?,?)",
+                             (h, module, node, author[:100], text.strip()[:5000], now, uid))
+            cid = cur.lastrowid
+        self._share_note(uid, {"kind": "comment", "hash": h, "module": module, "node": node,
+                               "author": author[:100], "text": text.strip()[:5000],
+                               "created_at": now})
+        return Comment(cid, share_id, module, node, author[:100], text.strip()[:5000], now)
+
+    def comments(self, share_id: str, module: str | None = None) -> list[Comment]:
+        h = self.resolve(share_id)
+        if self.remote:
+            self._sync_notes()
+        sql = "SELECT id, module, node, author, text, created_at FROM comments WHERE hash=?"
+        args: tuple = (h,)
+        if module is not None:
+            sql += " AND module=?"
+            args += (module,)
+        with self._db() as db:
+            rows = db.execute(sql + " ORDER BY created_at", args).fetchall()
+        return [Comment(r[0], share_id, r[1], r[2], r[3], r[4], r[5]) for r in rows]

@@ -1,0 +1,212 @@
+"""The dump store: content-addressed, crash-safe, shareable, refusing unsafe archives."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+
+import pytest
+
+from compiler_bridge.store import Store, StoreError, dump_hash
+
+from conftest import ROOT, sample
+
+
+def zip_of(folder: str, top: str = "dump") -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for root, _, files in os.walk(folder):
+            for fn in files:
+                full = os.path.join(root, fn)
+                z.write(full, f"{top}/{os.path.relpath(full, folder)}")
+    return buf.getvalue()
+
+
+def files_outside(data_dir: str, before: set[str]) -> set[str]:
+    parent = os.path.dirname(data_dir)
+    return {p for p in os.listdir(parent)} - before
+
+
+def test_same_dump_twice_is_stored_once(tmp_path):
+    store = Store(str(tmp_path / "data"))
+    a = store.add_path(sample("scan_while"))
+    b = store.add_archive(zip_of(sample("scan_while")), "scan_while.zip")
+    assert a.hash == b.hash and a.share_id == b.share_id
+    assert len(store.list()) == 1
+    assert len(os.listdir(tmp_path / "data" / "dumps")) == 1
+    assert a.hash == dump_hash(sample("scan_while"))[0]
+    d = store.open(a.share_id)
+    assert d.main.name == "jit_step" and d.name == "scan_while"
+
+
+def test_share_ids_are_random_not_the_hash(tmp_path):
+    store = Store(str(tmp_path / "data"))
+    a = store.add_path(sample("cond_switch"))
+    assert len(a.share_id) >= 16 and a.share_id not in a.hash
+    other = Store(str(tmp_path / "data2")).add_path(sample("cond_switch"))
+    assert other.hash == a.hash and other.share_id != a.share_id
+
+
+def test_restart_lists_dumps_views_and_comments(tmp_path):
+    data = str(tmp_path / "data")
+    store = Store(data)
+    a = store.add_path(sample("cond_switch"))
+    store.save_view(a.share_id, "branch 2", {"module": "0000", "selected": "conditional"},
+                    note="look here", author="ana")
+    store.add_comment(a.share_id, "0000", "conditional", "why 4 branches?", author="bo")
+    again = Store(data)
+    assert [d.share_id for d in again.list()] == [a.share_id]
+    views = again.views(a.share_id)
+    assert [(v.name, v.note, v.query["selected"], v.author) for v in views] == \
+        [("branch 2", "look here", "conditional", "ana")]
+    comments = again.comments(a.share_id, "0000")
+    assert [(c.node, c.text, c.author) for c in comments] == [("conditional", "why 4 branches?", "bo")]
+
+
+def test_a_link_to_a_removed_dump_says_so(tmp_path):
+    store = Store(str(tmp_path / "data"))
+    a = store.add_path(sample("cond_switch"))
+    store.remove(a.share_id)
+    with pytest.raises(StoreError, match="not in this HLO Lens store"):
+        store.open(a.share_id)
+    with pytest.raises(StoreError, match="not in this HLO Lens store"):
+        Store(str(tmp_path / "data")).get("no-such-link-id")
+
+
+def test_two_concurrent_uploads_both_land(tmp_path):
+    store = Store(str(tmp_path / "data"))
+    results, errors = [], []
+
+    def upload(name):
+        try:
+            results.append(store.add_archive(zip_of(sample(name)), name + ".zip"))
+        except Exception as e:   # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in ("cond_switch", "scan_while")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert {d.name for d in Store(str(tmp_path / "data")).list()} == {"cond_switch.zip", "scan_while.zip"}
+
+
+@pytest.mark.parametrize("make, why", [
+    ("zip_slip", "zip-slip"),
+    ("absolute", "absolute path"),
+    ("symlink", "link"),
+    ("tar_symlink", "link"),
+    ("bomb", "size cap"),
+])
+def test_unsafe_archives_are_refused_and_nothing_is_written(tmp_path, make, why):
+    data = tmp_path / "data"
+    store = Store(str(data), max_upload_bytes=1_000_000)
+    real = zip_of(sample("cond_switch"))
+    buf = io.BytesIO()
+    if make.startswith("tar"):
+        with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+            info = tarfile.TarInfo("dump/module_0000.x.before_optimizations.txt")
+            info.type = tarfile.SYMTYPE
+            info.linkname = "../../../../etc/passwd"
+            tf.addfile(info)
+    else:
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            with zipfile.ZipFile(io.BytesIO(real)) as src:
+                for info in src.infolist()[:3]:
+                    z.writestr(info.filename, src.read(info))
+            if make == "zip_slip":
+                z.writestr("dump/../../evil.txt", "owned")
+            elif make == "absolute":
+                z.writestr(str(tmp_path / "abs_evil.txt"), "owned")
+            elif make == "symlink":
+                info = zipfile.ZipInfo("dump/link")
+                info.external_attr = (0o120777 << 16)
+                z.writestr(info, "/etc/passwd")
+            elif make == "bomb":
+                z.writestr("dump/zeros.txt", b"\0" * 20_000_000)
+    before = set(os.listdir(tmp_path))
+    with pytest.raises(StoreError, match=why):
+        store.add_archive(buf.getvalue(), f"{make}.zip")
+    assert set(os.listdir(tmp_path)) == before
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "abs_evil.txt").exists()
+    assert os.listdir(data / "dumps") == [] and os.listdir(data / "manifests") == []
+    assert os.listdir(data / "tmp") == []
+    assert store.list() == []
+
+
+def test_not_a_dump_is_refused_clearly(tmp_path):
+    store = Store(str(tmp_path / "data"))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("photos/cat.jpg", b"\xff\xd8\xff")
+    with pytest.raises(StoreError, match="no XLA dump files"):
+        store.add_archive(buf.getvalue(), "holiday.zip")
+    with pytest.raises(StoreError, match="not a .zip"):
+        store.add_archive(b"plain text, not an archive", "notes.txt")
+
+
+WRITER = """
+import sys
+sys.path.insert(0, {root!r})
+from compiler_bridge.store import Store
+store = Store({data!r})
+print("ready", flush=True)
+store.add_path({src!r}, "big")
+print("done", flush=True)
+"""
+
+
+def test_a_killed_upload_leaves_no_half_entry(tmp_path):
+    # a dump big enough that the writer is caught mid-way: the MLP dump copied 24 times
+    src = tmp_path / "big"
+    shutil.copytree(sample("mlp_train"), src)
+    for k in range(1, 24):
+        for f in os.listdir(sample("mlp_train")):
+            p = os.path.join(sample("mlp_train"), f)
+            if os.path.isfile(p):
+                shutil.copyfile(p, src / f.replace("module_0000.", f"module_{k:04d}.", 1))
+    data = str(tmp_path / "data")
+    killed_mid_way = 0
+    for delay in (0.0, 0.01, 0.03, 0.08, 0.2, 0.5):
+        p = subprocess.Popen([sys.executable, "-c", WRITER.format(root=ROOT, data=data, src=str(src))],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        store = Store(data)
+        listed = store.list()
+        assert len(listed) <= 1
+        if listed:   # the upload completed before the kill: it must be whole
+            d = store.open(listed[0].share_id)
+            assert len(d.files) == len([x for x in src.rglob("*") if x.is_file()])
+            store.remove(listed[0].share_id)
+        else:
+            killed_mid_way += 1
+            # nothing half-written is visible; a retry works
+            assert os.listdir(os.path.join(data, "manifests")) == []
+    assert killed_mid_way >= 1
+    done = Store(data).add_path(str(src), "big")
+    assert Store(data).open(done.share_id).main is not None
+
+
+def test_an_fsspec_location_is_shared_by_replicas(tmp_path):
+    url = f"memory://hlolens-test-{os.getpid()}-{time.time_ns()}"
+    a = Store(url, cache_dir=str(tmp_path / "replica_a"))
+    b = Store(url, cache_dir=str(tmp_path / "replica_b"))
+    stored = a.add_path(sample("cond_switch"))
+    a.save_view(stored.share_id, "from a", {"module": "0000"})
+    assert [d.share_id for d in b.list()] == [stored.share_id]
+    assert [v.name for v in b.views(stored.share_id)] == ["from a"]
+    assert b.open(stored.share_id).main.name == "jit_route"
+    b.add_comment(stored.share_id, "0000", "conditional", "seen from b")
+    assert [c.text for c in a.comments(stored.share_id)] == ["seen from b"]
