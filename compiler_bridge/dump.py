@@ -8,6 +8,7 @@ hides the rest of the dump.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import posixpath
 import re
@@ -433,6 +434,17 @@ class Dump:
                 h.update(hashlib.sha256(self.read_bytes(f.path)).digest())
             self._hash = h.hexdigest()
         return self._hash
+
+    def repro_bundle(self, module: DumpModule | str, *, traces: bool = True) -> bytes:
+        """A zip of one module's files (and the dump's traces): what a bug report needs."""
+        mod = self.module(module) if isinstance(module, str) else module
+        files = list(mod.files) + (list(self.traces) if traces else [])
+        buf = io.BytesIO()
+        top = f"{mod.id}.{mod.name}"
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in files:
+                z.writestr(f"{top}/{f.path}", self.read_bytes(f.path))
+        return buf.getvalue()
 
     # -- summaries
     def stats(self, parse: bool = True) -> dict:
