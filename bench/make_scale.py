@@ -14,6 +14,8 @@ keep compile and run time small). Inputs are NumPy arrays with a fixed seed.
     .venv/bin/python bench/make_scale.py --layers 12    # generated/scale_12layers/
     .venv/bin/python bench/make_scale.py --variant 460k # generated/scale_460k/ (~4.5 min)
     .venv/bin/python bench/make_scale.py --count 1 2 4  # only print counts (no dump kept)
+    .venv/bin/python bench/make_scale.py --layers 3 --pass-re 'fusion|layout-assignment'
+                                     # generated/scale_3layers_passes/: also per-pass files
 
 Each dump runs in a child process with JAX_PLATFORMS=cpu and
 XLA_FLAGS="--xla_dump_to=<out> --xla_dump_hlo_as_text" (no per-pass dumps);
@@ -188,12 +190,15 @@ def count_instructions(path: Path) -> int:
         return sum(1 for line in f if INSTRUCTION_RE.match(line))
 
 
-def make_dump(n_layers: int, out: Path, run: bool) -> None:
+def make_dump(n_layers: int, out: Path, run: bool, pass_re: str | None = None) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     rel = out.relative_to(REPO) if out.is_relative_to(REPO) else out
     flags = f"--xla_dump_to={rel} --xla_dump_hlo_as_text"
+    if pass_re:
+        # one snapshot per matching pass that changed the module (see compiler_bridge.passes)
+        flags += f" --xla_dump_hlo_pass_re={pass_re}"
     print(f"{n_layers} layers -> {rel}  (XLA_FLAGS={flags!r})", flush=True)
     info = run_child(n_layers, flags, run=run, count=False)
     removed = 0
@@ -228,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="compile these layer counts without dumping and print instruction "
                         "counts and compile times")
     parser.add_argument("--out", type=Path, help="override the output folder")
+    parser.add_argument("--pass-re", metavar="REGEX",
+                        help="also dump one HLO snapshot per matching pass "
+                             "(--xla_dump_hlo_pass_re; '.*' = every pass); the default "
+                             "folder name gets a _passes suffix")
     args = parser.parse_args(argv)
 
     if args.child is not None:
@@ -248,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         variant = args.variant or "20k"
         n, out = VARIANTS[variant], GENERATED / f"scale_{variant}"
         run = args.run or variant == "20k"
-    make_dump(n, (args.out or out).resolve(), run)
+    if args.pass_re and args.out is None:
+        out = out.with_name(out.name + "_passes")
+    make_dump(n, (args.out or out).resolve(), run, args.pass_re)
     return 0
 
 

@@ -172,3 +172,24 @@ def test_called_computations_can_be_viewed(transformer):
 def test_names_are_escaped_in_dot():
     from viz.graph import _q
     assert _q('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
+
+
+def test_only_shows_the_given_instructions(transformer):
+    entry = transformer.entry
+    keep = frozenset(i.name for i in entry.instructions if i.opcode == "fusion")
+    view = build_graph(transformer, None, GraphOptions(only=keep))
+    assert set(view.shown_as) == keep
+    assert any(f"{len(keep)} of {len(entry.instructions)}" in n for n in view.notes)
+
+
+def test_ghosts_of_removed_instructions_are_drawn_with_their_edges(transformer):
+    from types import SimpleNamespace
+    entry = transformer.entry
+    fusion = next(i for i in entry.instructions if i.opcode == "fusion" and i.users)
+    ghost = SimpleNamespace(name="gone.1", label="removed · add · f32[2]{0}",
+                            inputs=(fusion.name,), outputs=(fusion.users[0].name,))
+    view = build_graph(transformer, None, GraphOptions(ghosts=(ghost,)))
+    ids = {svg: d for d, svg in re.findall(r'(n\d+) \[id="([^"]+)"', view.dot)}
+    g = ids["ghost:gone.1"]
+    assert f"{ids[view.shown_as[fusion.name]]} -> {g} [style=dashed" in view.dot
+    assert f"{g} -> {ids[view.shown_as[fusion.users[0].name]]} [style=dashed" in view.dot

@@ -46,6 +46,11 @@ class GraphOptions:
     selected: str = ""
     # name -> {"fillcolor", "color", "penwidth", "label", "tooltip", "style"}: overlays, diffs
     decorations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # show only these instructions (e.g. what a pass changed and its neighbours), flat
+    only: frozenset[str] = frozenset()
+    # removed instructions drawn as red dashed nodes: objects with .name, .label,
+    # .inputs and .outputs (names of instructions in this computation)
+    ghosts: tuple = ()
 
 
 @dataclass
@@ -536,7 +541,14 @@ def build_graph(module: HloModule, computation: str | None = None,
     focus = comp.get(options.focus) if options.focus else None
     if options.focus and focus is None:
         notes.append(f"focus node {options.focus!r} is not in {comp.name}; showing everything")
-    if focus is not None:
+    if options.only and focus is None:
+        keep = set(options.only) & set(order)
+        root = _Group("", comp.name, "root", None)
+        root.insts = [inst for inst in comp.instructions if inst.name in keep]
+        _chunk(root, order)
+        _sizes(root)
+        notes.append(f"showing {len(keep)} of {len(comp.instructions)} instructions")
+    elif focus is not None:
         keep = _neighbourhood(comp, focus, options.radius)
         root = _Group("", comp.name, "root", None)
         root.insts = [inst for inst in comp.instructions if inst.name in keep]
@@ -682,10 +694,24 @@ def build_graph(module: HloModule, computation: str | None = None,
             edges[(src, param_did)] = edges.get((src, param_did), 0) + 1
     for s, d, n in inner_edges:
         edges[(s, d)] = edges.get((s, d), 0) + n
+    ghost_edges = []
+    for ghost in options.ghosts:
+        svg_id = "ghost:" + ghost.name
+        did = w.dot_id(svg_id)
+        w.svg[svg_id] = ghost.name
+        w.lines.append(f"  {did} [{w._attrs({'id': svg_id, 'label': _short(ghost.name) + chr(10) + _short(ghost.label, 60), 'style': 'rounded,dashed,filled', 'fillcolor': '#fff5f5', 'color': '#e03131', 'fontcolor': '#c92a2a', 'penwidth': '1.5', 'tooltip': ghost.label})}];")
+        for src in ghost.inputs:
+            if rep.get(src):
+                ghost_edges.append((rep[src], did))
+        for dst in ghost.outputs:
+            if rep.get(dst):
+                ghost_edges.append((did, rep[dst]))
     for (s, d), n in edges.items():
         extra = f' [penwidth={min(1 + math.log2(n) / 2, 2.5):.1f}, tooltip="{n} edges"]' \
             if n > 1 else ""
         w.lines.append(f"  {s} -> {d}{extra};")
+    for s, d in dict.fromkeys(ghost_edges):
+        w.lines.append(f'  {s} -> {d} [style=dashed, color="#e03131"];')
     w.lines.append("}")
 
     node_count = len(w.ids)

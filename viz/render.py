@@ -20,11 +20,14 @@ def stage_path(dump: Dump, state: ViewState) -> str:
             raise KeyError(f"module {mod.label} has no HLO text")
         return f.path
     if state.stage.startswith("pass:"):
-        seq = state.stage[5:]
+        try:
+            seq = int(state.stage[5:])
+        except ValueError:
+            raise KeyError(f"bad pass step {state.stage!r}") from None
         for f in mod.of_kind(PASS):
-            if str(f.pass_info.sequence) == seq.lstrip("0") or f"{f.pass_info.sequence:04d}" == seq:
+            if f.pass_info.sequence == seq:
                 return f.path
-        raise KeyError(f"module {mod.label} has no pass step {seq}")
+        raise KeyError(f"module {mod.label} has no pass step {seq:04d}")
     raise KeyError(f"unknown stage {state.stage!r}")
 
 

@@ -1,0 +1,374 @@
+"""The pass timeline of a module: one step per HLO snapshot, in the order XLA wrote them.
+
+With ``--xla_dump_hlo_pass_re=.*`` XLA writes one snapshot after every pass that changed
+the module (``module_NNNN.<name>.SSSS.<pipeline>.after_<pass>.before_<next>.txt``). The
+timeline is ``before_optimizations``, those snapshots by sequence number, then
+``after_optimizations``; a dump without per-pass files gives just before -> after, and
+``Timeline.per_pass`` is False so the app can say how to get them (``PER_PASS_FLAG``).
+
+Counts per step (from the parsed module; None on an error step):
+
+* ``instructions``: every instruction of every computation, fused computations included
+  (what ``HloModule.stats()['instructions']`` counts);
+* ``computations``, ``fusions`` (instructions with opcode ``fusion``),
+  ``entry_instructions`` (the ENTRY computation's);
+* ``tensor_bytes``: the bytes of every array the ENTRY computation defines —
+  ``Shape.byte_size`` summed over its instructions, parameters and constants included,
+  leaving out ``tuple``, ``get-tuple-element`` and ``bitcast``, which only alias another
+  buffer. It is what the step would hold if nothing were freed or reused: a cheap measure
+  to compare steps (a fusion pass makes it drop, a layout copy makes it grow), not a
+  memory estimate (buffer assignment decides that, after the last pass).
+
+A step whose file does not parse carries the parser's message in ``error``; the rest of
+the timeline still works, and diffs skip over it (each step is compared with the last
+step before it that parsed). Steps whose text is byte-identical to the previous step's
+have ``identical=True`` (XLA writes a snapshot at each pipeline start); views may hide them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+
+from .diff import ModuleDiff, diff_modules
+from .dump import PASS, Dump, DumpModule
+from .errors import HloParseError
+from .hlo import HloModule
+
+# The XLA flag that makes XLA write one snapshot per pass (exact text for the UI).
+PER_PASS_FLAG = "--xla_dump_hlo_pass_re=.*"
+PER_PASS_HINT = (
+    "This dump has no per-pass snapshots, so the steps are before and after optimizations. "
+    f"To step through every pass, compile again with XLA_FLAGS=\"--xla_dump_to=DIR "
+    f"--xla_dump_hlo_as_text {PER_PASS_FLAG}\" (XLA then writes one file per pass that "
+    "changed the module; narrow the regex, e.g. 'fusion|layout', for big programs).")
+
+_ALIASING = frozenset({"tuple", "get-tuple-element", "bitcast"})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One snapshot of the module."""
+
+    index: int                 # position in the timeline (0 = before_optimizations)
+    file: str                  # path inside the dump
+    kind: str                  # 'before_optimizations' | 'pass' | 'after_optimizations'
+    pipeline: str              # '' for before/after
+    pass_name: str             # the pass that ran; 'before_optimizations' / 'after_optimizations'
+    next_pass: str = ""        # the pass that runs next ('' when the name does not say)
+    sequence: int | None = None
+    text_hash: str = ""        # sha1 of the file
+    identical: bool = False    # same bytes as the previous step
+    instructions: int | None = None
+    computations: int | None = None
+    fusions: int | None = None
+    entry_instructions: int | None = None
+    tensor_bytes: int | None = None
+    error: str = ""            # the parser's message when the file does not parse
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def stage(self) -> str:
+        """The ``ViewState.stage`` value that names this step ('pass:0017')."""
+        return f"pass:{self.sequence:04d}" if self.kind == PASS else self.kind
+
+    @property
+    def label(self) -> str:
+        """'0017 HLO_passes_through_layout_assignment / layout-assignment'."""
+        if self.kind != PASS:
+            return self.pass_name.replace("_", " ")
+        return f"{self.sequence:04d} {self.pipeline} / {self.pass_name}"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Every step of one module; plain data (picklable, cacheable by dump hash)."""
+
+    module_id: str
+    module_name: str
+    steps: tuple[Step, ...]
+    per_pass: bool             # False: only before/after; show PER_PASS_HINT
+    hint: str = ""
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def step(self, index: int) -> Step:
+        return self.steps[index]
+
+    def index_of(self, stage: str) -> int | None:
+        """The step for a ``ViewState.stage`` ('pass:0017', 'pass:17',
+        'after_optimizations'...); None when no step has it."""
+        if stage.startswith("pass:"):
+            try:
+                seq = int(stage[5:])
+            except ValueError:
+                return None
+            stage = f"pass:{seq:04d}"
+        for s in self.steps:
+            if s.stage == stage:
+                return s.index
+        return None
+
+    def previous_ok(self, index: int) -> int | None:
+        """The last step before ``index`` that parsed (what ``index`` is compared with)."""
+        for k in range(index - 1, -1, -1):
+            if self.steps[k].ok:
+                return k
+        return None
+
+    def search(self, query: str) -> list[Step]:
+        """Steps whose pipeline or pass name contains ``query`` (case-insensitive)."""
+        q = query.strip().lower()
+        return [s for s in self.steps
+                if not q or q in s.pass_name.lower() or q in s.pipeline.lower()
+                or q in s.next_pass.lower()]
+
+    def visible(self, hide_identical: bool = False) -> list[Step]:
+        """The steps to list: all, or without those identical to the previous one."""
+        return [s for s in self.steps if not (hide_identical and s.identical)]
+
+
+def module_counts(module: HloModule) -> dict[str, int]:
+    """The per-step counts of one parsed module (see the module docstring)."""
+    instructions = fusions = 0
+    for c in module.computations:
+        instructions += len(c.instructions)
+        for inst in c.instructions:
+            if inst.opcode == "fusion":
+                fusions += 1
+    entry = module.entry
+    tensor_bytes = 0
+    if entry is not None:
+        for inst in entry.instructions:
+            if inst.opcode not in _ALIASING:
+                tensor_bytes += inst.shape.byte_size
+    return {"instructions": instructions, "computations": len(module.computations),
+            "fusions": fusions, "entry_instructions": len(entry.instructions) if entry else 0,
+            "tensor_bytes": tensor_bytes}
+
+
+def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
+    """The timeline of a module (parses every distinct snapshot once, for its counts)."""
+    mod = dump.module(module) if isinstance(module, str) else module
+    files = []
+    if mod.before_optimizations is not None:
+        files.append(mod.before_optimizations)
+    files += mod.passes
+    if mod.after_optimizations is not None:
+        files.append(mod.after_optimizations)
+    steps: list[Step] = []
+    prev_hash = ""
+    prev_counts: dict = {}
+    prev_error = ""
+    for index, f in enumerate(files):
+        try:
+            data = dump.read_bytes(f.path)
+            digest = hashlib.sha1(data).hexdigest()
+        except (OSError, KeyError) as e:
+            digest = ""
+            data = None
+            read_error = f"cannot read the file: {e}"
+        else:
+            read_error = ""
+        identical = bool(digest) and digest == prev_hash
+        if identical:
+            counts, error = prev_counts, prev_error
+        elif read_error:
+            counts, error = {}, read_error
+            dump.report(f.path, read_error)
+        else:
+            try:
+                counts, error = module_counts(dump.parse(f.path)), ""
+            except HloParseError as e:
+                counts, error = {}, str(e)
+        if f.kind == PASS:
+            info = f.pass_info
+            step = Step(index, f.path, PASS, info.pipeline, info.after, info.before,
+                        info.sequence, digest, identical, error=error, **counts)
+        else:
+            step = Step(index, f.path, f.kind, "", f.kind, "", None, digest, identical,
+                        error=error, **counts)
+        steps.append(step)
+        prev_hash, prev_counts, prev_error = digest, counts, error
+    per_pass = bool(mod.passes)
+    return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT)
+
+
+def step_module(dump: Dump, step: Step) -> HloModule:
+    """The parsed snapshot of a step (cached by the dump); raises HloParseError."""
+    return dump.parse(step.file)
+
+
+# --------------------------------------------------------------------------- diffs
+
+_DIFFS: "weakref.WeakKeyDictionary[Dump, OrderedDict]" = weakref.WeakKeyDictionary()
+_DIFF_CACHE_SIZE = 8
+_lock = threading.Lock()
+
+
+def step_diff(dump: Dump, timeline: Timeline, index: int,
+              against: int | None = None) -> ModuleDiff | None:
+    """The diff from step ``against`` (default: the last step before ``index`` that parsed)
+    to step ``index``; None when there is nothing to compare with (the first step).
+
+    Raises HloParseError when either step does not parse. Steps that are not neighbours
+    (``against`` given and more than one parsed step apart, or before -> after) also pair
+    instructions by source op (``diff_modules(by_source=True)``). Results are cached per
+    dump (a few, least recently used first out).
+    """
+    if against is None:
+        against = timeline.previous_ok(index)
+        if against is None:
+            return None
+    new_step, old_step = timeline.step(index), timeline.step(against)
+    for s in (new_step, old_step):
+        if s.error:
+            raise HloParseError(s.error, source=s.file)
+    lo, hi = sorted((against, index))
+    # neighbours: consecutive per-pass snapshots (only error or identical steps between);
+    # before -> after with nothing between is many passes apart
+    adjacent = timeline.per_pass and all(not timeline.step(k).ok or timeline.step(k).identical
+                                         for k in range(lo + 1, hi))
+    key = (old_step.file, new_step.file, not adjacent)
+    with _lock:
+        cache = _DIFFS.setdefault(dump, OrderedDict())
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+            return hit
+    old, new = dump.parse(old_step.file), dump.parse(new_step.file)
+    result = diff_modules(old, new, by_source=not adjacent)
+    with _lock:
+        cache[key] = result
+        while len(cache) > _DIFF_CACHE_SIZE:
+            cache.popitem(last=False)
+    return result
+
+
+def step_changes(dump: Dump, timeline: Timeline) -> list[dict]:
+    """Per step, added/removed/changed against the previous parsed step (the CLI's
+    numbers; zeros for the first step and for identical steps, None on error steps)."""
+    out = []
+    for s in timeline.steps:
+        if s.error:
+            out.append({"added": None, "removed": None, "changed": None})
+            continue
+        if s.identical or timeline.previous_ok(s.index) is None:
+            out.append({"added": 0, "removed": 0, "changed": 0})
+            continue
+        d = step_diff(dump, timeline, s.index)
+        out.append({"added": len(d.added), "removed": len(d.removed), "changed": len(d.changed)})
+    return out
+
+
+def timeline_json(dump: Dump, timeline: Timeline) -> dict:
+    """``{"module": ..., "steps": [{"index", "file", "pipeline", "pass", "instructions",
+    "fusions", "added", "removed", "changed"}]}`` (an error step adds ``"error"``)."""
+    steps = []
+    for s, ch in zip(timeline.steps, step_changes(dump, timeline)):
+        row = {"index": s.index, "file": s.file, "pipeline": s.pipeline, "pass": s.pass_name,
+               "instructions": s.instructions, "fusions": s.fusions, **ch}
+        if s.error:
+            row["error"] = s.error
+        steps.append(row)
+    return {"module": timeline.module_name, "steps": steps}
+
+
+# --------------------------------------------------------------------------- history
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """Something a step did to one instruction."""
+
+    index: int               # the step that did it
+    label: str               # that step's label
+    event: str               # 'created' | 'removed' | 'renamed' | 'fused' | 'layout' | ... (KINDS)
+    name_before: str         # the instruction's name before the step ('' when created)
+    name_after: str          # ... after it ('' when removed)
+    detail: str              # one line for the UI
+
+
+def instruction_history(dump: Dump, timeline: Timeline, index: int, name: str,
+                        limit: int | None = None) -> list[HistoryEvent]:
+    """Every step that created, changed, fused, moved or removed instruction ``name`` (as
+    named at step ``index``), followed backwards to its creation and forwards to its
+    removal through renames and fusion; in timeline order. Error steps are skipped
+    (the instruction is followed across them). ``limit`` bounds the steps visited each
+    way. Costs one diff per changed step visited (cached)."""
+    events: list[HistoryEvent] = []
+    # backwards
+    current = name
+    k = index
+    visited = 0
+    while current:
+        if not timeline.step(k).ok:
+            break
+        prev = timeline.previous_ok(k)
+        if prev is None or (limit is not None and visited >= limit):
+            break
+        visited += 1
+        if not timeline.step(k).identical:
+            d = step_diff(dump, timeline, k, prev)
+            ev, before = _event(d, timeline.step(k), new_name=current)
+            if ev is not None:
+                events.append(ev)
+            current = before
+        k = prev
+    events.reverse()
+    # forwards
+    current = name
+    k = index
+    visited = 0
+    while current and timeline.step(k).ok:
+        nxt = next((j for j in range(k + 1, len(timeline)) if timeline.step(j).ok), None)
+        if nxt is None or (limit is not None and visited >= limit):
+            break
+        visited += 1
+        if not timeline.step(nxt).identical:
+            d = step_diff(dump, timeline, nxt, k)
+            ev, after = _event(d, timeline.step(nxt), old_name=current)
+            if ev is not None:
+                events.append(ev)
+            current = after
+        k = nxt
+    return events
+
+
+def _event(d: ModuleDiff, step: Step, new_name: str = "", old_name: str = ""):
+    """The event of one diff for one instruction, and its name on the other side."""
+    if new_name:
+        old = d.new_to_old.get(new_name)
+        if old is None:
+            if d.is_added(new_name):
+                dup = d.duplicates.get(new_name)
+                detail = f"created ({'a copy of ' + dup if dup else 'new'})"
+                return HistoryEvent(step.index, step.label, "created", "", new_name, detail), ""
+            return None, ""
+    else:
+        old = old_name
+        new_name = d.old_to_new.get(old_name, "")
+        if not new_name:
+            if d.removed_ref(old_name) is not None:
+                return HistoryEvent(step.index, step.label, "removed", old_name, "",
+                                    "removed"), ""
+            return None, ""
+    change = d.change_of_new(new_name)
+    if change is None:
+        return None, (old if old_name == "" else new_name)
+    main = next((k for k in change.kinds if k != "renamed"), "renamed")
+    ev = HistoryEvent(step.index, step.label, main, change.old.name, change.new.name,
+                      change.describe())
+    return ev, (change.old.name if old_name == "" else change.new.name)
