@@ -193,3 +193,19 @@ def test_ghosts_of_removed_instructions_are_drawn_with_their_edges(transformer):
     g = ids["ghost:gone.1"]
     assert f"{ids[view.shown_as[fusion.name]]} -> {g} [style=dashed" in view.dot
     assert f"{g} -> {ids[view.shown_as[fusion.users[0].name]]} [style=dashed" in view.dot
+
+
+def test_hub_edges_are_thinned_and_counted_in_labels():
+    d = open_dump(sample("mlp_train"))
+    module = d.stage(d.main)
+    root = module.entry.root
+    assert len(set(root.operand_names)) > 16, "the MLP's ROOT tuple returns every parameter"
+    view = build_graph(module, None, GraphOptions(grouping="flat"))
+    ids = {svg: d for d, svg in re.findall(r'(n\d+) \[id="([^"]+)"', view.dot)}
+    root_id = ids[view.shown_as[root.name]]
+    drawn_in = len(re.findall(rf" -> {root_id}[ ;]", view.dot))
+    assert drawn_in <= 16
+    hidden = len({view.shown_as[o] for o in root.operand_names}) - drawn_in
+    line = next(l for l in view.dot.split("\n") if l.strip().startswith(root_id + " ["))
+    assert f"⋯ {hidden} more operands not drawn" in line
+    assert any("not drawn" in n for n in view.notes)

@@ -434,8 +434,9 @@ class _Writer:
     def __init__(self, module: HloModule, options: GraphOptions) -> None:
         self.module = module
         self.options = options
-        self.lines: list[str] = []
-        self.ids: dict[str, str] = {}      # dot node id -> svg id
+        self.lines: list = []              # DOT lines, or (indent, dot id, attrs) for nodes
+        self.node_attrs: dict[str, dict] = {}
+        self.ids: dict[str, str] = {}      # svg id -> dot node id
         self.svg: dict[str, str] = {}      # svg id -> name
         self.n = 0
         self.layout_changes: list[str] = []
@@ -486,8 +487,17 @@ class _Writer:
             attrs["penwidth"] = "3.5"
             attrs["color"] = "#000000"
         self._decorate(attrs, inst.name)
-        self.lines.append(f"{indent}{did} [{self._attrs(attrs)}];")
+        self.node(indent, did, attrs)
         return did
+
+    def node(self, indent: str, did: str, attrs: dict) -> None:
+        # kept as attrs until the end: edge thinning adds a line to some labels
+        self.node_attrs[did] = attrs
+        self.lines.append((indent, did, attrs))
+
+    def text(self) -> str:
+        return "\n".join(x if isinstance(x, str) else f"{x[0]}{x[1]} [{self._attrs(x[2])}];"
+                         for x in self.lines)
 
     def _decorate(self, attrs: dict, key: str) -> None:
         dec = self.options.decorations.get(key)
@@ -515,7 +525,7 @@ class _Writer:
             attrs["penwidth"] = "3.5"
             attrs["color"] = "#000000"
         self._decorate(attrs, g.id)
-        self.lines.append(f"{indent}{did} [{self._attrs(attrs)}];")
+        self.node(indent, did, attrs)
         return did
 
     def _fused(self, inst: HloInstruction) -> HloComputation | None:
@@ -699,13 +709,20 @@ def build_graph(module: HloModule, computation: str | None = None,
         svg_id = "ghost:" + ghost.name
         did = w.dot_id(svg_id)
         w.svg[svg_id] = ghost.name
-        w.lines.append(f"  {did} [{w._attrs({'id': svg_id, 'label': _short(ghost.name) + chr(10) + _short(ghost.label, 60), 'style': 'rounded,dashed,filled', 'fillcolor': '#fff5f5', 'color': '#e03131', 'fontcolor': '#c92a2a', 'penwidth': '1.5', 'tooltip': ghost.label})}];")
+        w.node("  ", did, {"id": svg_id, "label": _short(ghost.name) + "\n" + _short(ghost.label, 60),
+                           "style": "rounded,dashed,filled", "fillcolor": "#fff5f5",
+                           "color": "#e03131", "fontcolor": "#c92a2a", "penwidth": "1.5",
+                           "tooltip": ghost.label})
         for src in ghost.inputs:
             if rep.get(src):
                 ghost_edges.append((rep[src], did))
         for dst in ghost.outputs:
             if rep.get(dst):
                 ghost_edges.append((did, rep[dst]))
+    edges, hidden = _thin(edges, len(w.ids), w.node_attrs)
+    if hidden:
+        notes.append(f"{hidden} edges of nodes with many users or operands are not drawn "
+                     "(their labels say how many); the inspector lists them all")
     for (s, d), n in edges.items():
         extra = f' [penwidth={min(1 + math.log2(n) / 2, 2.5):.1f}, tooltip="{n} edges"]' \
             if n > 1 else ""
@@ -728,8 +745,48 @@ def build_graph(module: HloModule, computation: str | None = None,
         inst = comp.get(name)
         infos["fusion:" + name] = GroupInfo("fusion:" + name, name, "fusion",
                                             fusion_open[name], 0, True)
-    return GraphView(comp.name, "\n".join(w.lines), node_count, len(edges), notes, infos,
+    return GraphView(comp.name, w.text(), node_count, len(edges), notes, infos,
                      w.svg, C.LEGEND, w.layout_changes, frozenset(default), shown_as, group_of)
+
+
+MAX_FAN = 16       # edges drawn per node and direction before thinning starts
+EDGE_BUDGET = 1200  # ...and Graphviz's cost grows with edges: thin harder past this
+
+
+def _thin(edges: dict[tuple[str, str], int], nodes: int,
+          attrs: Mapping[str, dict]) -> tuple[dict[tuple[str, str], int], int]:
+    """Drop the edges of hubs (a tuple of 280 outputs, a parameter read by 60 users):
+    they cost Graphviz most and say least. Each hub's label counts what is not drawn."""
+    budget = max(EDGE_BUDGET, int(1.3 * nodes))
+    limit = MAX_FAN
+    while True:
+        outs: dict[str, int] = {}
+        ins: dict[str, int] = {}
+        kept: dict[tuple[str, str], int] = {}
+        hid_out: dict[str, int] = {}
+        hid_in: dict[str, int] = {}
+        for (s, d), n in edges.items():
+            if outs.get(s, 0) >= limit:
+                hid_out[s] = hid_out.get(s, 0) + 1
+                continue
+            if ins.get(d, 0) >= limit:
+                hid_in[d] = hid_in.get(d, 0) + 1
+                continue
+            outs[s] = outs.get(s, 0) + 1
+            ins[d] = ins.get(d, 0) + 1
+            kept[(s, d)] = n
+        if len(kept) <= budget or limit <= 2:
+            break
+        limit //= 2
+    for did, n in hid_out.items():
+        a = attrs.get(did)
+        if a is not None:
+            a["label"] += f"\n⋯ {n} more users not drawn"
+    for did, n in hid_in.items():
+        a = attrs.get(did)
+        if a is not None:
+            a["label"] += f"\n⋯ {n} more operands not drawn"
+    return kept, len(edges) - len(kept)
 
 
 def _assign(g: _Group, did: str, rep: dict[str, str]) -> None:

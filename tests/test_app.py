@@ -1,0 +1,339 @@
+"""The explorer page through Streamlit's AppTest: URL state, pickers, inspector, errors.
+
+A click in the graph is simulated the way the browser reports it: the graph component's
+state value ``click`` (``{"id": "node:<name>", "dbl": bool, "seq": ...}``) under its key.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+
+import pytest
+from conftest import ROOT, sample
+from streamlit.testing.v1 import AppTest
+
+from compiler_bridge import open_dump
+from viz.page import GRAPH_KEY
+
+APP = os.path.join(ROOT, "app.py")
+
+
+def app(dump: str, monkeypatch, query: dict | None = None) -> AppTest:
+    monkeypatch.setenv("HLOLENS_DUMP", dump)
+    at = AppTest.from_file(APP, default_timeout=90)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+_seq = iter(range(1, 1_000_000))
+
+
+def click(at: AppTest, target: str, dbl: bool = False) -> AppTest:
+    at.session_state[GRAPH_KEY] = {"click": {"id": target, "dbl": dbl, "seq": f"t{next(_seq)}"}}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page wrote as markdown, code, captions and messages."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.code]
+    parts += [c.value for c in at.caption] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+def query(at: AppTest) -> dict:
+    return {k: at.query_params[k] for k in at.query_params}
+
+
+@pytest.fixture
+def two_module_dump(tmp_path) -> str:
+    """cond_switch (module 0000) plus the transformer renamed to module 0002."""
+    out = tmp_path / "dump"
+    shutil.copytree(sample("cond_switch"), out)
+    src = sample("transformer")
+    for path in glob.glob(os.path.join(src, "module_0000.jit_train_step*")):
+        name = os.path.basename(path).replace("module_0000.", "module_0002.", 1)
+        if os.path.isdir(path):
+            shutil.copytree(path, out / name)
+        else:
+            shutil.copy(path, out / name)
+    return str(out)
+
+
+def test_opens_the_main_module_after_optimizations(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    module = at.selectbox(key="pick-module")
+    assert module.value == "0000"
+    assert "jit_train_step" in module.options[0]
+    assert at.button_group(key="pick-stage").value == "after_optimizations"
+    assert "main." in at.selectbox(key="pick-computation").value
+    assert query(at) == {}            # defaults stay out of the URL
+    assert not at.error
+
+
+def test_module_picker_lists_the_main_program_first_with_counts(monkeypatch, two_module_dump):
+    at = app(two_module_dump, monkeypatch)
+    picker = at.selectbox(key="pick-module")
+    label = picker.options[0]          # the transformer: the largest program comes first
+    assert label.startswith("★ jit_train_step · 0002")
+    assert "755 instructions, 81 fusions" in label
+    assert "jit_route · 0000" in picker.options[1]
+    picker.select("0000").run()
+    assert query(at)["module"] == "0000"
+    assert "jit_route" in texts(at)
+
+
+def test_stage_picker_switches_to_before_optimizations(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    at.button_group(key="pick-stage").set_value("before_optimizations").run()
+    assert query(at)["stage"] == "before_optimizations"
+    assert "before optimizations" in texts(at)
+    assert not at.exception
+
+
+def test_click_on_a_node_selects_it_in_the_url_and_inspector(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    click(at, "node:ynn_fusion.29")
+    assert query(at)["selected"] == "ynn_fusion.29"
+    page = texts(at)
+    assert "%ynn_fusion.29 = f32[2,32]{1,0} fusion(" in page          # the HLO line
+    assert "transformer.py:42" in page                               # file:line
+    assert "jit(train_step)/jvp()/reduce_sum" in page                # op_name
+    assert "fused_computation.29" in page                            # the fused computation
+
+
+def test_double_click_on_a_fusion_opens_it_and_again_closes_it(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    click(at, "node:ynn_fusion.29", dbl=True)
+    assert query(at)["expanded"] == "fusion:ynn_fusion.29"
+    click(at, "group:fusion:ynn_fusion.29", dbl=True)
+    assert "expanded" not in query(at)
+
+
+def test_click_inside_an_open_fusion_shows_the_fused_instruction(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"expanded": "fusion:ynn_fusion.29"})
+    click(at, "node:reduce_sum.27")
+    q = query(at)
+    assert q["selected"] == "reduce_sum.27" and q["expanded"] == "fusion:ynn_fusion.29"
+    page = texts(at)
+    assert "%reduce_sum.27 = f32[2,32]{1,0} reduce(" in page
+    assert "transformer.py:42" in page
+
+
+def test_group_click_and_open_button(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    click(at, "group:L:jit(train_step)/jvp()")
+    assert query(at)["selected"] == "L:jit(train_step)/jvp()"
+    toggle = at.button(key="toggle:L:jit(train_step)/jvp()")
+    toggle.click().run()
+    assert "L:jit(train_step)/jvp()" in query(at).get("expanded", "")
+
+
+def test_operand_pill_moves_the_selection(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    pills = at.button_group(key="refs:Operands:ynn_fusion.29")
+    assert pills.options[0].startswith("batch_0_.1 · f32[2,32,64]")
+    pills.set_value("batch_0_.1").run()
+    assert query(at)["selected"] == "batch_0_.1"
+
+
+def test_double_click_on_a_while_steps_into_its_body_and_breadcrumb_leads_back(monkeypatch):
+    dump = open_dump(sample("scan_while"))
+    module = dump.stage(dump.main, "after_optimizations")
+    loop = next(i for i in module.entry.instructions if i.opcode == "while")
+    at = app(sample("scan_while"), monkeypatch)
+    click(at, f"node:{loop.name}", dbl=True)
+    assert query(at)["computation"] == loop.body
+    crumbs = [b for b in at.button if b.key and b.key.startswith("crumb:")]
+    assert len(crumbs) >= 2 and f"{loop.name} › body" in crumbs[-1].label
+    crumbs[0].click().run()
+    assert "computation" not in query(at)
+
+
+def test_viewport_reported_by_the_graph_lands_in_the_url(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    at.session_state[GRAPH_KEY] = {"viewport": {"value": "10,20,300,200", "seq": "v1"}}
+    at.run()
+    assert query(at)["viewport"] == "10,20,300,200"
+
+
+def test_url_restores_the_view(monkeypatch):
+    at = app(sample("transformer"), monkeypatch,
+             {"selected": "reduce_sum.27", "expanded": "fusion:ynn_fusion.29",
+              "grouping": "source"})
+    assert at.button_group(key="pick-grouping").value == "source"
+    assert "%reduce_sum.27 = f32[2,32]{1,0} reduce(" in texts(at)
+
+
+def test_search_hit_selects_and_focuses_it(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    at.text_input(key="search-q").input("dot").run()
+    pick = at.selectbox(key="search-pick:False:dot")
+    dots = [o.split(" · ")[0] for o in pick.options if " · dot · " in o]
+    assert dots, pick.options[:10]
+    pick.select(dots[0]).run()
+    q = query(at)
+    assert q["selected"] == dots[0]
+    assert q["focus"].startswith("ynn_fusion")            # the fusion that holds the dot
+    assert f"fusion:{q['focus']}" in q["expanded"]
+    assert f"%{dots[0]} = " in texts(at)
+
+
+def test_bad_regex_is_a_message(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    at.toggle(key="search-re").set_value(True)
+    at.text_input(key="search-q").input("dot(").run()
+    assert not at.exception
+    assert any("bad regular expression" in w.value for w in at.warning)
+
+
+def test_kernel_ir_is_shown_for_a_cpu_fusion(monkeypatch):
+    at = app(sample("cond_switch"), monkeypatch, {"selected": "broadcast_add_fusion.1"})
+    expanders = [e.label for e in at.expander]
+    assert any("LLVM IR (optimized)" in x for x in expanders), expanders
+    assert not any("define" in c.value for c in at.code)     # read only when opened
+    at.session_state["kernel:broadcast_add_fusion.1"] = True
+    at.run()
+    assert any("define" in c.value and "@broadcast_add_fusion.1(" in c.value for c in at.code)
+
+
+def test_module_that_fails_to_parse_names_the_file_and_keeps_the_rest(monkeypatch, tmp_path):
+    out = tmp_path / "broken"
+    shutil.copytree(sample("cond_switch"), out)
+    after = glob.glob(str(out / "*cpu_after_optimizations.txt"))[0]
+    with open(after, "a", encoding="utf-8") as f:
+        f.write("\n%oops = f32[8 broken(\n")
+    at = app(str(out), monkeypatch)
+    errors = "\n".join(e.value for e in at.error)
+    assert os.path.basename(after) in errors
+    assert not at.exception
+    at.button_group(key="pick-stage").set_value("before_optimizations").run()
+    assert not at.exception
+    assert at.selectbox(key="pick-computation").value   # the module is shown
+
+
+def test_a_folder_that_is_no_dump_is_a_message(monkeypatch, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    at = app(str(tmp_path), monkeypatch)
+    assert any("holds no HLO modules" in e.value for e in at.error)
+    assert not at.exception
+
+
+def test_a_missing_path_is_a_message(monkeypatch, tmp_path):
+    at = app(str(tmp_path / "nope"), monkeypatch)
+    assert any("no such file" in e.value for e in at.error)
+
+
+def test_unknown_names_in_the_url_are_messages(monkeypatch):
+    at = app(sample("transformer"), monkeypatch,
+             {"module": "9999", "selected": "no_such_op", "computation": "nope"})
+    page = texts(at)
+    assert "no module '9999'" in page
+    assert "no_such_op" in page and "is not in" in page
+    assert "has no computation" in page
+    assert not at.exception
+
+
+def test_no_dump_shows_the_welcome(monkeypatch):
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert any("HLO Lens" in t.value for t in at.title)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _uploader(at: AppTest, prefix: str):
+    return next(u for u in at.get("file_uploader") if u.key.startswith(prefix))
+
+
+def test_a_folder_upload_opens_in_the_store(monkeypatch, tmp_path):
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    src = sample("cond_switch")
+    files = [(f"cond_switch/{n}", _read(os.path.join(src, n)), "text/plain")
+             for n in sorted(os.listdir(src)) if os.path.isfile(os.path.join(src, n))]
+    _uploader(at, "upload-folder").set_value(files).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    share_id = query(at)["dump"]
+    assert at.selectbox(key="pick-module").options[0].startswith("★ jit_route · 0000")
+    # another session opening the link finds the dump in the store
+    other = AppTest.from_file(APP, default_timeout=90)
+    other.query_params["dump"] = share_id
+    other.run()
+    assert not other.exception and not other.error
+    assert "jit_route" in texts(other)
+
+
+def test_an_archive_with_a_broken_module_names_the_file(monkeypatch, tmp_path):
+    import io
+    import zipfile
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    src = sample("cond_switch")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n in sorted(os.listdir(src)):
+            full = os.path.join(src, n)
+            if not os.path.isfile(full):
+                continue
+            data = _read(full)
+            if n.endswith("cpu_after_optimizations.txt"):
+                data = data[: len(data) // 2]          # cut off mid-computation
+                broken = n
+            z.writestr(f"dump/{n}", data)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    _uploader(at, "upload-files").upload("cond_switch.zip", buf.getvalue()).run()
+    assert not at.exception
+    errors = "\n".join(e.value for e in at.error)
+    assert broken in errors
+    at.button_group(key="pick-stage").set_value("before_optimizations").run()
+    assert not at.exception
+    assert "jit_route" in texts(at)
+
+
+def test_a_non_dump_upload_is_an_error_banner(monkeypatch, tmp_path):
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    _uploader(at, "upload-files").upload("picture.png", b"\x89PNG\r\n").run()
+    assert not at.exception
+    assert any("picture.png" in e.value and "no XLA dump files" in e.value for e in at.error)
+    assert "dump" not in query(at)
+
+
+def test_a_slow_layout_never_blocks_the_page(monkeypatch):
+    import time as _time
+
+    from viz import page
+    real = page.render_svg
+
+    def slow(dot: str) -> str:
+        _time.sleep(1.5)
+        return real(dot)
+    monkeypatch.setattr(page, "render_svg", slow)
+    monkeypatch.setattr(page, "LAYOUT_WAIT", 0.05)
+    at = app(sample("mlp_train"), monkeypatch, {"grouping": "flat"})
+    assert any("still laying out" in w.value for w in at.warning)
+    assert at.selectbox(key="pick-computation").value     # the rest of the page draws
+    deadline = _time.time() + 60                # the layout goes on in the background
+    while any("still laying out" in w.value for w in at.warning) and _time.time() < deadline:
+        _time.sleep(0.5)
+        at.run()
+    assert not any("still laying out" in w.value for w in at.warning)
+    assert "laid out in" in texts(at)

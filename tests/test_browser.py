@@ -1,0 +1,348 @@
+"""The explorer in a real browser (Playwright driving Debian's Chromium, headless).
+
+One app server (started without --dump, uploads into a temporary data folder) serves
+every test. Screenshots go to test-artifacts/ so a person can look at what was tested;
+timings go to test-artifacts/browser-timings.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+import zipfile
+
+import pytest
+from conftest import ROOT, sample
+
+from compiler_bridge import open_dump
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it"),
+]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
+TIMINGS: dict[str, float] = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("hlolens-data")
+    port = _free_port()
+    env = dict(os.environ, HLOLENS_DATA=str(data))
+    env.pop("HLOLENS_DUMP", None)
+    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", os.path.join(ROOT, "app.py"),
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url + "_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("the app did not start:\n" + (data / "server.log").read_text()[-3000:])
+        time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+    if os.environ.get("HLOLENS_KEEP_LOG"):
+        shutil.copy(data / "server.log", os.path.join(ROOT, "test-artifacts", "server.log"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def new_page(browser, artifacts_dir):
+    contexts = []
+
+    def make():
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        outside = []
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(
+            ("http://127.0.0.1", "data:", "blob:", "about:")) else None)
+        page.outside_requests = outside
+        received = [0]
+
+        def on_ws(ws):
+            ws.on("framereceived", lambda payload: received.__setitem__(
+                0, received[0] + len(payload)))
+        page.on("websocket", on_ws)
+        page.ws_bytes = received
+        return page
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+    with open(os.path.join(artifacts_dir, "browser-timings.json"), "w") as f:
+        json.dump(TIMINGS, f, indent=2)
+
+
+def href(page) -> str:
+    return page.evaluate("location.href")
+
+
+def params(page) -> dict[str, str]:
+    q = urllib.parse.urlparse(href(page)).query
+    return {k: v[-1] for k, v in urllib.parse.parse_qs(q).items()}
+
+
+def wait_param(page, key: str, value: str | None = None, timeout: float = 20) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = params(page)
+        if key in got and (value is None or got[key] == value):
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"URL never had {key}={value}: {href(page)}")
+
+
+def wait_idle(page) -> None:
+    """Until Streamlit finished the current run."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=30_000)
+
+
+VISIBLE_NODES = """() => {
+  const host = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .find(h => h.shadowRoot && h.shadowRoot.querySelector('.hl-stage svg'));
+  if (!host) return [];
+  const stage = host.shadowRoot.querySelector('.hl-stage').getBoundingClientRect();
+  return [...host.shadowRoot.querySelectorAll('g.node')].filter(g => {
+    const r = g.getBoundingClientRect();
+    return r.left >= stage.left && r.right <= stage.right && r.top >= stage.top
+      && r.bottom <= stage.bottom && r.width > 8;
+  }).map(g => g.id);
+}"""
+
+
+def visible_nodes(page) -> list[str]:
+    """Ids of the graph's nodes drawn whole inside the graph's frame."""
+    return page.evaluate(VISIBLE_NODES)
+
+
+def visible_text(page, text: str):
+    return page.get_by_text(text).filter(visible=True).first
+
+
+def svg_node(page, element_id: str):
+    return page.locator(f'[id="{element_id}"]')
+
+
+def upload(page, path: str) -> None:
+    sidebar = page.locator('section[data-testid="stSidebar"]')
+    opener = sidebar.get_by_text("Open a dump")
+    if not sidebar.locator('input[type="file"]').first.is_visible():
+        opener.click()
+    sidebar.locator('input[type="file"]').first.set_input_files(path)
+
+
+def shot(page, artifacts_dir: str, name: str) -> None:
+    page.screenshot(path=os.path.join(artifacts_dir, name))
+
+
+@pytest.fixture(scope="module")
+def transformer_zip(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("zips") / "transformer.zip"
+    src = sample("transformer")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for dirpath, _, files in os.walk(src):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                z.write(full, os.path.join("transformer", os.path.relpath(full, src)))
+    return str(out)
+
+
+def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, artifacts_dir):
+    dump = open_dump(sample("transformer"))
+    module = dump.stage(dump.main, "after_optimizations")
+    page = new_page()
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    shot(page, artifacts_dir, "browser-01-welcome.png")
+
+    # upload a zip of the transformer sample: progress, then the graph
+    t0 = time.time()
+    upload(page, transformer_zip)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    TIMINGS["upload_to_graph_s"] = round(time.time() - t0, 2)
+    wait_param(page, "dump")
+    visible_text(page, "Opened transformer.zip").wait_for()
+
+    # the module picker: pick the transformer's module
+    picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Module")
+    picker.click()
+    page.get_by_role("option").filter(has_text="jit_train_step").first.click()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-02-uploaded.png")
+
+    # expand a fusion in place with a double-click
+    drawn = visible_nodes(page)
+    fusion = next(i[5:] for i in drawn if i.startswith("node:")
+                  and (inst := module.find(i[5:])) is not None and inst.opcode == "fusion"
+                  and len(module.computation(inst.called_names[0]).instructions) > 2
+                  and module.computation(inst.called_names[0]).root.opcode != "parameter")
+    fused = module.computation(module.find(fusion).called_names[0])
+    inner = fused.root.name
+    svg_node(page, f"node:{fusion}").dblclick()
+    wait_param(page, "expanded", f"fusion:{fusion}")
+    svg_node(page, f"group:fusion:{fusion}").wait_for()
+    svg_node(page, f"node:{inner}").wait_for()
+    wait_idle(page)
+    deadline = time.time() + 10       # the view centres on the opened fusion
+    while f"node:{inner}" not in visible_nodes(page) and time.time() < deadline:
+        time.sleep(0.1)
+    shot(page, artifacts_dir, "browser-03-fusion-open.png")
+
+    # click an instruction inside it: the inspector shows its HLO line and source
+    svg_bytes = page.evaluate("""() => [...document.querySelectorAll(
+        '[data-testid=stBidiComponentIsolated]')].map(h => h.shadowRoot &&
+        h.shadowRoot.querySelector('.hl-stage')).filter(Boolean)[0].innerHTML.length""")
+    page.evaluate("""() => document.addEventListener('click',
+        () => { window.__clickAt = performance.now(); }, {capture: true, once: true})""")
+    before_bytes = page.ws_bytes[0]
+    t0 = time.time()
+    svg_node(page, f"node:{inner}").click()
+    page.wait_for_function("(n) => location.href.includes('selected=' + n)", arg=inner)
+    TIMINGS["click_to_url_ms"] = round(page.evaluate("performance.now() - window.__clickAt"))
+    got = wait_param(page, "selected", inner)
+    inst = module.find(inner)
+    loc = module.source_location(inst)
+    line_start = f"%{inner} = {inst.shape} {inst.opcode}("
+    visible_text(page, line_start).wait_for()
+    visible_text(page, f"{os.path.basename(loc.file)}:{loc.line}").wait_for()
+    TIMINGS["click_to_inspector_s"] = round(time.time() - t0, 3)
+    assert got["expanded"] == f"fusion:{fusion}"
+    wait_idle(page)
+    # the SVG is not sent again for a click: only a hash of the unchanged graph element
+    TIMINGS["bytes_received_for_click"] = page.ws_bytes[0] - before_bytes
+    TIMINGS["svg_bytes"] = svg_bytes
+    assert page.ws_bytes[0] - before_bytes < svg_bytes / 2
+    shot(page, artifacts_dir, "browser-04-inspector.png")
+
+    # a new browser context opening the link shows the same view
+    link = href(page)
+    other = new_page()
+    t0 = time.time()
+    other.goto(link)
+    other.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    TIMINGS["link_load_to_graph_s"] = round(time.time() - t0, 2)
+    TIMINGS["link_navigation_to_graph_ms"] = round(other.evaluate("performance.now()"))
+    visible_text(other, line_start).wait_for()
+    selected = other.locator(".hl-selected")
+    selected.wait_for()
+    assert selected.get_attribute("id") == f"node:{inner}"
+    assert params(other)["selected"] == inner
+    if "viewport" in params(other):   # the same window size shows the same part of the graph
+        restored = other.locator(".hl-root").get_attribute("data-viewport")
+        assert restored == params(other)["viewport"]
+    wait_idle(other)
+    shot(other, artifacts_dir, "browser-05-shared-link.png")
+
+    # pan and zoom settle into the URL's viewport
+    stage = page.locator(".hl-stage")
+    box = stage.bounding_box()
+    page.mouse.move(box["x"] + 200, box["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 320, box["y"] + 260, steps=6)
+    page.mouse.up()
+    page.mouse.wheel(0, -240)
+    before = params(page).get("viewport")
+    deadline = time.time() + 10
+    while params(page).get("viewport") == before and time.time() < deadline:
+        time.sleep(0.05)
+    assert params(page).get("viewport") not in (None, before)
+    wait_idle(page)
+
+    # search finds dot ops; picking one selects and focuses it
+    box = page.get_by_placeholder("name, opcode, op_name, shape or source")
+    box.fill("dot")
+    box.press("Enter")
+    hits = page.locator('[data-testid="stSelectbox"]').filter(has_text="hits")
+    hits.wait_for()
+    wait_idle(page)
+    hits.click()
+    option = page.get_by_role("option").filter(has_text=" · dot · ").first
+    name = option.inner_text().split(" · ")[0].strip()
+    assert module.find(name).opcode == "dot"
+    option.click()
+    got = wait_param(page, "selected", name)
+    assert got.get("focus")
+    visible_text(page, f"%{name} = ").wait_for()
+    svg_node(page, f"node:{name}").wait_for()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-06-search.png")
+
+    # the module's opcode histogram (plotly, bundled with Streamlit) and layout changes
+    page.get_by_role("tab", name="Opcodes").click()
+    chart = page.locator('[data-testid="stPlotlyChart"]')
+    chart.wait_for()
+    chart.scroll_into_view_if_needed()
+    page.locator(".js-plotly-plot .bars").first.wait_for()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-07-opcodes.png")
+    page.get_by_role("tab", name="Layout changes").click()
+    page.get_by_text("copies and transposes that move data").wait_for()
+    assert not page.outside_requests and not other.outside_requests
+
+
+def test_a_non_dump_upload_shows_an_error(server, new_page, tmp_path, artifacts_dir):
+    page = new_page()
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not an XLA dump\n")
+    upload(page, str(notes))
+    alert = page.locator('[data-testid="stAlertContentError"]').filter(
+        has_text="no XLA dump files found")
+    alert.wait_for()
+    assert "notes.txt" in alert.inner_text()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    shot(page, artifacts_dir, "browser-08-not-a-dump.png")
+
+    # a zip that is not a zip: also a message naming it
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 this is not really a zip")
+    page.locator('section[data-testid="stSidebar"] input[type="file"]').first.set_input_files(
+        str(broken))
+    page.locator('[data-testid="stAlertContentError"]').filter(has_text="broken.zip").wait_for()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    shot(page, artifacts_dir, "browser-09-broken-zip.png")

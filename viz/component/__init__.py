@@ -1,0 +1,128 @@
+"""The interactive graph view: our own ``st.components.v2`` component (no build step).
+
+``graph_view(svg, selected=..., viewport=..., key=...)`` shows an SVG laid out by Graphviz
+with pan (drag) and zoom (wheel); clicks on ``node:<name>`` / ``group:<id>`` elements and
+the settled viewport come back as ``GraphEvent``s from ``graph_events(key)``.
+
+Two mounts make one view (see graph_view.js): the SVG itself, whose data stays
+byte-identical across reruns so Streamlit resends only a hash, and a tiny command mount
+carrying what changes often (selection highlight, viewport to restore, a node to centre
+on). Events are state values with a sequence id, so a rerun never handles one twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+_DIR = Path(__file__).parent
+_JS = (_DIR / "graph_view.js").read_text(encoding="utf-8")
+_CSS = (_DIR / "graph_view.css").read_text(encoding="utf-8")
+_component = st.components.v2.component("hlolens_graph_view", js=_JS, css=_CSS)
+_nonces = itertools.count(1)
+
+DEFAULT_HEIGHT = 640
+
+
+@dataclass(frozen=True)
+class GraphEvent:
+    """One thing the user did in the graph."""
+
+    kind: str            # 'click', 'dblclick' or 'viewport'
+    target: str = ""     # 'node:<instruction>' or 'group:<group id>' for clicks
+    viewport: str = ""   # 'x,y,w,h' of the settled SVG viewBox, for 'viewport'
+    seq: str = ""
+
+    @property
+    def is_node(self) -> bool:
+        return self.target.startswith("node:")
+
+    @property
+    def name(self) -> str:
+        """The instruction name or group id the click landed on."""
+        if self.target.startswith("node:"):
+            return self.target[5:]
+        if self.target.startswith("group:"):
+            return self.target[6:]
+        return ""
+
+
+def svg_id(svg: str) -> str:
+    return hashlib.sha1(svg.encode("utf-8")).hexdigest()[:16]
+
+
+def _seen_key(key: str) -> str:
+    return f"hlolens-seen:{key}"
+
+
+def _center_key(key: str) -> str:
+    return f"hlolens-center:{key}"
+
+
+def graph_events(key: str) -> list[GraphEvent]:
+    """Events the graph mounted under ``key`` reported since the last call (oldest first).
+
+    Call it before drawing anything that depends on the selection: the state values of
+    a keyed component are readable before it mounts in this run.
+    """
+    raw = st.session_state.get(key)
+    if not isinstance(raw, dict):
+        return []
+    seen = st.session_state.setdefault(_seen_key(key), {})
+    out: list[GraphEvent] = []
+    click = _valid(raw.get("click"))
+    if click is not None and click["seq"] != seen.get("click"):
+        seen["click"] = click["seq"]
+        target = str(click.get("id", ""))
+        if target.startswith(("node:", "group:")):
+            out.append(GraphEvent("dblclick" if click.get("dbl") else "click", target,
+                                  seq=click["seq"]))
+    vp = _valid(raw.get("viewport"))
+    if vp is not None and vp["seq"] != seen.get("viewport"):
+        seen["viewport"] = vp["seq"]
+        out.insert(0, GraphEvent("viewport", viewport=str(vp.get("value", ""))[:200],
+                                 seq=vp["seq"]))
+    return out
+
+
+def _valid(value: Any) -> dict | None:
+    if isinstance(value, dict) and isinstance(value.get("seq"), (str, int)):
+        return value
+    return None
+
+
+def center_on(key: str, element_id: str) -> None:
+    """Ask the graph under ``key`` to centre ``node:<name>`` / ``group:<id>`` on its next draw."""
+    st.session_state[_center_key(key)] = {"target": element_id, "nonce": next(_nonces)}
+
+
+def _noop() -> None:
+    return None
+
+
+def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
+               height: int = DEFAULT_HEIGHT) -> str:
+    """Mount the graph view; returns the SVG's id (what the page reports as drawn).
+
+    ``selected`` is an instruction name or a group id to highlight, ``viewport`` an
+    'x,y,w,h' viewBox to restore (from the URL) when the SVG is first drawn.
+    """
+    if "__" in key:
+        raise ValueError("a component key must not contain '__'")
+    sid = svg_id(svg)
+    center = st.session_state.pop(_center_key(key), None) or {}
+    with st.container(gap=None):
+        # the command first, so the graph finds it when its SVG arrives
+        _component(key=f"{key}-cmd", height="content",
+                   data={"mode": "command", "channel": key, "svg_id": sid,
+                         "selected": selected, "viewport": viewport,
+                         "center": center.get("target", ""), "nonce": center.get("nonce", 0)})
+        _component(key=key, height=height,
+                   data={"svg": svg, "svg_id": sid, "channel": key, "height": height},
+                   on_click_change=_noop, on_viewport_change=_noop)
+    return sid
