@@ -113,7 +113,7 @@ class HloInstruction:
 
     __slots__ = ("name", "opcode", "shape", "operand_names", "is_root", "line",
                  "computation", "_args", "_tail", "_attrs", "called_names", "source",
-                 "written_name")
+                 "written_name", "written_opcode")
 
     def __init__(self, name: str, opcode: str, shape: Shape, operand_names: tuple[str, ...],
                  is_root: bool, line: int, args: str, tail: str,
@@ -131,6 +131,7 @@ class HloInstruction:
         self.called_names = called_names
         self.source = source
         self.written_name = name        # the name in the file, if XLA's uniquing changed it
+        self.written_opcode = opcode    # the opcode as written ('async-start' printed 'call-start')
 
     def __repr__(self) -> str:
         return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
@@ -318,7 +319,7 @@ class HloComputation:
     """A named list of instructions; ENTRY is the module's entry point."""
 
     __slots__ = ("name", "instructions", "is_entry", "is_fusion", "line", "signature",
-                 "execution_thread", "module", "_by_name", "_users")
+                 "execution_thread", "module", "_by_name", "_users", "synthetic")
 
     def __init__(self, name: str, instructions: list[HloInstruction], is_entry: bool,
                  line: int, signature: str = "", execution_thread: str = "") -> None:
@@ -329,6 +330,7 @@ class HloComputation:
         self.line = line
         self.signature = signature  # '(p: f32[8]) -> f32[8]' as written, or ''
         self.execution_thread = execution_thread
+        self.synthetic = False     # made by the parser for 'op-start' sugar (XLA does not print it)
         self.module: HloModule | None = None
         self._by_name: dict[str, HloInstruction] | None = None
         self._users: dict[str, list[HloInstruction]] | None = None

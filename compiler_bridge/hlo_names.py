@@ -43,6 +43,31 @@ def async_wrapped(opcode: str) -> tuple[str, str] | None:
     return None
 
 
+# primitive type names: not names (XLA appends "_")
+RESERVED_NAMES = frozenset("""
+pred s1 s2 s4 s8 s16 s32 s64 u1 u2 u4 u8 u16 u32 u64 f16 bf16 f32 f64 c64 c128 f4e2m1fn
+f8e3m4 f8e4m3 f8e4m3fn f8e4m3b11fnuz f8e4m3fnuz f8e5m2 f8e5m2fnuz f8e8m0fnu token opaque
+""".split())
+_PLAIN_NAME = re.compile(r"(?!__(?!xla_))[A-Za-z_][A-Za-z0-9_.\-]*")
+_BAD_CHARS = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def sanitize_name(name: str) -> str:
+    """XLA's NameUniquer::GetSanitizedName: the name XLA actually gives ``name``."""
+    if not name:
+        return name
+    out = name
+    if not (out[0].isascii() and (out[0].isalpha() or out[0] == "_")):
+        out = "_" + out[1:]
+    if _BAD_CHARS.search(out, 1):
+        out = out[0] + _BAD_CHARS.sub("_", out[1:])
+    if out in RESERVED_NAMES:
+        out += "_"
+    if out.startswith("__") and not out.startswith("__xla_"):
+        out = "a" + out[1:]
+    return out
+
+
 class NameUniquer:
     """XLA's NameUniquer: a module's instruction names are made unique as XLA's parser
     does (``arg.1`` seen again becomes ``arg.0``, then ``arg.5``...)."""
@@ -52,25 +77,30 @@ class NameUniquer:
         self._next: dict[str, int] = {}
 
     def unique(self, name: str) -> str:
-        root = name
-        suffix = 0
-        has_suffix = False
-        dot = name.rfind(".")
-        if 0 < dot < len(name) - 1:
-            tail = name[dot + 1:]
-            t = tail[1:] if tail[0] in "+-" else tail
-            if t.isdigit() and len(t) < 19:
-                suffix = int(tail)
-                has_suffix = True
-                root = name[:dot]
-        used = self._used.setdefault(root, set())
-        if suffix in used:
+        if name in RESERVED_NAMES or _PLAIN_NAME.fullmatch(name) is None:
+            name = sanitize_name(name)
+        root, dot, tail = name.rpartition(".")
+        digits = tail[1:] if tail[:1] in ("+", "-") else tail
+        if root and digits.isdigit() and digits.isascii() and len(digits) < 19:
+            suffix = int(tail)
+            has_suffix = True
+        else:
+            root = name
+            suffix = 0
+            has_suffix = False
+        used = self._used.get(root)
+        if used is None:
+            self._used[root] = {suffix}
+        elif suffix in used:
             nxt = self._next.get(root, 0)
             while nxt in used:
                 nxt += 1
             suffix = nxt
             self._next[root] = nxt + 1
-        used.add(suffix)
-        if suffix == 0:
-            return f"{root}.0" if has_suffix else root
-        return f"{root}.{suffix}"
+            used.add(suffix)
+            return f"{root}.{suffix}" if suffix else (f"{root}.0" if has_suffix else root)
+        else:
+            used.add(suffix)
+        if not has_suffix or tail == str(suffix):
+            return name
+        return f"{root}.{suffix}" if suffix else f"{root}.0"

@@ -1,59 +1,167 @@
-"""HLO text -> HloModule, accepting what XLA's own parser accepts.
+"""HLO text -> HloModule, accepting what XLA's own parser accepts and building what it builds.
 
-One compiled regex reads a whole instruction line in the common case (XLA writes one
-instruction a line); anything it does not cover (multi-line attributes, typed tuple
-operands, complex literals, deep tuples) and every error goes through the general
-statement reader, which knows the exact column of what went wrong.
+Two readers share the work:
+
+* the fast path: one compiled regex matches a whole instruction line in the form XLA
+  writes (``[ROOT ]%name = SHAPE opcode(operands), attr=value, ...``); consecutive lines
+  are matched with one scanner, attributes stay verbatim (decoded on access);
+* the careful reader: a token-level reader over the whole text, used for every other
+  statement (several lines, comments, nested instructions, inline computations, shapes
+  left for XLA to infer, async syntax sugar...) and for every error, which it reports
+  with the exact line and column.  The fast path hands anything unusual to it.
+
+The model follows XLA's parse: synthesized computations (``_`` for an inline
+computation, ``async_wrapped`` for ``op-start`` sugar) sit before the computation that
+made them, nested instructions (``parameter.anon``) before their user, instruction and
+computation names are made unique across the module, async ops print as ``op-start``
+when they wrap a single instruction, and the shapes XLA derives (``recv``, ``send``,
+``after-all``, constants' element sizes, inferred shapes) are the ones stored.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 
 from . import attributes as A
+from . import shape_inference as SI
 from .errors import HloParseError
 from .hlo import (FileLocation, HloComputation, HloInstruction, HloModule, StackFrame,
                   StackFrameIndex)
-from .hlo_names import NAME_PATTERN, NON_OPERAND_ARGS, OPCODES, NameUniquer, async_wrapped
-from .shapes import ShapeSyntaxError, _shape_cache, shape_from_text
+from .hlo_names import (NAME_PATTERN, OPCODES, RESERVED_NAMES, NameUniquer, async_wrapped,
+                        sanitize_name)
+from .shapes import (Shape, ShapeSyntaxError, _shape_cache, array_shape, can_be_shape,
+                     compatible, parse_shape_at, shape_from_text, tuple_shape,
+                     without_element_size)
 
 _NAME = NAME_PATTERN
-# Fast path: '[ROOT ]%name = SHAPE opcode(args)tail' on one line.
-_SHAPE_FAST = (r"[a-z][a-z0-9]*\[[^\]]*+\](?:\{[^{}]*+\})?"
-               r"|\((?:[^()]++|\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\))*+\)")
-_INSTR = re.compile(
-    rf"[ \t]*(ROOT[ \t]+)?%?({_NAME})[ \t]*=[ \t]*({_SHAPE_FAST})[ \t]+"
-    rf"([a-z][\w\-]*)\(([^()]*+)\)(.*)")
-_OPERANDS_FAST = re.compile(rf"[ \t]*%?(?:{_NAME})[ \t]*(?:,[ \t]*%?(?:{_NAME})[ \t]*)*+")
-_STR = r'"(?:[^"\\]|\\.)*+"'
-_BRACED2 = rf'\{{(?:[^{{}}"]++|{_STR}|\{{(?:[^{{}}"]++|{_STR}|\{{(?:[^{{}}"]++|{_STR})*+\}})*+\}})*+\}}'
-_BARE = r'(?:[^,{}"\s()\[\]/]++|\[[^\[\]]*+\])++'
-_TAIL_FAST = re.compile(
-    rf"(?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*=(?:{_STR}|{_BRACED2}|{_BARE}))*+[ \t]*")
-_CALLED = re.compile(
-    r"(?<![\w.\-])(calls|to_apply|body|condition|branch_computations|true_computation"
-    r"|false_computation|called_computations)=(%?[\w.\-]+|\{[^{}]*\})")
-_CALL_HINT = re.compile(r"calls=|to_apply=|body=|condition=|_computation")
 
-# General path pieces.
-_HEAD = re.compile(rf"\s*(ROOT\s+)?%?({_NAME})\s*=\s*")
-_ARRAY_HEAD = re.compile(r"[a-z][a-z0-9]*\[[^\]\n]*\]")
-_OPCODE = re.compile(r"\s*([a-z][\w\-]*)\s*\(")
-_COMP_HEAD = re.compile(rf"[ \t]*(ENTRY[ \t]+)?%?({_NAME})[ \t]*(.*?)[ \t]*\{{[ \t]*(?://.*)?")
-_COMP_CLOSE = re.compile(r'[ \t]*\}[ \t]*(?:,[ \t]*execution_thread[ \t]*=[ \t]*("(?:[^"\\]|\\.)*")[ \t]*)?(?://.*)?')
-_SIGNATURE = re.compile(r"\(.*\)\s*->\s*\S.*", re.S)
-_MODULE = re.compile(rf"\s*HloModule\s+%?({_NAME})")
-_TABLE_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-_TABLE_STRING = re.compile(r'\s*(\d+)\s+("(?:[^"\\]|\\.)*")\s*')
-_TABLE_BRACED = re.compile(r"\s*(\d+)\s+(\{[^{}]*\})\s*")
-_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# ----------------------------------------------------------------------------- fast path
+_SHAPE_FAST = (r"[a-z][a-z0-9]*\[[^\]\n]*+\](?:\{[^{}\n]*+\})?"
+               r"|\((?:[^()\n]++|\((?:[^()\n]++|\([^()\n]*+\))*+\))*+\)")
+# one line of the usual forms: an instruction (groups 1-6), '}' (7), a computation
+# header (8-11: ENTRY, name, signature, result shape) or nothing (no group)
+_LINE = re.compile(
+    rf"[ \t]*+(?:(ROOT[ \t]+)?%?({_NAME})[ \t]*=[ \t]*({_SHAPE_FAST})[ \t]+"
+    rf"([a-z][a-z0-9\-]*)\(((?:[^()\n]++|\((?:[^()\n]++|\([^()\n]*+\))*+\))*+)\)"
+    rf"[ \t]*+(,[^\n]*+)?"
+    r"|(\})[ \t]*+"
+    rf"|(ENTRY[ \t]+)?%?({_NAME})[ \t]*"
+    rf"(\((?:[^()\n]++|\((?:[^()\n]++|\((?:[^()\n]++|\([^()\n]*+\))*+\))*+\))*+\)"
+    rf"[ \t]*->[ \t]*({_SHAPE_FAST}))?[ \t]*\{{[ \t]*+"
+    r"|)\n")
+_TYPED_OPERANDS = re.compile(
+    rf"(?:(?:{_SHAPE_FAST})[ \t]+%?{_NAME}(?:,[ \t]*|[ \t]*$))++")
+_TYPED_OPERAND = re.compile(rf"({_SHAPE_FAST})[ \t]+%?({_NAME})")
+_INLINE_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")
+# the value of an attribute naming computations, as the fast path reads it
+_CALL_VALUE = re.compile(r"[ \t]*(%?[\w.\-]+|\{[^{}\n]*\})(?=[ \t]*(?:,|$))")
+# words XLA's lexer reserves: not instruction names unless written with %
+_KEYWORDS = frozenset("""true false inf nan HloModule ENTRY ROOT maximal replicated manual
+unknown unreduced last_tile_dim_replicate shard_as shard_like FileNames FunctionNames
+FileLocations StackFrames""".split())
+# the attributes through which each opcode calls computations (the fast path looks
+# only for these; the careful reader takes any)
+_TO_APPLY = ("to_apply=",)
+_CALLS_OF = {
+    "fusion": ("calls=",), "call": _TO_APPLY, "while": ("condition=", "body="),
+    "conditional": ("branch_computations=", "true_computation=", "false_computation="),
+    "custom-call": ("to_apply=", "called_computations=", "calls="),
+    "reduce": _TO_APPLY, "reduce-window": _TO_APPLY, "map": _TO_APPLY, "sort": _TO_APPLY,
+    "scatter": _TO_APPLY, "all-reduce": _TO_APPLY, "all-reduce-start": _TO_APPLY,
+    "reduce-scatter": _TO_APPLY, "scan": _TO_APPLY,
+}
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+# opcode -> 0 (plain), 1 (no operands: parameter, constant); others go the careful way
+_FAST_KIND: dict[str, int] = {op: 0 for op in OPCODES}
+_FAST_KIND["parameter"] = 1
+_FAST_KIND["constant"] = 1
+for _op in ("async-start", "async-update", "async-done", "recv", "recv-done", "send",
+            "send-done", "after-all", "add-dependency", "infeed", "outfeed",
+            "select-and-scatter"):
+    del _FAST_KIND[_op]
+
+# ----------------------------------------------------------------------------- tokens
+_WS = re.compile(r"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+")
+_NAME_TOK = re.compile(rf"(%?)({_NAME})")
+_IDENT = re.compile(r"[A-Za-z_][\w.\-]*")
+_ROOT_KW = re.compile(r"ROOT(?![\w.\-%])")
+_ENTRY_KW = re.compile(r"ENTRY(?![\w.\-%])")
+_ATTR_NAME = re.compile(r"([A-Za-z_][\w.\-]*)=")
+_BARE = re.compile(r"[^\s,{}()\[\]\"/]+")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.S)
+_SPECIAL = re.compile(r'[{}()\[\]"]|//|/\*')
+_STMT_START = re.compile(rf"(?:ROOT\s|%{_NAME}\s*=|{_NAME}\s+=|\}})")
+_STMT_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]|ENTRY[ \t]|%{_NAME}[ \t]*=|{_NAME}[ \t]+="
+                        rf"|%?{_NAME}[ \t]*\([^\n]*\)[ \t]*->)")
+_INT = re.compile(r"[+-]?\d+")
+_MODULE = re.compile(rf"HloModule(?![\w.\-])")
+_TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)(?![\w.\-])")
+_TABLE_STRING = re.compile(r'(\d+)[ \t]+("(?:[^"\\\n]|\\.)*")')
+_TABLE_BRACED = re.compile(r"(\d+)[ \t]+(\{[^{}]*\})")
+_CLOSE = {"{": "}", "(": ")", "[": "]"}
+_TABLE_FAST = {
+    "FileNames": re.compile(r'\s*+(\d+) "((?:[^"\\\n]|\\.)*+)"[ \t]*+(?=\n)'),
+    "FunctionNames": re.compile(r'\s*+(\d+) "((?:[^"\\\n]|\\.)*+)"[ \t]*+(?=\n)'),
+    "FileLocations": re.compile(
+        r"\s*+(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(\d+) end_line=(\d+) "
+        r"column=(\d+) end_column=(\d+)\}[ \t]*+(?=\n)"),
+    "StackFrames": re.compile(
+        r"\s*+(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)\}[ \t]*+(?=\n)"),
+}
+
+
+def _nested(open_: str, close: str, depth: int) -> str:
+    """A possessive regex for a bracket group nested up to ``depth`` levels (strings and
+    /* */ comments skipped; no // comment inside)."""
+    o, c = re.escape(open_), re.escape(close)
+    atoms = rf'[^{o}{c}"/]++|"(?:[^"\\]|\\.)*+"|/\*(?:[^*]|\*(?!/))*+\*/|/(?![/*])'
+    pat = rf"{o}(?:{atoms})*+{c}"
+    for _ in range(depth - 1):
+        pat = rf"{o}(?:{atoms}|{pat})*+{c}"
+    return pat
+
+
+# bracket groups the careful reader skips in one step (deeper ones go bracket by bracket)
+_GROUP = {"{": re.compile(_nested("{", "}", 6)), "(": re.compile(_nested("(", ")", 6)),
+          "[": re.compile(_nested("[", "]", 6))}
+
+# attributes whose values XLA reads as a braced list of integers, an integer, a boolean:
+# the careful reader checks them (the error then points at the value)
+_INT_LIST_ATTRS = frozenset("""dimensions dynamic_slice_sizes lhs_contracting_dims
+rhs_contracting_dims lhs_batch_dims rhs_batch_dims offset_dims
+collapsed_slice_dims start_index_map update_window_dims inserted_window_dims
+scatter_dims_to_operand_dims fft_length operand_batching_dims start_indices_batching_dims
+input_batching_dims scatter_indices_batching_dims lhs_ragged_dims rhs_group_dims""".split())
+_INT_ATTRS = frozenset("""index channel_id feature_group_count batch_group_count
+iota_dimension index_vector_dim k delta exponent_bits mantissa_bits num_carries
+inferred_dimension cross_program_prefetch_index""".split())
+_BOOL_ATTRS = frozenset("""is_stable indices_are_sorted unique_indices constrain_layout
+use_global_device_ids is_host_transfer custom_call_has_side_effect largest is_composite
+is_reverse is_associative""".split())
+_INT_LIST_RE = re.compile(r"\{\s*(?:[+-]?\d+\s*(?:,\s*[+-]?\d+\s*)*)?\}")
+_INT_RE = re.compile(r"[+-]?\d+")
+_SINGLE_COMPUTATION = frozenset({"calls", "to_apply", "body", "condition",
+                                 "true_computation", "false_computation"})
+_COMPUTATION_LISTS = frozenset({"branch_computations", "called_computations"})
+_ASYNC = frozenset({"async-start", "async-update", "async-done"})
+_MAX_DEPTH = 200
 
 
 def parse_hlo(text: str, source: str | None = None, *, id: str | None = None) -> HloModule:
     """Parse one HLO module from its text; raises HloParseError naming file:line:col."""
     if not isinstance(text, str):
         raise TypeError("parse_hlo takes text; use parse_hlo_bytes for bytes")
-    return _Parser(text, source).parse(id)
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()   # the parse allocates many small objects that never form cycles
+    try:
+        return _Parser(text, source).parse(id)
+    except RecursionError:
+        raise HloParseError("input nested too deeply", source=source) from None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def parse_hlo_bytes(data: bytes, source: str | None = None, *, id: str | None = None) -> HloModule:
@@ -74,473 +182,1130 @@ def parse_hlo_bytes(data: bytes, source: str | None = None, *, id: str | None = 
     return parse_hlo(text, source, id=id)
 
 
+class _Scope:
+    """The instructions of one computation while it is read."""
+
+    __slots__ = ("name", "line", "is_entry", "signature", "insts", "names", "root",
+                 "async_comp", "last_fast")
+
+    def __init__(self, name: str, line: int, is_entry: bool, signature: str) -> None:
+        self.name = name
+        self.line = line
+        self.is_entry = is_entry
+        self.signature = signature
+        self.insts: list[HloInstruction] = []
+        self.names: dict[str, HloInstruction] = {}
+        self.root: HloInstruction | None = None
+        self.async_comp: dict[str, HloComputation] = {}
+        self.last_fast: tuple[int, HloInstruction] | None = None
+
+
 class _Parser:
     def __init__(self, text: str, source: str | None) -> None:
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if not text.endswith("\n"):
+            text += "\n"
         self.text = text
+        self.n = len(text)
         self.source = source
-        self.lines = text.split("\n")
+        self.computations: list[HloComputation] = []
+        self.by_written: dict[str, HloComputation] = {}   # file's names -> computation
+        # computation names: kept as written until one could clash, then XLA's NameUniquer
+        # (replaying the names given so far) takes over
+        self.comp_names: set[str] = set()
+        self.comp_order: list[str] = []
+        self.comp_uniquer: NameUniquer | None = None
+        self.anon_uniquer = NameUniquer()
+        self.depth = 0
+        # line bookkeeping: (offset, line) of the last place a line number was computed
+        self._lpos = 0
+        self._lno = 1
 
-    # ------------------------------------------------------------------ errors
-    def error(self, message: str, line: int, column: int = 0) -> HloParseError:
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return HloParseError(message, source=self.source, line=line, column=column, text=text)
+    # ------------------------------------------------------------------ positions, errors
+    def line_of(self, pos: int) -> int:
+        if pos >= self._lpos:
+            self._lno += self.text.count("\n", self._lpos, pos)
+        else:
+            self._lno -= self.text.count("\n", pos, self._lpos)
+        self._lpos = pos
+        return self._lno
 
-    def error_at(self, message: str, start_line: int, stmt: str, offset: int) -> HloParseError:
-        """Error at character ``offset`` of a statement that starts on ``start_line``."""
-        line = start_line + stmt.count("\n", 0, offset)
-        col = offset - (stmt.rfind("\n", 0, offset) + 1) + 1
-        return self.error(message, line, col)
+    def error_at(self, message: str, pos: int) -> HloParseError:
+        text = self.text
+        pos = max(0, min(pos, self.n - 1))   # at the end: just after the last line's text
+        line = text.count("\n", 0, pos) + 1
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        if end < 0:
+            end = self.n
+        return HloParseError(message, source=self.source, line=line,
+                             column=pos - start + 1, text=text[start:end])
+
+    def ws(self, pos: int) -> int:
+        end = _WS.match(self.text, pos).end()
+        if self.text.startswith("/*", end):
+            raise self.error_at("unterminated /* comment", end)
+        return end
+
+    def expect(self, pos: int, char: str, what: str) -> int:
+        if pos < self.n and self.text[pos] == char:
+            return pos + 1
+        if pos >= self.n - 1 and not self.text[pos:].strip():
+            raise self.error_at(f"unexpected end of file: {what}", pos)
+        raise self.error_at(what, pos)
 
     # ------------------------------------------------------------------ top level
     def parse(self, id: str | None) -> HloModule:
-        lines = self.lines
-        n = len(lines)
-        if "\0" in self.text:
-            nul = self.text.index("\0")
-            raise self.error(f"binary data (NUL character at offset {nul}); expected HLO text",
-                             self.text.count("\n", 0, nul) + 1)
-        i = self._skip_blank(0)
-        if i >= n:
+        text = self.text
+        if "\0" in text:
+            nul = text.index("\0")
+            raise self.error_at(f"binary data (NUL character at offset {nul}); "
+                                "expected HLO text", nul)
+        pos = self.ws(0)
+        if pos >= self.n:
             raise HloParseError("empty file: expected 'HloModule <name>'", source=self.source)
-        m = _MODULE.match(lines[i])
+        m = _MODULE.match(text, pos)
         if not m:
-            raise self.error("expected 'HloModule <name>' at the start of an HLO module", i + 1,
-                             len(lines[i]) - len(lines[i].lstrip()) + 1)
-        name = m.group(1)
-        header, i = self._statement(i, m.end(), continuation=False)
-        try:
-            module_attrs = A.split_attributes(header)
-        except A.AttributeSyntaxError as e:
-            raise self.error_at(e.message, i + 1 - header.count("\n") - 1,
-                                lines[i - header.count("\n") - 1][:m.end()] + header,
-                                m.end() + e.offset) from None
+            raise self.error_at("expected 'HloModule <name>' at the start of an HLO module", pos)
+        pos = self.ws(m.end())
+        nm = _NAME_TOK.match(text, pos)
+        if not nm:
+            raise self.error_at("expected the module name after 'HloModule'", pos)
+        name = nm.group(2)
+        items, pos = self._attributes(nm.end(), None, True)
+        module_attrs = {k: v for k, v, _ in items}
         frames = StackFrameIndex()
-        computations: list[HloComputation] = []
-        seen: dict[str, int] = {}
-        while True:
-            i = self._skip_blank(i)
-            if i >= n:
-                break
-            line = lines[i]
-            word = line.strip()
-            if word in _TABLE_NAMES:
-                i = self._table(word, i + 1, frames)
-                continue
-            comp, i = self._computation(i, seen)
-            if comp.name in seen:
-                raise self.error(f"computation '{comp.name}' is defined twice "
-                                 f"(first on line {seen[comp.name]})", comp.line)
-            seen[comp.name] = comp.line
-            computations.append(comp)
-        if not computations:
+        self._computations(pos, frames)
+        if not self.computations:
             raise HloParseError("module has no computations; expected 'ENTRY %name ... {'",
-                                source=self.source, line=n)
-        entries = [c for c in computations if c.is_entry]
+                                source=self.source, line=text.count("\n"))
+        entries = [c for c in self.computations if c.is_entry]
         if len(entries) > 1:
-            raise self.error("more than one ENTRY computation", entries[1].line)
-        _uniquify(computations)
-        return HloModule(name, module_attrs, computations, frames, source=self.source, id=id)
+            raise HloParseError("more than one ENTRY computation", source=self.source,
+                                line=entries[1].line)
+        insts = [i for c in self.computations for i in c.instructions]
+        names = [i.name for i in insts]
+        nameset = set(names)
+        joined = "\n".join(names)
+        self._check_names(nameset, joined)
+        self._uniquify(insts, names, nameset, joined)
+        return HloModule(name, module_attrs, self.computations, frames, source=self.source,
+                         id=id)
 
-    def _skip_blank(self, i: int) -> int:
-        lines = self.lines
-        n = len(lines)
-        while i < n:
-            s = lines[i].strip()
-            if not s or s.startswith("//"):
-                i += 1
-            elif s.startswith("/*"):
-                # a block comment, possibly over several lines
-                j = i
-                rest = "\n".join(lines[i:i + 200]) if "*/" not in s else s
-                end = rest.find("*/")
-                if end < 0:
-                    raise self.error("unterminated /* comment", i + 1)
-                j = i + rest.count("\n", 0, end)
-                after = lines[j][lines[j].find("*/") + 2:].strip()
-                if after:
-                    lines[j] = " " * (len(lines[j]) - len(after)) + after
-                    return j
-                i = j + 1
-            else:
-                break
-        return i
-
-    def _statement(self, i: int, start: int, continuation: bool = True) -> tuple[str, int]:
-        """Text from column ``start`` of line ``i`` to the end of its statement.
-
-        A statement goes on over the next lines while a bracket is open or while
-        the next line continues it (starts with ',' or an attribute).
-        """
-        lines = self.lines
-        n = len(lines)
-        text = lines[i][start:]
-        j = i + 1
+    def _table(self, kind: str, pos: int, frames: StackFrameIndex) -> int:
+        """One of the FileNames / FunctionNames / FileLocations / StackFrames tables."""
+        text = self.text
+        strings = kind in ("FileNames", "FunctionNames")
+        fast = _TABLE_FAST[kind]
         while True:
-            try:
-                A.scan_value(text, 0, stop_at_comma=False)
-                open_bracket = False
-            except A.AttributeSyntaxError as e:
-                open_bracket = e.message.startswith("expected '") and "to close" in e.message \
-                    or e.message.startswith("unterminated string")
-            if j < n and (open_bracket or text.rstrip().endswith(",")
-                          or (continuation and _continues(lines[j]))):
-                text += "\n" + lines[j]
-                j += 1
-                continue
-            return text, j
-
-    def _table(self, kind: str, i: int, frames: StackFrameIndex) -> int:
-        lines = self.lines
-        while i < len(lines):
-            line = lines[i]
-            if not line.strip():
-                return i
-            if kind in ("FileNames", "FunctionNames"):
-                m = _TABLE_STRING.fullmatch(line)
-                if not m:
-                    if line.strip() in _TABLE_NAMES:
-                        return i
-                    raise self.error(f'expected a {kind} entry: <id> "<text>"', i + 1, 1)
+            # entries in XLA's own spelling, many at a time
+            m = None
+            if strings:
                 target = frames.file_names if kind == "FileNames" else frames.function_names
-                target[int(m.group(1))] = A.unquote(m.group(2))
+                for m in iter(fast.scanner(text, pos).match, None):
+                    value = m.group(2)
+                    target[int(m.group(1))] = value if "\\" not in value else A.unquote(
+                        '"' + value + '"')
+            elif kind == "FileLocations":
+                locs = frames.file_locations
+                for m in iter(fast.scanner(text, pos).match, None):
+                    k, f, fn, ln, eln, col, ecol = map(int, m.groups())
+                    locs[k] = FileLocation(f, fn, ln, eln, col, ecol)
             else:
-                m = _TABLE_BRACED.fullmatch(line)
-                if not m:
-                    if line.strip() in _TABLE_NAMES:
-                        return i
-                    raise self.error(f"expected a {kind} entry: <id> {{key=value ...}}", i + 1, 1)
+                frs = frames.stack_frames
+                for m in iter(fast.scanner(text, pos).match, None):
+                    k, loc, parent = map(int, m.groups())
+                    frs[k] = StackFrame(loc, parent)
+            if m is not None:
+                pos = m.end()
+            # anything else, one entry
+            p = self.ws(pos)
+            if p >= self.n or not text[p].isdigit():
+                return p
+            m = (_TABLE_STRING if strings else _TABLE_BRACED).match(text, p)
+            if not m:
+                what = '<id> "<text>"' if strings else "<id> {key=value ...}"
+                raise self.error_at(f"expected a {kind} entry: {what}", p)
+            key = int(m.group(1))
+            if kind == "FileNames":
+                frames.file_names[key] = A.unquote(m.group(2))
+            elif kind == "FunctionNames":
+                frames.function_names[key] = A.unquote(m.group(2))
+            else:
                 try:
                     kv = {k: int(v) for k, v in A.key_values(m.group(2))}
                     if kind == "FileLocations":
-                        frames.file_locations[int(m.group(1))] = FileLocation(
+                        frames.file_locations[key] = FileLocation(
                             kv["file_name_id"], kv["function_name_id"], kv["line"],
                             kv.get("end_line", 0), kv.get("column", 0), kv.get("end_column", 0))
                     else:
-                        frames.stack_frames[int(m.group(1))] = StackFrame(
+                        frames.stack_frames[key] = StackFrame(
                             kv["file_location_id"], kv.get("parent_frame_id", 0))
                 except (ValueError, KeyError) as e:
-                    raise self.error(f"bad {kind} entry: {e}", i + 1, 1) from None
-            i += 1
-        return i
+                    raise self.error_at(f"bad {kind} entry: {e}", p) from None
+            pos = m.end()
 
     # ------------------------------------------------------------------ computations
-    def _computation(self, i: int, defined: dict[str, int]) -> tuple[HloComputation, int]:
-        lines = self.lines
-        n = len(lines)
-        line = lines[i]
-        m = _COMP_HEAD.fullmatch(line)
-        if not m and "{" not in line and not _INSTR.match(line):
-            # a signature over several lines, or '{' on a line of its own
-            j = i + 1
-            while j < n and j < i + 50 and "{" not in lines[j - 1]:
-                j += 1
-            joined = " ".join(x.strip() for x in lines[i:j])
-            m = _COMP_HEAD.fullmatch(joined)
-            if m:
-                i = j - 1
-        if not m:
-            if _INSTR.match(line) or _HEAD.match(line):
-                raise self.error("instruction outside a computation; expected "
-                                 "'%name (params) -> shape {' or 'ENTRY %name {' first", i + 1, 1)
-            raise self.error("expected a computation: '[ENTRY] %name [(params) -> shape] {'",
-                             i + 1, len(line) - len(line.lstrip()) + 1)
-        is_entry = bool(m.group(1))
-        name = m.group(2)
-        signature = m.group(3)
-        if signature and not _SIGNATURE.fullmatch(signature):
-            raise self.error("expected a computation signature '(params) -> shape' before '{'",
-                             i + 1, m.start(3) + 1)
-        start_line = i + 1
-        i += 1
-        instructions: list[HloInstruction] = []
-        names: dict[str, int] = {}
-        source = self.source
+    def _computations(self, pos: int, frames: StackFrameIndex) -> None:
+        """Every computation from ``pos`` to the end of the text.
+
+        One scanner walks the lines while they have the usual one-line forms (instruction,
+        computation header, closing brace, blank line); anything else is read by the
+        careful reader, after which the scanner resumes."""
+        text = self.text
+        n = self.n
+        seen: dict[str, int] = {}
         cache = _shape_cache
-        instr_match = _INSTR.match
-        tail_ok = _TAIL_FAST.fullmatch
-        ops_ok = _OPERANDS_FAST.fullmatch
-        called_re = _CALLED.findall
-        hint = _CALL_HINT.search
-        roots = 0
-        execution_thread = ""
+        kinds = _FAST_KIND
+        calls_of = _CALLS_OF
+        source = self.source
+        by_written = self.by_written
+        scope: _Scope | None = None
+        names: dict[str, HloInstruction] = {}
+        insts: list[HloInstruction] = []
+        has_name = names.__contains__
+        ops: tuple[str, ...]
         while True:
-            if i >= n:
-                raise self.error(f"unexpected end of file: computation '{name}' (line "
-                                 f"{start_line}) is not closed; expected '}}'", n)
-            line = lines[i]
-            mi = instr_match(line)
-            if mi is not None:
-                tail = mi.group(6)
-                nxt = lines[i + 1] if i + 1 < n else ""
-                if (("{" in tail or "(" in tail)
-                        and (tail.count("{") != tail.count("}")
-                             or tail.count("(") != tail.count(")"))) or _continues(nxt) \
-                        or tail.endswith(","):
-                    inst, i = self._general_instruction(i)
-                else:
-                    root, iname, shape_text, opcode, args, tail = mi.groups()
-                    shape = cache.get(shape_text)
+            # ---------------------------------------------------------- fast run
+            pos = self.ws(pos)
+            line = self.line_of(pos)
+            bail = -1
+            m = None
+            last_inst = None   # the match of the last instruction read in this run
+            for m in iter(_LINE.scanner(text, pos).match, None):
+                li = m.lastindex
+                if li is not None and li <= 6:
+                    # an instruction
+                    root, name, st, op, args, tail = m.group(1, 2, 3, 4, 5, 6)
+                    kind = kinds.get(op)
+                    if kind is None or scope is None or name in names:
+                        bail = m.start()
+                        break
+                    shape = cache.get(st)
                     if shape is None:
-                        shape = self._shape(shape_text, i, mi.start(3))
-                    if opcode not in OPCODES:
-                        opcode = self._opcode(opcode, i, mi.start(4))
-                    if opcode in NON_OPERAND_ARGS:
-                        operands: tuple[str, ...] = ()
-                    elif not args or args.isspace():
-                        operands = ()
-                    elif ops_ok(args):
-                        operands = tuple(p.strip().lstrip("%") for p in args.split(","))
+                        try:
+                            shape = shape_from_text(st)
+                        except ShapeSyntaxError:
+                            bail = m.start()
+                            break
+                    if kind:
+                        ops = ()
+                        if op == "constant" and "E(" in st:
+                            shape = without_element_size(shape)
+                    elif not args:
+                        ops = ()
                     else:
-                        operands = self._operands(args, i + 1, line, mi.start(5))
+                        if "/" in args:
+                            args_c = _INLINE_COMMENT.sub("", args)
+                        else:
+                            args_c = args
+                        if "[" in args_c or "(" in args_c:
+                            ops = self._fast_typed(args_c, names)
+                            if ops is None:
+                                bail = m.start()
+                                break
+                        else:
+                            ops = tuple(args_c.replace("%", "").split(", "))
+                            if not all(map(has_name, ops)):
+                                bail = m.start()
+                                break
                     called: tuple[str, ...] = ()
-                    if tail:
-                        if not tail_ok(tail):
+                    if tail is None:
+                        tail = ""
+                    else:
+                        if tail.count("{") != tail.count("}"):
+                            bail = m.start()
+                            break
+                        words = calls_of.get(op)
+                        if words is not None:
+                            called = self._fast_called(tail, words, by_written)
+                            if called is None:
+                                bail = m.start()
+                                break
+                    inst = HloInstruction(name, op, shape, ops, root is not None, line, args,
+                                          tail, called, source)
+                    if root is not None:
+                        if scope.root is not None:
+                            bail = m.start()
+                            break
+                        scope.root = inst
+                    names[name] = inst
+                    insts.append(inst)
+                    last_inst = m
+                elif li == 7:
+                    # '}' closing a computation
+                    if scope is None or not insts:
+                        bail = m.start()
+                        break
+                    self._finish(scope, "")
+                    scope = None
+                    last_inst = None
+                elif li is None:
+                    pass   # a blank line
+                else:
+                    # a computation header '[ENTRY] %name [(params) -> shape] {'
+                    cname = m.group(9)
+                    if scope is not None or cname in seen:
+                        bail = m.start()
+                        break
+                    signature = m.group(10)
+                    if signature:
+                        st = m.group(11)
+                        if cache.get(st) is None:
                             try:
-                                A.split_attributes(tail)
-                            except A.AttributeSyntaxError as e:
-                                raise self.error(e.message, i + 1, mi.start(6) + e.offset + 1) \
-                                    from None
-                        if hint(tail):
-                            called = self._called(tail, i + 1)
-                    inst = HloInstruction(iname, opcode, shape, operands, root is not None,
-                                          i + 1, args, tail, called, source)
-                    i += 1
-                if inst.name in names or inst.called_names or inst.is_root \
-                        or inst.name.startswith("__"):
-                    roots += self._check(inst, name, names, defined, roots)
-                for op in inst.operand_names:
-                    if op not in names:
-                        raise self._undefined_operand(inst, op, name)
-                names[inst.name] = inst.line
-                instructions.append(inst)
-                continue
-            s = line.strip()
-            if not s or s.startswith("//"):
-                i += 1
-                continue
-            if s[0] == "}":
-                mc = _COMP_CLOSE.fullmatch(line)
-                if not mc:
-                    raise self.error("unexpected text after '}' closing computation "
-                                     f"'{name}'", i + 1, line.index("}") + 2)
-                if mc.group(1):
-                    execution_thread = A.unquote(mc.group(1))
-                i += 1
-                break
-            if s.startswith("/*"):
-                i = self._skip_blank(i)
-                continue
-            inst, i = self._general_instruction(i)
-            roots += self._check(inst, name, names, defined, roots)
-            for op in inst.operand_names:
-                if op not in names:
-                    raise self._undefined_operand(inst, op, name)
-            names[inst.name] = inst.line
-            instructions.append(inst)
-        if not instructions:
-            raise self.error(f"computation '{name}' has no instructions", start_line)
-        if name.startswith("__") and not name.startswith("__xla_"):
-            name = "a" + name[1:]   # XLA's NameUniquer renames reserved names
-        comp = HloComputation(name, instructions, is_entry, start_line,
-                              signature or "", execution_thread)
-        return comp, i
-
-    def _check(self, inst: HloInstruction, comp: str, names: dict[str, int],
-               defined: dict[str, int], roots: int) -> int:
-        """Checks XLA makes as it reads an instruction; returns 1 for a ROOT."""
-        if inst.name in names:
-            raise self.error(f"instruction '{inst.name}' is defined twice in computation "
-                             f"'{comp}' (first on line {names[inst.name]})", inst.line)
-        if inst.name.startswith("__") and not inst.name.startswith("__xla_"):
-            raise self.error(f"illegal instruction name '{inst.name}': names starting with "
-                             "'__' are reserved", inst.line)
-        for callee in inst.called_names:
-            if callee not in defined:
-                line = self.lines[inst.line - 1]
-                raise self.error(f"'{inst.name}' calls computation '{callee}', which is not "
-                                 "defined before this point (XLA needs callees first)",
-                                 inst.line, _column_of(line, callee))
-        if inst.is_root and roots:
-            raise self.error(f"computation '{comp}' has more than one ROOT", inst.line)
-        return 1 if inst.is_root else 0
-
-    def _undefined_operand(self, inst: HloInstruction, op: str, comp: str) -> HloParseError:
-        line = self.lines[inst.line - 1]
-        return self.error(f"'{inst.name}' uses operand '{op}', which is not defined before it "
-                          f"in computation '{comp}'", inst.line, _column_of(line, op))
-
-    # ------------------------------------------------------------------ instructions
-    def _shape(self, text: str, i: int, col: int):
-        try:
-            return shape_from_text(text)
-        except ShapeSyntaxError as e:
-            raise self.error(e.message, i + 1, col + e.offset + 1) from None
-
-    def _opcode(self, opcode: str, i: int, col: int) -> str:
-        if opcode in OPCODES:
-            return opcode
-        if async_wrapped(opcode):
-            return opcode   # 'call-start': XLA's shorthand for an async wrapper, kept as written
-        raise self.error(f"unknown opcode '{opcode}'", i + 1, col + 1)
-
-    def _called(self, tail: str, line: int) -> tuple[str, ...]:
-        out: list[str] = []
-        for _key, value in _CALLED.findall(tail):
-            try:
-                out.extend(A.computation_list(value))
-            except ValueError as e:
-                raise self.error(str(e), line) from None
-        return tuple(dict.fromkeys(out))
-
-    def _operands(self, args: str, line: int, stmt: str, offset: int) -> tuple[str, ...]:
-        """Operand names from '%a, %b', 'f32[2]{0} %a, (f32[], s32[]) %t', with comments."""
-        names: list[str] = []
-        n = len(args)
-        pos = 0
-        while pos < n:
-            end = A.scan_value(args, pos)
-            piece = args[pos:end]
-            if "/*" in piece or "//" in piece:
-                piece = A.strip_comments(piece)
-            piece = piece.strip()
-            if not piece:
-                if end < n or names:
-                    raise self.error_at("expected an operand name", line, stmt,
-                                        offset + pos + 1 if stmt is not None else 0)
+                                shape_from_text(st)
+                            except ShapeSyntaxError:
+                                bail = m.start()
+                                break
+                    scope = _Scope(cname, line, m.group(8) is not None, signature or "")
+                    seen[cname] = line
+                    names = scope.names
+                    insts = scope.insts
+                    has_name = names.__contains__
+                line += 1
             else:
-                m = re.search(rf"%?({_NAME})$", piece)
-                if not m:
-                    raise self.error_at(f"expected an operand name, got '{piece[:40]}'", line,
-                                        stmt, offset + pos + (len(args[pos:end]) - len(args[pos:end].lstrip())))
-                prefix = piece[:m.start()].strip()
-                if prefix:
-                    try:
-                        shape_from_text(prefix)
-                    except ShapeSyntaxError as e:
-                        raise self.error_at(f"bad operand shape: {e.message}", line, stmt,
-                                            offset + pos + e.offset) from None
-                names.append(m.group(1))
-            pos = end + 1
-        return tuple(names)
+                if m is not None:
+                    pos = m.end()
+                    self._lpos, self._lno = pos, line
+                    if last_inst is not None and scope is not None and insts:
+                        scope.last_fast = (last_inst.start(), insts[-1])
+            if bail >= 0:
+                pos = bail
+                self._lpos, self._lno = pos, line
+                if scope is not None:
+                    scope.last_fast = None
+            # ---------------------------------------------------------- careful step
+            pos = self.ws(pos)
+            if scope is None:
+                if pos >= n:
+                    return
+                tm = _TABLE.match(text, pos)
+                if tm:
+                    pos = self._table(tm.group(1), tm.end(), frames)
+                    continue
+                is_entry, cname, cline, signature, pos = self._computation_head(pos, seen)
+                scope = _Scope(cname, cline, is_entry, signature)
+                seen[cname] = cline
+                names = scope.names
+                insts = scope.insts
+                has_name = names.__contains__
+                pos += 1
+                continue
+            if pos >= n:
+                raise self.error_at(f"unexpected end of file: computation '{scope.name}' (line "
+                                    f"{scope.line}) is not closed; expected '}}'", n)
+            if text[pos] == "}":
+                if not insts:
+                    raise self.error_at(f"computation '{scope.name}' has no instructions", pos)
+                pos, thread = self._execution_thread(pos + 1)
+                self._finish(scope, thread)
+                scope = None
+                continue
+            last = scope.last_fast
+            scope.last_fast = None
+            if last is not None and insts and last[1] is insts[-1] and \
+                    not _STMT_START.match(text, pos):
+                # the line before goes on here: read it again, carefully
+                start, prev = last
+                insts.pop()
+                del names[prev.name]
+                if scope.root is prev:
+                    scope.root = None
+                pos = self.ws(start)
+            pos = self._statement(pos, scope)
 
-    def _general_instruction(self, i: int) -> tuple[HloInstruction, int]:
-        """Read one instruction statement starting on line ``i`` (possibly several lines)."""
-        stmt, j = self._statement(i, 0)
-        line = i + 1
-        m = _HEAD.match(stmt)
-        if not m:
-            col = len(stmt) - len(stmt.lstrip())
-            raise self.error_at("expected an instruction '[ROOT] %name = shape opcode(operands)'",
-                                line, stmt, col)
-        pos = m.end()
-        if pos >= len(stmt):
-            raise self.error_at("expected a shape after '='", line, stmt, pos)
-        if stmt[pos] == "(":
+    def _execution_thread(self, pos: int) -> tuple[int, str]:
+        """', execution_thread="..."' after a computation's '}' (if there)."""
+        text = self.text
+        p = self.ws(pos)
+        if p >= self.n or text[p] != ",":
+            return pos, ""
+        thread = ""
+        items, pos = self._attributes(pos, None, True)
+        for key, value, at in items:
+            if key != "execution_thread":
+                raise self.error_at(f"unexpected attribute '{key}' after a computation; "
+                                    "expected execution_thread", at)
             try:
-                end = A.scan_value(stmt, pos + 1, stop_at_comma=False)
-            except A.AttributeSyntaxError as e:
-                raise self.error_at(e.message, line, stmt, e.offset) from None
-            if end >= len(stmt) or stmt[end] != ")":
-                raise self.error_at("expected ')' to close the tuple shape", line, stmt, pos)
-            end += 1
-        else:
-            ma = _ARRAY_HEAD.match(stmt, pos)
-            if not ma:
+                thread = A.string_value(value)
+            except ValueError as e:
+                raise self.error_at(f"bad execution_thread: {e}", at) from None
+        return pos, thread
+
+    def _finish(self, scope: _Scope, execution_thread: str) -> None:
+        comp = HloComputation(scope.name, scope.insts, scope.is_entry, scope.line,
+                              scope.signature, execution_thread)
+        self.by_written[scope.name] = comp
+        self._add_computation(comp)
+
+    def _computation_head(self, pos: int, seen: dict[str, int]) -> tuple[bool, str, int, str, int]:
+        """'[ENTRY] name [(params) -> shape] {' read carefully; returns is_entry, name, line,
+        signature and the offset of '{'."""
+        text = self.text
+        start = pos
+        em = _ENTRY_KW.match(text, pos)
+        is_entry = em is not None
+        if em:
+            pos = self.ws(em.end())
+        nm = _NAME_TOK.match(text, pos)
+        if not nm or text.startswith("=", nm.end()):
+            if _STMT_START.match(text, pos):
+                raise self.error_at("instruction outside a computation; expected "
+                                    "'%name (params) -> shape {' or 'ENTRY %name {' first", pos)
+            raise self.error_at("expected a computation: '[ENTRY] %name [(params) -> shape] {'",
+                                pos)
+        name = nm.group(2)
+        line = self.line_of(start)
+        pos = self.ws(nm.end())
+        signature = ""
+        if pos < self.n and text[pos] == "(":
+            sig_start = pos
+            pos = self.ws(self._balanced_end(pos))
+            if not text.startswith("->", pos):
+                raise self.error_at("expected '->' and the result shape after the parameters",
+                                    pos)
+            pos = self.ws(pos + 2)
+            pos = self._shape(pos)[1]
+            signature = text[sig_start:pos]
+            if "\n" in signature:
+                signature = re.sub(r"\s*\n\s*", " ", A.strip_comments(signature))
+            pos = self.ws(pos)
+        if pos >= self.n or text[pos] != "{":
+            if _STMT_START.match(text, start) and not signature:
+                raise self.error_at("instruction outside a computation; expected "
+                                    "'%name (params) -> shape {' or 'ENTRY %name {' first",
+                                    start)
+            raise self.error_at(f"expected '{{' to open computation '{name}'"
+                                if signature else
+                                "expected a computation: '[ENTRY] %name [(params) -> shape] {'",
+                                pos)
+        if name in seen:
+            raise self.error_at(f"computation '{name}' is defined twice "
+                                f"(first on line {seen[name]})", start)
+        return is_entry, name, line, signature, pos
+
+    def _add_computation(self, comp: HloComputation) -> None:
+        name = comp.name
+        final_names = self.comp_names
+        uniquer = self.comp_uniquer
+        if uniquer is None:
+            if name not in final_names and _plain_name(name) and \
+                    name not in _RESERVED and \
+                    (name[:-2] if name.endswith(".0") else name + ".0") not in final_names:
+                final_names.add(name)
+                self.comp_order.append(name)
+                self.computations.append(comp)
+                return
+            uniquer = self.comp_uniquer = NameUniquer()
+            for given in self.comp_order:
+                uniquer.unique(given)
+        comp.name = uniquer.unique(name)
+        final_names.add(comp.name)
+        self.computations.append(comp)
+
+    def _instruction_list(self, pos: int, comp_name: str,
+                          comp_line: int) -> tuple[list[HloInstruction], int]:
+        """Instructions of an inline computation, from just after '{' to the matching '}';
+        returns them and the offset after the '}'."""
+        text = self.text
+        scope = _Scope(comp_name, comp_line, False, "")
+        while True:
+            pos = self.ws(pos)
+            if pos >= self.n:
+                raise self.error_at(f"unexpected end of file: computation '{comp_name}' (line "
+                                    f"{comp_line}) is not closed; expected '}}'", self.n)
+            if text[pos] == "}":
+                if not scope.insts:
+                    raise self.error_at(f"computation '{comp_name}' has no instructions", pos)
+                return scope.insts, pos + 1
+            pos = self._statement(pos, scope)
+
+    def _fast_typed(self, args: str, names: dict[str, HloInstruction]) -> tuple[str, ...] | None:
+        """Operand names of 'f32[2]{0} %a, (f32[], s32[]) %b', or None to read it carefully."""
+        if not _TYPED_OPERANDS.fullmatch(args):
+            return None
+        out = []
+        for st, nm in _TYPED_OPERAND.findall(args):
+            inst = names.get(nm)
+            if inst is None:
+                return None
+            if st != inst.shape.text:
                 try:
-                    shape_from_text(stmt[pos:pos + 60].split(" ")[0] or "?")
-                except ShapeSyntaxError as e:
-                    raise self.error_at(e.message, line, stmt, pos + e.offset) from None
-                raise self.error_at("expected a shape such as f32[8,16]{1,0}", line, stmt, pos)
-            end = ma.end()
-            if end < len(stmt) and stmt[end] == "{":
-                close = stmt.find("}", end)
-                if close < 0:
-                    raise self.error_at("expected '}' to close the layout", line, stmt, end)
-                end = close + 1
-        shape_text = stmt[pos:end]
+                    declared = shape_from_text(st)
+                except ShapeSyntaxError:
+                    return None
+                if not compatible(declared, inst.shape):
+                    return None
+            out.append(nm)
+        return tuple(out)
+
+    @staticmethod
+    def _fast_called(tail: str, words: tuple[str, ...],
+                     by_written: dict[str, HloComputation]) -> tuple[str, ...] | None:
+        """Computations named by 'calls=%c', 'to_apply=%c', 'branch_computations={%a, %b}'...
+        in a one-line tail, or None to read the instruction carefully."""
+        if len(words) == 1:
+            # the usual case: one attribute naming one computation ('calls=%fused')
+            word = words[0]
+            p = tail.find(word)
+            if p < 0:
+                return ()
+            q = p - 1
+            while tail[q] == " ":
+                q -= 1
+            if tail[q] == "," and tail.find(word, p + 1) < 0:
+                vm = _CALL_VALUE.match(tail, p + len(word))
+                if vm is not None:
+                    value = vm.group(1)
+                    if value[0] != "{":
+                        comp = by_written.get(value[1:] if value[0] == "%" else value)
+                        return None if comp is None else (comp.name,)
+        found: list[tuple[int, str]] = []
+        for word in words:
+            p = tail.find(word)
+            while p >= 0:
+                if tail[p - 1] not in _NAME_CHARS:
+                    before = tail[:p].rstrip()
+                    if not before.endswith(","):
+                        return None   # inside a string or a comment: read it carefully
+                    vm = _CALL_VALUE.match(tail, p + len(word))
+                    if vm is None:
+                        return None
+                    found.append((p, vm.group(1)))
+                p = tail.find(word, p + 1)
+        if not found:
+            return ()
+        if len(found) > 1:
+            found.sort()
+        out: list[str] = []
+        for _, value in found:
+            if value[0] == "{":
+                if "=" in value:
+                    return None
+                body = value[1:-1].strip()
+                written = [x.strip().lstrip("%") for x in body.split(",")] if body else []
+            else:
+                written = [value.lstrip("%")]
+            for w in written:
+                comp = by_written.get(w)
+                if comp is None:
+                    return None
+                out.append(comp.name)
+        return tuple(dict.fromkeys(out)) if len(out) > 1 else tuple(out)
+
+    # ------------------------------------------------------------------ careful reader
+    def _statement(self, pos: int, scope: _Scope) -> int:
+        """Read one instruction '[ROOT] name = ...' at ``pos``; returns the offset after it."""
+        text = self.text
+        start = pos
+        rm = _ROOT_KW.match(text, pos)
+        is_root = rm is not None
+        if rm:
+            pos = self.ws(rm.end())
+        nm = _NAME_TOK.match(text, pos)
+        if not nm:
+            if pos >= self.n - 1:
+                raise self.error_at("unexpected end of file: expected an instruction", pos)
+            if text[pos] in ",)]" or _ATTR_NAME.match(text, pos):
+                raise self.error_at("unexpected text; expected an instruction "
+                                    "'[ROOT] %name = shape opcode(operands)' or '}'", pos)
+            raise self.error_at("expected an instruction '[ROOT] %name = shape opcode(operands)'",
+                                pos)
+        name = nm.group(2)
+        if not nm.group(1) and name in _KEYWORDS:
+            raise self.error_at(f"expected an instruction name, got the keyword '{name}' "
+                                f"(write %{name})", nm.start())
+        p = self.ws(nm.end())
+        if p >= self.n or text[p] != "=":
+            raise self.error_at(f"expected '=' after the instruction name '{name}'", p)
+        line = self.line_of(start)
+        inst, pos = self._rhs(self.ws(p + 1), name, nm.start(), is_root, line, scope, True)
+        self._register(inst, scope, nm.start())
+        return pos
+
+    def _register(self, inst: HloInstruction, scope: _Scope, at: int) -> None:
+        name = inst.name
+        if name in scope.names:
+            raise self.error_at(f"instruction '{name}' is defined twice in computation "
+                                f"'{scope.name}' (first on line {scope.names[name].line})", at)
+        if sanitize_name(name) != name:
+            raise self.error_at(f"illegal instruction name '{name}'; XLA would rename it to "
+                                f"'{sanitize_name(name)}' (names starting with '__' and type "
+                                "names are reserved)", at)
+        if inst.is_root:
+            if scope.root is not None:
+                raise self.error_at(f"computation '{scope.name}' has more than one ROOT", at)
+            scope.root = inst
+        scope.names[name] = inst
+        scope.insts.append(inst)
+
+    def _shape(self, pos: int) -> tuple[Shape, int]:
         try:
-            shape = shape_from_text(shape_text)
+            return parse_shape_at(self.text, pos)
         except ShapeSyntaxError as e:
-            raise self.error_at(e.message, line, stmt, pos + e.offset) from None
-        mo = _OPCODE.match(stmt, end)
-        if not mo:
-            raise self.error_at("expected an opcode followed by '(' after the shape", line, stmt,
-                                end + (len(stmt[end:]) - len(stmt[end:].lstrip())))
-        opcode = mo.group(1)
-        if opcode not in OPCODES and not async_wrapped(opcode):
-            raise self.error_at(f"unknown opcode '{opcode}'", line, stmt, mo.start(1))
-        args_start = mo.end()
+            raise self.error_at(e.message, e.offset) from None
+
+    def _rhs(self, pos: int, name: str, name_at: int, is_root: bool, line: int,
+             scope: _Scope, allow_attrs: bool) -> tuple[HloInstruction, int]:
+        """Read 'shape opcode(operands), attrs' at ``pos``; ``name`` is '' for a nested
+        instruction.  Returns the instruction (not yet registered) and the offset after it."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error_at("instructions nested too deeply", pos)
         try:
-            args_end = A.scan_value(stmt, args_start, stop_at_comma=False)
-        except A.AttributeSyntaxError as e:
-            raise self.error_at(e.message, line, stmt, e.offset) from None
-        if args_end >= len(stmt) or stmt[args_end] != ")":
-            raise self.error_at("expected ')' to close the operand list", line, stmt,
-                                min(args_end, len(stmt)))
-        args = stmt[args_start:args_end]
-        tail = stmt[args_end + 1:]
-        if opcode in NON_OPERAND_ARGS:
-            operands: tuple[str, ...] = ()
+            return self._rhs_inner(pos, name, name_at, is_root, line, scope, allow_attrs)
+        finally:
+            self.depth -= 1
+
+    def _rhs_inner(self, pos, name, name_at, is_root, line, scope, allow_attrs):
+        text = self.text
+        shape: Shape | None = None
+        shape_at = pos
+        if pos < self.n and can_be_shape(text, pos):
+            shape, pos = self._shape(pos)
+            pos = self.ws(pos)
+        om = _IDENT.match(text, pos)
+        if not om:
+            if pos >= self.n - 1:
+                raise self.error_at("unexpected end of file: expected a shape and an opcode", pos)
+            if shape is None:
+                raise self.error_at("expected a shape such as f32[8,16]{1,0} or an opcode",
+                                    pos)
+            raise self.error_at("expected an opcode followed by '(' after the shape", pos)
+        op = om.group()
+        op_at = om.start()
+        wrapped = None
+        if op not in OPCODES:
+            wrapped = async_wrapped(op)
+            if wrapped is None:
+                if shape is None and text.startswith("[", om.end()):
+                    raise self.error_at(f"unknown element type '{op}'", op_at)
+                raise self.error_at(f"unknown opcode '{op}'", op_at)
+        if shape is None and (wrapped is not None or op not in SI.INFERABLE):
+            raise self.error_at(f"cannot infer shape for opcode: {op}; write the result "
+                                "shape before it", op_at)
+        pos = self.ws(om.end())
+        if pos >= self.n or text[pos] != "(":
+            raise self.error_at(f"expected '(' after the opcode '{op}'", pos)
+        args_start = pos + 1
+        if op in ("parameter", "constant"):
+            pos = self._balanced_end(pos)
+            ops: tuple[str, ...] = ()
+            op_shapes: list[Shape] = []
+            if op == "parameter" and not _INT.fullmatch(text[args_start:pos - 1].strip()):
+                raise self.error_at("expected a parameter number", args_start)
         else:
-            operands = self._operands(args, line, stmt, args_start)
-        called: tuple[str, ...] = ()
-        if tail.strip():
-            try:
-                attrs = A.split_attributes(tail)
-            except A.AttributeSyntaxError as e:
-                raise self.error_at(e.message, line, stmt, args_end + 1 + e.offset) from None
-            names: list[str] = []
-            for key in ("calls", "to_apply", "body", "condition", "branch_computations",
-                        "true_computation", "false_computation", "called_computations"):
-                if key in attrs:
-                    try:
-                        names.extend(A.computation_list(attrs[key]))
-                    except ValueError as e:
-                        raise self.error_at(f"bad '{key}': {e}", line, stmt,
-                                            args_end + 1 + tail.find(key + "=")) from None
-            called = tuple(dict.fromkeys(names))
-            if "\n" in tail:
-                tail = ", " + ", ".join(f"{k}={v}" for k, v in attrs.items())
-        else:
-            tail = ""
+            ops, op_shapes, pos = self._operands(args_start, scope, name or op)
+        args = text[args_start:pos - 1]
         if "\n" in args:
             args = " ".join(a.strip() for a in args.split("\n"))
-        inst = HloInstruction(m.group(2), opcode, shape, operands, bool(m.group(1)), line,
-                              args, tail, called, self.source)
-        return inst, j
+        attr_start = pos
+        items, pos = self._attributes(pos, scope, allow_attrs)
+        raw_tail = text[attr_start:pos]
+        if not items:
+            tail = ""
+        elif "\n" in raw_tail or "//" in raw_tail or "/*" in raw_tail or any(
+                at < 0 for _, _, at in items):
+            tail = "".join(f", {k}={v}" for k, v, _ in items)
+        else:
+            tail = raw_tail
+        attrs = {k: v for k, v, _ in items}
+        called: list[str] = []
+        for key, value, at in items:
+            if at < 0 or key in _SINGLE_COMPUTATION or key in _COMPUTATION_LISTS or (
+                    op == "select-and-scatter" and key in ("select", "scatter")):
+                called.extend(self._computation_refs(key, value, at, name or op))
+        called_t = tuple(dict.fromkeys(called))
+        # ---- async ops
+        if wrapped is not None or op in _ASYNC:
+            return self._async(name, op, wrapped, shape, ops, op_shapes, args, tail, attrs,
+                               called_t, is_root, line, scope, op_at, pos)
+        # ---- shapes XLA infers or derives
+        if shape is None:
+            try:
+                shape = SI.infer_shape(op, op_shapes, attrs, called_t, self._root_shape)
+            except SI.InferenceError as e:
+                raise self.error_at(f"failed to infer shape for opcode: {op}, error: {e}",
+                                    op_at) from None
+        shape = self._derived_shape(op, shape, op_shapes, shape_at)
+        if not name:
+            name = self.anon_uniquer.unique(f"{op}.anon")
+        inst = HloInstruction(name, op, shape, ops, is_root, line, args, tail, called_t,
+                              self.source)
+        return inst, pos
 
+    def _derived_shape(self, op: str, shape: Shape, op_shapes: list[Shape], at: int) -> Shape:
+        """The shape XLA's instruction factories give these opcodes, whatever is written."""
+        if op == "constant":
+            return without_element_size(shape)
+        if op in ("after-all", "send-done", "outfeed"):
+            return _TOKEN
+        if op == "add-dependency" and op_shapes:
+            return op_shapes[0]
+        if op in ("recv", "infeed"):
+            if not shape.is_tuple or not shape.tuple_shapes:
+                raise self.error_at(f"{op} must have a non-empty tuple shape", at)
+            data = shape.tuple_shapes[0]
+            return tuple_shape((data, _U32, _TOKEN) if op == "recv" else (data, _TOKEN))
+        if op == "recv-done" and op_shapes:
+            src = op_shapes[0]
+            if src.is_tuple and src.tuple_shapes:
+                return tuple_shape((src.tuple_shapes[0], _TOKEN))
+        if op == "send" and op_shapes:
+            return tuple_shape((op_shapes[0], _U32, _TOKEN))
+        return shape
 
-_STMT_START = re.compile(
-    rf"\s*(?:$|//|/\*|\}}|ROOT\s|%?(?:{_NAME})\s*=\s*(?:[a-z][a-z0-9]*\[|\(|[a-z][\w\-]*\())")
+    def _root_shape(self, comp_name: str) -> Shape:
+        for comp in reversed(self.computations):
+            if comp.name == comp_name:
+                root = comp.root
+                if root is None:
+                    raise SI.InferenceError(f"computation {comp_name} is empty")
+                return root.shape
+        raise SI.InferenceError(f"no computation {comp_name}")
 
+    def _async(self, name, op, wrapped, shape, ops, op_shapes, args, tail, attrs, called,
+               is_root, line, scope, op_at, pos):
+        comp: HloComputation | None = None
+        kind = wrapped[0] if wrapped else op
+        if kind == "async-start":
+            if not shape.is_tuple or len(shape.tuple_shapes) < 2 or \
+                    not shape.tuple_shapes[0].is_tuple:
+                raise self.error_at("AsyncStart expects the op shape to be in the form of "
+                                    "((async-operands), async-outputs, state)", op_at)
+            if wrapped:
+                thread = attrs.get("async_execution_thread", "")
+                try:
+                    thread = A.string_value(thread) if thread else ""
+                except ValueError:
+                    thread = ""
+                comp = self._async_wrapped(wrapped[1], shape.tuple_shapes[1], op_shapes, tail,
+                                           called, line, thread)
+                called = (comp.name,)
+            else:
+                if not called:
+                    raise self.error_at("async-start needs calls=<computation>", op_at)
+                comp = self._computation_named(called[0])
+        else:
+            if len(ops) != 1 or ops[0] not in scope.async_comp:
+                raise self.error_at(f"{op} expects a single async op (a -start or -update) "
+                                    "as its operand", op_at)
+            comp = scope.async_comp[ops[0]]
+            if called and called[0] != comp.name:
+                raise self.error_at(f"expect async_wrapped_computation to be {comp.name}, "
+                                    f"but got {called[0]}", op_at)
+            if wrapped and comp.root is not None and \
+                    _written(comp.root) != wrapped[1]:
+                raise self.error_at(f"expect async wrapped opcode to be {_written(comp.root)},"
+                                    f" but got {wrapped[1]}", op_at)
+            called = (comp.name,)
+        printed = op
+        root = comp.root
+        if root is not None and all(i is root or i.opcode == "parameter"
+                                    for i in comp.instructions):
+            printed = _written(root) + {"async-start": "-start", "async-update": "-update",
+                                        "async-done": "-done"}[kind]
+        else:
+            printed = kind
+        if not name:
+            name = self.anon_uniquer.unique(f"{kind}.anon")
+        inst = HloInstruction(name, printed, shape, ops, is_root, line, args, tail, called,
+                              self.source)
+        if printed != op:
+            inst.written_opcode = op
+        if kind != "async-done":
+            scope.async_comp[name] = comp
+        return inst, pos
 
-def _continues(line: str) -> bool:
-    """Does this line continue the statement before it (rather than start a new one)?"""
-    return bool(line) and not _STMT_START.match(line)
+    def _async_wrapped(self, opcode: str, shape: Shape, op_shapes: list[Shape], tail: str,
+                       called: tuple[str, ...], line: int, thread: str) -> HloComputation:
+        """The computation XLA builds for 'op-start(...)' sugar: parameters and the op."""
+        insts = []
+        params = []
+        for i, s in enumerate(op_shapes):
+            pname = "async_param" if i == 0 else f"async_param.{i}"
+            params.append(pname)
+            insts.append(HloInstruction(pname, "parameter", s, (), False, line, str(i), "",
+                                        (), self.source))
+        insts.append(HloInstruction(opcode, opcode, shape, tuple(params), True, line,
+                                    ", ".join("%" + p for p in params), tail, called,
+                                    self.source))
+        comp = HloComputation("async_wrapped", insts, False, line, "", thread)
+        comp.synthetic = True
+        self._add_computation(comp)
+        return comp
 
+    def _computation_named(self, name: str) -> HloComputation:
+        for comp in reversed(self.computations):
+            if comp.name == name:
+                return comp
+        raise KeyError(name)
 
-def _column_of(line: str, name: str) -> int:
-    m = re.search(rf"%?(?<![\w.\-]){re.escape(name)}(?![\w.\-])", line.split("=", 1)[-1])
-    if not m:
-        return 0
-    return len(line.split("=", 1)[0]) + 1 + m.start() + 1
+    def _computation_refs(self, key: str, value: str, at: int, who: str) -> list[str]:
+        """Final names of the computations an attribute value names ('%a', '{%a, %b}')."""
+        if at < 0:   # inline computations, already named
+            return [x.strip() for x in value.strip("{}").split(",") if x.strip()]
+        try:
+            written = A.computation_list(value)
+        except ValueError as e:
+            raise self.error_at(f"bad '{key}': {e}", at) from None
+        out = []
+        for w in written:
+            comp = self.by_written.get(w)
+            if comp is None:
+                raise self.error_at(f"'{who}' calls computation '{w}', which is not defined "
+                                    "before this point (XLA needs callees first)",
+                                    self.text.find(w, at))
+            out.append(comp.name)
+        return out
 
+    def _operands(self, pos: int, scope: _Scope,
+                  who: str) -> tuple[tuple[str, ...], list[Shape], int]:
+        """Operands after '(' up to and past ')': names, their shapes, end offset."""
+        text = self.text
+        names: list[str] = []
+        shapes: list[Shape] = []
+        p = self.ws(pos)
+        if p < self.n and text[p] == ")":
+            return (), shapes, p + 1
+        while True:
+            p = self.ws(p)
+            if p >= self.n - 1:
+                raise self.error_at("unexpected end of file: expected ')' to close the "
+                                    "operand list", self.n)
+            op_start = p
+            declared: Shape | None = None
+            q = p
+            if can_be_shape(text, p):
+                declared, q = self._shape(p)
+                q = self.ws(q)
+            nm = _NAME_TOK.match(text, q)
+            after = self.ws(nm.end()) if nm else q
+            if nm and nm.group(1) == "" and text[after:after + 1] == "(":
+                inst, p = self._rhs(op_start, "", op_start, False, self.line_of(op_start),
+                                    scope, False)
+                self._register(inst, scope, op_start)
+                names.append(inst.name)
+                shapes.append(inst.shape)
+                p = self.ws(p)
+            elif nm:
+                oname = nm.group(2)
+                inst = scope.names.get(oname)
+                if inst is None:
+                    raise self.error_at(f"'{who}' uses operand '{oname}', which is not defined "
+                                        f"before it in computation '{scope.name}'", nm.start())
+                if declared is not None and not compatible(declared, inst.shape):
+                    raise self.error_at(f"the declared operand shape {declared} is not "
+                                        f"compatible with the shape of '{oname}', "
+                                        f"{inst.shape}", op_start)
+                names.append(oname)
+                shapes.append(inst.shape)
+                p = after
+            elif declared is not None and text[q:q + 1] in (",", ")"):
+                p = q    # XLA drops an operand that is only a shape
+            else:
+                raise self.error_at("expected an operand: '[shape] %name' or a nested "
+                                    "instruction", q)
+            if p < self.n and text[p] == ",":
+                p += 1
+                continue
+            if p < self.n and text[p] == ")":
+                return tuple(names), shapes, p + 1
+            if p >= self.n - 1:
+                raise self.error_at("unexpected end of file: expected ')' to close the "
+                                    "operand list", self.n)
+            raise self.error_at("expected ',' or ')' after an operand", p)
 
-def _uniquify(computations: list[HloComputation]) -> None:
-    """Rename instructions whose names repeat across computations, as XLA does."""
-    uniquer = NameUniquer()
-    for comp in computations:
-        renames: dict[str, str] = {}
-        for inst in comp.instructions:
-            new = uniquer.unique(inst.name)
-            if new != inst.name:
-                renames[inst.name] = new
-        if renames:
+    def _attributes(self, pos: int, scope: _Scope | None,
+                    allow: bool) -> tuple[list[tuple[str, str, int]], int]:
+        """', key=value' pairs from ``pos``: [(key, value, offset)] (offset -1: an inline
+        computation, value its name) and the offset after the last value."""
+        text = self.text
+        items: list[tuple[str, str, int]] = []
+        seen: set[str] = set()
+        while allow:
+            p = self.ws(pos)
+            if p >= self.n or text[p] != ",":
+                break
+            p = self.ws(p + 1)
+            am = _ATTR_NAME.match(text, p)
+            if not am:
+                raise self.error_at("expected an attribute name=value after ','", p)
+            key = am.group(1)
+            if key in seen:
+                raise self.error_at(f"attribute '{key}' is given twice", p)
+            seen.add(key)
+            v = self.ws(am.end())
+            if v >= self.n - 1:
+                raise self.error_at(f"unexpected end of file: expected a value for "
+                                    f"attribute '{key}'", v)
+            if scope is not None and text[v] == "{" and (
+                    key in _SINGLE_COMPUTATION or key in _COMPUTATION_LISTS) and \
+                    self._looks_inline(v):
+                if key in _COMPUTATION_LISTS:
+                    names, pos = self._inline_list(v, key)
+                    items.append((key, "{" + ", ".join(names) + "}", -1))
+                    continue
+                comp, pos = self._inline_computation(v)
+                items.append((key, comp.name, -1))
+                continue
+            value, pos = self._value(v, key)
+            if key in _INT_LIST_ATTRS:
+                if not _INT_LIST_RE.fullmatch(value):
+                    raise self.error_at(f"expected a list of integers such as {{0,1}} for "
+                                        f"'{key}'", v)
+            elif key in _INT_ATTRS:
+                if not _INT_RE.fullmatch(value):
+                    raise self.error_at(f"expected an integer for '{key}'", v)
+            elif key in _BOOL_ATTRS and value not in ("true", "false"):
+                raise self.error_at(f"expected true or false for '{key}'", v)
+            items.append((key, value, p))
+        return items, pos
+
+    def _looks_inline(self, pos: int) -> bool:
+        """Does the '{' at ``pos`` open instructions (an inline computation)?"""
+        text = self.text
+        p = self.ws(pos + 1)
+        if text.startswith("{", p):
+            return True
+        return bool(_STMT_START.match(text, p)) and not text.startswith("}", p)
+
+    def _inline_list(self, pos: int, key: str) -> tuple[list[str], int]:
+        text = self.text
+        names = []
+        p = self.ws(pos + 1)
+        while True:
+            if text.startswith("{", p):
+                comp, p = self._inline_computation(p)
+                names.append(comp.name)
+            else:
+                nm = _NAME_TOK.match(text, p)
+                if not nm:
+                    raise self.error_at(f"expected a computation in '{key}'", p)
+                comp = self.by_written.get(nm.group(2))
+                if comp is None:
+                    raise self.error_at(f"computation '{nm.group(2)}' is not defined before "
+                                        "this point (XLA needs callees first)", p)
+                names.append(comp.name)
+                p = nm.end()
+            p = self.ws(p)
+            if text.startswith(",", p):
+                p = self.ws(p + 1)
+                continue
+            return names, self.expect(p, "}", f"expected '}}' to close '{key}'")
+
+    def _inline_computation(self, pos: int) -> tuple[HloComputation, int]:
+        line = self.line_of(pos)
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error_at("computations nested too deeply", pos)
+        try:
+            insts, end = self._instruction_list(pos + 1, "_", line)
+        finally:
+            self.depth -= 1
+        comp = HloComputation("_", insts, False, line)
+        self._add_computation(comp)
+        return comp, end
+
+    def _value(self, pos: int, key: str) -> tuple[str, int]:
+        """One attribute value at ``pos``: everything up to a ',', a closing bracket or the
+        end of the line outside brackets and strings.  Returns its text and end offset."""
+        text = self.text
+        start = pos
+        end = pos
+        n = self.n
+        while pos < n:
+            c = text[pos]
+            if c in "{([":
+                pos = self._balanced_end(pos, check_statements=(c == "{"))
+                end = pos
+            elif c == '"':
+                sm = _STRING.match(text, pos)
+                if sm is None:
+                    raise self.error_at("unterminated string", pos)
+                pos = end = sm.end()
+            elif c in ",)}]\n":
+                break
+            elif c == " " or c == "\t":
+                pos += 1
+            elif text.startswith("//", pos) or text.startswith("/*", pos):
+                break
+            else:
+                bm = _BARE.match(text, pos)
+                pos = end = bm.end() if bm else pos + 1
+        if end == start:
+            raise self.error_at(f"expected a value for attribute '{key}'", start)
+        value = text[start:end]
+        if "//" in value or "/*" in value:
+            value = A.strip_comments(value)
+        return value, end
+
+    def _balanced_end(self, pos: int, check_statements: bool = False) -> int:
+        """Offset after the bracket that closes the one at ``pos`` (strings and comments
+        skipped).  With ``check_statements``, a '{' whose span holds the start of another
+        instruction is reported as not closed (a value never spans statements)."""
+        text = self.text
+        gm = _GROUP[text[pos]].match(text, pos)
+        if gm is not None and not (check_statements and "\n" in gm.group()):
+            return gm.end()
+        stack = [(text[pos], pos)]
+        p = pos + 1
+        failure: HloParseError | None = None
+        while True:
+            m = _SPECIAL.search(text, p)
+            if m is None:
+                opener, at = stack[-1]
+                failure = self.error_at(f"expected '{_CLOSE[opener]}' to close this "
+                                        f"'{opener}'", at)
+                p = self.n
+                break
+            c = m.group()
+            i = m.start()
+            if c == '"':
+                sm = _STRING.match(text, i)
+                if sm is None:
+                    failure = self.error_at("unterminated string", i)
+                    p = i
+                    break
+                p = sm.end()
+            elif c == "//":
+                e = text.find("\n", i)
+                p = self.n if e < 0 else e
+            elif c == "/*":
+                e = text.find("*/", i + 2)
+                if e < 0:
+                    failure = self.error_at("unterminated /* comment", i)
+                    p = i
+                    break
+                p = e + 2
+            elif c in "{([":
+                stack.append((c, i))
+                p = i + 1
+            else:
+                opener, at = stack.pop()
+                if _CLOSE[opener] != c:
+                    failure = self.error_at(
+                        f"expected '{_CLOSE[opener]}' to close the '{opener}' on line "
+                        f"{text.count(chr(10), 0, at) + 1}, found '{c}'", i)
+                    p = i
+                    break
+                p = i + 1
+                if not stack:
+                    break
+        if check_statements and "\n" in text[pos:p] and \
+                _STMT_LINE.search(_STRING.sub('""', text[pos:p])) is not None:
+            raise self.error_at("expected '}' to close this '{' (the next instruction "
+                                "starts before it is closed)", pos)
+        if failure is not None:
+            raise failure
+        return p
+
+    # ------------------------------------------------------------------ names
+    def _check_names(self, nameset: set[str], joined: str) -> None:
+        """Instruction names XLA refuses: keywords (without '%'), reserved prefixes and
+        type names (its NameUniquer would change them)."""
+        if nameset.isdisjoint(_KEYWORDS) and nameset.isdisjoint(_RESERVED) and \
+                not joined.startswith("__") and "\n__" not in joined:
+            return
+        for comp in self.computations:
+            if comp.synthetic:
+                continue
             for inst in comp.instructions:
-                if inst.name in renames:
+                name = inst.name
+                if name in _KEYWORDS:
+                    at = self._name_offset(inst)
+                    if at >= 0 and not self.text.startswith("%", at - 1):
+                        raise self.error_at(f"expected an instruction name, got the keyword "
+                                            f"'{name}' (write %{name})", at)
+                if sanitize_name(name) != name:
+                    raise self.error_at(
+                        f"illegal instruction name '{name}'; XLA would rename it to "
+                        f"'{sanitize_name(name)}' (names starting with '__' and type names are "
+                        "reserved)", max(self._name_offset(inst), 0))
+
+    def _name_offset(self, inst: HloInstruction) -> int:
+        text = self.text
+        start = 0
+        for _ in range(inst.line - 1):
+            start = text.index("\n", start) + 1
+        m = re.compile(rf"(?<![\w.\-]){re.escape(inst.name)}(?![\w.\-])").search(text, start)
+        return m.start() if m else start
+
+    def _uniquify(self, insts: list[HloInstruction], names: list[str], nameset: set[str],
+                  joined: str) -> None:
+        """Rename instructions as XLA's module does (same NameUniquer, same order).
+
+        Only names that share a stem with another name can change; those are replayed
+        through NameUniquer (stems are independent of each other)."""
+        if len(nameset) == len(names) and _NONCANONICAL.search(joined) is None:
+            if nameset.isdisjoint(_zero_suffixed_stems(joined)):
+                return
+        stems = _SUFFIX.sub("", joined).split("\n")
+        counts: dict[str, int] = {}
+        for st in stems:
+            counts[st] = counts.get(st, 0) + 1
+        shared = {st for st, c in counts.items() if c > 1}
+        # a non-canonical suffix ('x.01') is rewritten even without a clash
+        shared.update(_SUFFIX.sub("", n) for n in _NONCANONICAL_NAME.findall(joined))
+        renamed: dict[int, HloComputation] = {}
+        uniquer = NameUniquer()
+        for inst, st in zip(insts, stems):
+            if st in shared:
+                new = uniquer.unique(inst.name)
+                if new != inst.name:
                     inst.written_name = inst.name
-                    inst.name = renames[inst.name]
-                if any(op in renames for op in inst.operand_names):
-                    inst.operand_names = tuple(renames.get(op, op) for op in inst.operand_names)
+                    inst.name = new
+                    renamed[id(inst.computation)] = inst.computation
+        for comp in renamed.values():
+            renames = {i.written_name: i.name for i in comp.instructions
+                       if i.written_name != i.name}
+            for inst in comp.instructions:
+                ops = inst.operand_names
+                for op in ops:
+                    if op in renames:
+                        inst.operand_names = tuple(renames.get(o, o) for o in ops)
+                        break
+
+
+
+
+def _zero_suffixed_stems(joined: str) -> list[str]:
+    """'x' for every name 'x.0' in a newline-joined list of names."""
+    out = []
+    text = joined + "\n"
+    p = text.find(".0\n")
+    while p >= 0:
+        out.append(text[text.rfind("\n", 0, p) + 1:p])
+        p = text.find(".0\n", p + 3)
+    return out
+
+
+_PLAIN_CHARS = re.compile(r"(?!__(?!xla_))[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def _plain_name(name: str) -> bool:
+    """Does NameUniquer keep ``name`` as it is while no other name has its stem and
+    suffix?  (No character to replace, no '__' prefix, a canonical numeric suffix.)"""
+    if _PLAIN_CHARS.fullmatch(name) is None:
+        return False
+    tail = name[name.rfind(".") + 1:] if "." in name[1:] else ""
+    if not tail:
+        return True
+    if tail[0] == "-":
+        return not tail[1:].isdigit()
+    return not tail.isdigit() or tail[0] != "0" or tail == "0"
+
+
+_NONCANONICAL_NAME = re.compile(r"^[^\n]*?\.(?:0\d+|[+-]\d+)$", re.M)
+_NONCANONICAL = re.compile(r"\.(?:0\d+|[+-]\d+)$", re.M)
+_SUFFIX = re.compile(r"\.[+-]?\d{1,18}$", re.M)
+_RESERVED = RESERVED_NAMES
+
+_TOKEN = array_shape("token", ())
+_U32 = array_shape("u32", ())
+
+
+def _written(inst: HloInstruction) -> str:
+    return getattr(inst, "written_opcode", None) or inst.opcode
+

@@ -82,6 +82,8 @@ def print_module(module: HloModule, *, header_attributes: dict[str, str] | None 
     if frames:
         parts.append(frames)
     for comp in module.computations:
+        if getattr(comp, "synthetic", False):
+            continue   # XLA's own async wrappers for 'X-start' shorthand: not printed
         parts.append(print_computation(comp, entry=comp is module.entry))
         parts.append("")
     return "\n".join(parts)
