@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 DUMP ?= sample_dumps/transformer
 PORT ?= 8501
 
-.PHONY: setup run test samples scale bench clean
+.PHONY: setup run test samples scale traced bench clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,15 @@ samples: $(STAMP)
 scale: $(STAMP)
 	$(PY) bench/make_scale.py
 
+traced: $(STAMP)
+	$(PY) bench/make_traced_programs.py
+
+# Each benchmark writes its section of BENCHMARKS.md with the command that produced it.
 bench: $(STAMP) scale
 	$(PY) bench/parse_bench.py
+	$(PY) bench/view_bench.py
+	$(PY) bench/pass_bench.py
+	$(PY) bench/runtime_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts

@@ -69,6 +69,111 @@ def cmd_extract(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_passes(args: argparse.Namespace) -> int:
+    from .passes import pass_timeline, step_diff, timeline_json
+
+    dump = open_dump(args.path)
+    try:
+        module = dump.module(args.module) if args.module else dump.main
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    if module is None:
+        print(f"error: {dump.name} has no modules", file=sys.stderr)
+        return 2
+    timeline = pass_timeline(dump, module)
+    if args.diff is not None:
+        if not 0 <= args.diff < len(timeline):
+            print(f"error: no step {args.diff} (0..{len(timeline) - 1})", file=sys.stderr)
+            return 2
+        d = step_diff(dump, timeline, args.diff)
+        if d is None:
+            print("error: the first step has nothing to compare with", file=sys.stderr)
+            return 2
+        if args.json:
+            print(json.dumps(d.to_json(), indent=2))
+        else:
+            _print_diff(d)
+        return 0
+    data = timeline_json(dump, timeline)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    print(f"module {module.label}: {len(timeline)} steps"
+          + ("" if timeline.per_pass else " (no per-pass files)"))
+    print(f"{'step':>4} {'seq':>4}  {'pipeline':<40} {'pass':<34} {'instr':>7} {'fusions':>7} "
+          f"{'+':>6} {'-':>6} {'~':>6}")
+    for s, row in zip(timeline.steps, data["steps"]):
+        seq = f"{s.sequence:04d}" if s.sequence is not None else "-"
+        if s.error:
+            print(f"{s.index:4d} {seq:>4}  {s.pipeline[:40]:<40} {s.pass_name[:34]:<34} "
+                  f"error: {s.error.splitlines()[0][:80]}")
+            continue
+        mark = "  (same text as the previous step)" if s.identical else ""
+        print(f"{s.index:4d} {seq:>4}  {s.pipeline[:40]:<40} {s.pass_name[:34]:<34} "
+              f"{s.instructions:7d} {s.fusions:7d} {row['added']:6d} {row['removed']:6d} "
+              f"{row['changed']:6d}{mark}")
+    if timeline.hint:
+        print(timeline.hint)
+    for e in dump.errors:
+        print(f"error: {e.error}", file=sys.stderr)
+    return 0
+
+
+def _print_diff(d) -> None:
+    s = d.summary()
+    print(f"{s['added']} added, {s['removed']} removed, {s['changed']} changed; computations "
+          f"+{s['computations_added']} -{s['computations_removed']}; {s['fused']} fused; "
+          f"{s['layout_changes']} layout changes; {s['layout_conflicts']} layout conflicts "
+          f"({s['bytes_moved']} bytes moved)")
+    for f in d.fusions:
+        print(f"  fusion  {f.describe()}")
+    for c in d.layout_conflicts:
+        print(f"  layout conflict  {c.instruction}: {c.operand} {c.from_shape} -> {c.to_shape} "
+              f"({c.bytes} bytes) for {', '.join(c.users[:4])}")
+    for c in d.changed:
+        print(f"  ~ {c.describe()}")
+    for r in d.added:
+        print(f"  + {r.name} ({r.opcode}) in {r.where}")
+    for r in d.removed:
+        print(f"  - {r.name} ({r.opcode}) in {r.where}")
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """The dump store the app uploads to: add a dump (prints its share id), list, remove."""
+    import time
+
+    from .store import Store
+
+    store = Store(args.data or None)
+    if args.store_command == "add":
+        if not os.path.exists(args.path):
+            print(f"error: {args.path}: no such file or folder", file=sys.stderr)
+            return 1
+        stored = store.add_path(args.path, name=args.name)
+        print(stored.share_id)
+        print(f"stored {stored.name}: {len(stored.modules)} modules, {stored.files} files, "
+              f"{stored.size:,} bytes in {store.location}; open it with ?dump={stored.share_id}",
+              file=sys.stderr)
+        return 0
+    if args.store_command == "list":
+        dumps = store.list()
+        if args.json:
+            print(json.dumps([d.to_json() for d in dumps], indent=2))
+            return 0
+        if not dumps:
+            print(f"no dumps in {store.location}")
+            return 0
+        print(f"{'share id':<18} {'uploaded':<16} {'bytes':>13} {'modules':>7}  name")
+        for d in dumps:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(d.uploaded_at))
+            print(f"{d.share_id:<18} {when:<16} {d.size:>13,} {len(d.modules):>7}  {d.name}")
+        return 0
+    removed = store.remove(args.id)
+    print(f"removed {removed.name} ({removed.share_id}) with its saved views and comments")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m compiler_bridge",
                                 description="Read XLA dump folders and HLO text.")
@@ -83,6 +188,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a computation name, or an instruction name (e.g. a fusion)")
     e.add_argument("--out", help="write here instead of standard output")
     e.set_defaults(func=cmd_extract)
+    ps = sub.add_parser("passes", help="a module's pass timeline: counts and changes per step")
+    ps.add_argument("path", help="a dump folder, .zip or .tar.gz")
+    ps.add_argument("--module", help="module id or name (default: the main program)")
+    ps.add_argument("--json", action="store_true")
+    ps.add_argument("--diff", type=int, metavar="STEP",
+                    help="print the structural diff of this step against the previous one")
+    ps.set_defaults(func=cmd_passes)
+    sp = sub.add_parser("store", help="the app's dump store: add, list, remove dumps")
+    sp.add_argument("--data", default="",
+                    help="the store's folder or fsspec URL (default: $HLOLENS_DATA, "
+                         "else ./.hlolens-data)")
+    st_sub = sp.add_subparsers(dest="store_command", required=True)
+    st_add = st_sub.add_parser("add", help="store a dump folder or archive; prints its share id")
+    st_add.add_argument("path", help="a dump folder, .zip or .tar.gz")
+    st_add.add_argument("--name", default=None, help="the name shown (default: the file name)")
+    st_list = st_sub.add_parser("list", help="the stored dumps, newest first")
+    st_list.add_argument("--json", action="store_true")
+    st_rm = st_sub.add_parser("remove", help="delete a dump with its views and comments")
+    st_rm.add_argument("id", help="the dump's share id")
+    sp.set_defaults(func=cmd_store)
+    # runtimes, profile, calibrate, train (compiler_bridge/runtime_cli.py)
+    from .runtime_cli import add_runtime_commands
+    add_runtime_commands(sub)
     return p
 
 

@@ -1,0 +1,208 @@
+"""Measure this machine for the roofline: matmul and vector flop rates, memory bandwidth by
+working-set size, per-kernel overhead, with small JAX micro-benchmarks.
+
+Everything is measured the way kernel runtimes are measured everywhere else in HLO Lens:
+one profiler trace of small jitted programs, each kernel's self time read back with
+:mod:`compiler_bridge.traces` (so the figures include what the profiler adds per kernel,
+and exclude Python dispatch). Each benchmark's kernel is the longest op event of its
+module; the median over repeats is kept.
+
+* matmul: ``x @ y`` (XLA:CPU runs it through YNNPACK); ``x.T @ y`` (a plain ``dot``,
+  Eigen) is measured too, from its start to its ``end:`` completion marker, since its
+  thunk runs asynchronously; the faster of the two;
+* vector: a long FMA chain and a ``tanh`` chain on a cache-resident array (one fusion);
+* bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
+  (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
+  program output (a fresh buffer each run: ``output_bandwidth``);
+* overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
+  kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
+
+``quick=True`` runs reduced sizes (about 2 s; for tests and first runs).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+
+from .devices import DeviceProfile, host_name
+
+
+def _programs(quick: bool):
+    """name -> (jitted function, args, work): work = flops, bytes or None."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    rng = np.random.RandomState(0)
+    out = {}
+    n_mm = 384 if quick else 1024
+    a = jnp.asarray(rng.standard_normal((n_mm, n_mm)).astype(np.float32))
+
+    def mm_ynn(x, y):
+        return x @ y
+
+    def mm_dot(x, y):
+        return x.T @ y
+    out["mm_ynn"] = (jax.jit(mm_ynn), (a, a), ("flops", 2.0 * n_mm ** 3))
+    out["mm_dot"] = (jax.jit(mm_dot), (a, a), ("flops", 2.0 * n_mm ** 3))
+
+    n_vec, chain = 1 << 14, (32 if quick else 96)
+
+    def fma_chain(x):
+        for _ in range(chain):
+            x = x * 0.999 + 0.001
+        return x
+
+    def tanh_chain(x):
+        for _ in range(chain // 2):
+            x = jnp.tanh(x)
+        return x
+    v = jnp.ones((n_vec,), jnp.float32)
+    out["fma_chain"] = (jax.jit(fma_chain), (v,), ("flops", 2.0 * chain * n_vec))
+    out["tanh_chain"] = (jax.jit(tanh_chain), (v,), ("transcendentals", chain // 2 * n_vec))
+
+    sizes = [1 << 13, 1 << 15, 1 << 17, 1 << 19, 1 << 21] + ([] if quick else [1 << 23])
+    trips = jnp.int32(6 if quick else 12)
+    for n in sizes:
+        def warm(x, k):
+            return lax.while_loop(lambda s: s[0] < k,
+                                  lambda s: (s[0] + 1, s[1] * 1.0001 + 1e-4, s[2]),
+                                  (0, x, x))[1]
+        warm.__name__ = warm.__qualname__ = f"warm_{n}"
+        out[f"warm_{n}"] = (jax.jit(warm), (jnp.ones((n,), jnp.float32), trips),
+                            ("bytes", 8.0 * n))
+    n_out = (1 << 20) if quick else (1 << 22)
+
+    def stream(x):
+        return x * 2.0 + 1.0
+    out["stream"] = (jax.jit(stream), (jnp.ones((n_out,), jnp.float32),), ("bytes", 4.0 * n_out))
+
+    wide = 48
+
+    def loop_wide(xs, n):
+        def body(s):
+            i, vs = s
+            acc = vs[0] * 1.0001
+            for y in vs[1:]:
+                acc = acc + y
+            return i + 1, (acc,) + tuple(vs[1:])
+        return lax.while_loop(lambda s: s[0] < n, body, (0, xs))[1]
+    xs = tuple(jnp.full((8,), float(i), jnp.float32) for i in range(wide))
+    out["loop_wide"] = (jax.jit(loop_wide), (xs, jnp.int32(40 if quick else 200)),
+                        ("buffers", wide))
+    return out
+
+
+def _measure(programs: dict, repeat: int) -> tuple[dict[str, list[float]], dict, int]:
+    """Self times (µs) per program from one profiler session; loop kernels apart."""
+    import jax
+
+    from .parser import parse_hlo
+    from .traces import read_trace_file
+
+    widest = ""
+    fn, args, _ = programs["loop_wide"]
+    hlo = parse_hlo(fn.lower(*args).compile().as_text())
+    fusions = [i for i in hlo.instructions() if i.opcode == "fusion"]
+    if fusions:
+        widest = max(fusions, key=lambda i: len(i.operand_names)).name
+    for fn, args, _ in programs.values():
+        jax.block_until_ready(fn(*args))   # compile and warm up
+    with tempfile.TemporaryDirectory(prefix="hlolens-calibrate-") as tmp:
+        with jax.profiler.trace(tmp, create_perfetto_trace=True):
+            for _ in range(repeat):
+                for fn, args, _ in programs.values():
+                    jax.block_until_ready(fn(*args))
+        files = glob.glob(os.path.join(tmp, "**", "perfetto_trace.json.gz"), recursive=True)
+        if not files:
+            raise RuntimeError("the profiler wrote no perfetto_trace.json.gz")
+        trace = read_trace_file(files[0])
+    # the longest top-level op of each run of each module; loop bodies apart
+    per_warm: dict[str, list[float]] = defaultdict(list)
+    best: dict[tuple[str, str], float] = {}
+    loop = {"small": [], "wide": []}
+    for e in trace.events:
+        if e.module == "jit_loop_wide":
+            if e.parent != -1:
+                loop["wide" if e.op == widest else "small"].append(e.self_us)
+            continue
+        if e.module.startswith("jit_warm_"):
+            if e.parent != -1 and "fusion" in e.op:   # the body's elementwise kernel
+                per_warm[e.module[4:]].append(e.self_us)
+            continue
+        if e.parent == -1:
+            key = (e.module, e.run)
+            took = e.async_us if e.async_us is not None else e.self_us
+            best[key] = max(best.get(key, 0.0), took)
+    per: dict[str, list[float]] = defaultdict(list)
+    per.update(per_warm)
+    for (module, _run), t in best.items():
+        per[module[4:] if module.startswith("jit_") else module].append(t)
+    return per, loop, len(trace.events)
+
+
+def calibrate(quick: bool = False, log=None) -> DeviceProfile:
+    """Measure this machine and return its profile (not saved; see devices.save_profile)."""
+    import jax
+
+    def say(msg: str) -> None:
+        if log is not None:
+            log(msg)
+
+    t0 = time.perf_counter()
+    programs = _programs(quick)
+    per, loop, events = _measure(programs, 3 if quick else 7)
+
+    def rate(name: str) -> float:
+        work = programs[name][2][1]
+        t = statistics.median(per[name]) if per.get(name) else float("nan")
+        return work / (t * 1e-6)
+
+    mm = max(rate("mm_ynn"), rate("mm_dot"))
+    say(f"matmul f32: {rate('mm_ynn') / 1e9:.1f} GFLOP/s (x @ y), "
+        f"{rate('mm_dot') / 1e9:.1f} GFLOP/s (x.T @ y)")
+    vec = rate("fma_chain")
+    trans = rate("tanh_chain")
+    trans_cost = max(vec / trans, 1.0)
+    say(f"vector f32: {vec / 1e9:.1f} GFLOP/s; tanh: {trans / 1e9:.2f} G/s "
+        f"= {trans_cost:.1f} flops each")
+    overhead = statistics.median(loop["small"]) if loop["small"] else 1.0
+    per_buffer = 0.0
+    if loop["wide"]:
+        wide = programs["loop_wide"][2][1]
+        per_buffer = max(statistics.median(loop["wide"]) - overhead, 0.0) / (wide - 1)
+    say(f"kernel overhead under the profiler: {overhead:.2f} µs "
+        f"(+{per_buffer * 1000:.1f} ns per buffer)")
+    curve = []
+    for name in sorted((n for n in programs if n.startswith("warm_")),
+                       key=lambda n: programs[n][2][1]):
+        nbytes = programs[name][2][1]
+        if not per.get(name):
+            continue
+        t = statistics.median(per[name])
+        bw = nbytes / (max(t - overhead, 1e-3) * 1e-6)
+        curve.append([nbytes, bw])
+        say(f"bandwidth at {nbytes / 1024:.0f} KiB (reused buffers): {bw / 1e9:.1f} GB/s")
+    out_bw = rate("stream")
+    say(f"bandwidth writing a program output ({programs['stream'][2][1] / 2 ** 20:.0f} MiB "
+        f"fresh buffer): {out_bw / 1e9:.1f} GB/s")
+    dev = jax.devices()[0]
+    kind = dev.platform if dev.platform in ("cpu", "gpu", "tpu") else "cpu"
+    name = f"{getattr(dev, 'device_kind', kind)} on {host_name()}"
+    return DeviceProfile(
+        name, kind, {"f32": mm}, vector_flops=vec,
+        bandwidth=curve[-1][1] if curve else out_bw, output_bandwidth=out_bw,
+        launch_overhead_us=overhead, per_buffer_us=per_buffer,
+        transcendental_flops=trans_cost, bandwidth_curve=curve,
+        source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
+               f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
+        measured=True,
+        details={"quick": quick, "seconds": round(time.perf_counter() - t0, 2),
+                 "events": events,
+                 "matmul_ynn": rate("mm_ynn"), "matmul_dot": rate("mm_dot")})

@@ -1,0 +1,600 @@
+"""Analytical per-kernel costs from the HLO: flops, transcendentals, bytes, roofline time.
+
+A *kernel* is an instruction that runs on its own and gets timed: an instruction of the
+ENTRY computation or of a computation that control flow runs (``while`` body/condition,
+``conditional`` branches, ``call``), other than the free ones (parameter, constant,
+tuple, get-tuple-element, bitcast...). Fused computations are costed as part of their
+fusion, never on their own.
+
+Counting follows XLA's ``HloCostAnalysis`` where it can (one flop per element of an
+elementwise op, transcendentals apart, ``2 * M * N * K`` for a dot) with two corrections
+that a naive roofline gets wrong (DESIGN.md section 4):
+
+* in-place ``dynamic-update-slice`` (a DUS at a fusion's root, its buffer a fusion
+  parameter, or a top-level DUS): the buffer is neither read nor rewritten, only the
+  update is;
+* fusion parameters that are only sliced (``slice``, ``dynamic-slice``, ``gather``) are read
+  as far as the slices go, not whole.
+
+Wide fusions (a hundred operands) cost their bytes plus a per-buffer overhead
+(``DeviceProfile.per_buffer_us``), since each operand costs address setup and its own
+stream. Roofline time: ``max(flops / peak, bytes / bandwidth) + overhead``.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+
+from .devices import DeviceProfile
+from .hlo import HloComputation, HloInstruction, HloModule
+from .shapes import Shape
+
+# Instructions that never become a kernel of their own.
+FREE_OPCODES = frozenset({
+    "parameter", "constant", "get-tuple-element", "tuple", "bitcast", "after-all",
+    "add-dependency", "opt-barrier", "domain", "get-dimension-size", "set-dimension-size",
+})
+# Control flow: the instruction's called computations run as kernels of their own.
+CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start", "async-update",
+                          "async-done"})
+
+TRANSCENDENTAL = frozenset({
+    "exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic",
+    "rsqrt", "sqrt", "cbrt", "sine", "cosine", "tan", "atan2", "power", "erf",
+})
+ELEMENTWISE = frozenset({
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select",
+    "and", "or", "xor", "not", "negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
+    "round-nearest-even", "remainder", "clamp", "convert", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "popcnt", "count-leading-zeros",
+    "is-finite", "real", "imag", "complex", "reduce-precision", "stochastic-convert",
+    "bitcast-convert",
+})
+DATA_MOVEMENT = frozenset({
+    "broadcast", "reshape", "transpose", "copy", "slice", "dynamic-slice",
+    "dynamic-update-slice", "concatenate", "pad", "gather", "iota", "reverse", "bitcast",
+    "copy-start", "copy-done",
+})
+SLICING = frozenset({"slice", "dynamic-slice", "gather"})
+MATMUL_CUSTOM_CALLS = ("__cublas$gemm", "__cublas$lt$matmul", "__onednn$matmul",
+                       "__cublas$lt$matmul$f8")
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """What one execution of a kernel computes and moves."""
+
+    instruction: str
+    computation: str
+    opcode: str
+    fusion_kind: str
+    flops: float
+    transcendentals: float
+    bytes_read: float
+    bytes_written: float
+    dtype: str                       # element type that sets the flop rate
+    matmul: bool                     # has a dot/convolution (runs at the matmul rate)
+    buffers: int                     # operand + output buffers (leaves)
+    trip_count: int | None = None    # while loops with a known trip count
+    in_place: bool = False           # an in-place dynamic-update-slice
+    loop_kernels: int = 0            # while/conditional: kernels its body/branch runs each time
+    output_bytes: float = 0.0        # bytes written straight into a program output buffer
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def bytes(self) -> float:
+        return self.bytes_read + self.bytes_written
+
+    @property
+    def intensity(self) -> float:
+        """Flops per byte moved (0 when nothing is moved)."""
+        return self.flops / self.bytes if self.bytes > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"instruction": self.instruction, "computation": self.computation,
+                "opcode": self.opcode, "fusion_kind": self.fusion_kind, "flops": self.flops,
+                "transcendentals": self.transcendentals, "bytes_read": self.bytes_read,
+                "bytes_written": self.bytes_written, "bytes": self.bytes,
+                "intensity": self.intensity, "dtype": self.dtype, "matmul": self.matmul,
+                "buffers": self.buffers, "trip_count": self.trip_count,
+                "in_place": self.in_place}
+
+
+# --------------------------------------------------------------------------- which kernels
+
+def is_single_kernel_call(inst: HloInstruction) -> bool:
+    """A ``call`` that XLA:CPU compiles into one kernel (``xla_cpu_small_call``): small
+    loops are wrapped this way and run with no per-op events inside."""
+    return inst.opcode == "call" and "xla_cpu_small_call" in inst.attributes.get(
+        "frontend_attributes", "")
+
+
+def executed_computations(module: HloModule) -> list[HloComputation]:
+    """ENTRY and every computation that control flow runs from it, in module order."""
+    if module.entry is None:
+        return []
+    seen = {module.entry.name}
+    stack = [module.entry]
+    while stack:
+        comp = stack.pop()
+        for inst in comp.instructions:
+            if inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst):
+                for callee in inst.called_names:
+                    c = module.get_computation(callee)
+                    if c is not None and c.name not in seen and not c.is_fusion:
+                        seen.add(c.name)
+                        stack.append(c)
+    return [c for c in module.computations if c.name in seen]
+
+
+def kernels(module: HloModule) -> list[HloInstruction]:
+    """Instructions that run as kernels (see the module docstring), in schedule order."""
+    return [inst for comp in executed_computations(module) for inst in comp.instructions
+            if inst.opcode not in FREE_OPCODES]
+
+
+# --------------------------------------------------------------------------- flops
+
+def _elements(shape: Shape) -> int:
+    return sum(s.element_count for s in shape.leaves() if s.is_array)
+
+
+def _apply_ops(module: HloModule | None, name: str | None) -> int:
+    """Work per application of a reducer/comparator computation (at least 1)."""
+    if module is None or not name:
+        return 1
+    comp = module.get_computation(name)
+    if comp is None:
+        return 1
+    n = sum(1 for i in comp.instructions if i.opcode not in FREE_OPCODES)
+    return max(n, 1)
+
+
+def _dot_flops(lhs: Shape, out: Shape, lhs_contracting: tuple[int, ...]) -> float:
+    k = 1
+    for d in lhs_contracting:
+        if 0 <= d < lhs.rank:
+            k *= max(lhs.dimensions[d], 0)
+    return 2.0 * _elements(out) * k
+
+
+def _conv_flops(inst: HloInstruction, ops: list[HloInstruction]) -> float:
+    """2 * output elements * (kernel spatial size * input features per group)."""
+    if len(ops) < 2:
+        return 0.0
+    rhs = ops[1].shape
+    labels = inst.dim_labels
+    per_output = 1
+    if labels is not None and len(labels.rhs) == rhs.rank:
+        for ch, size in zip(labels.rhs, rhs.dimensions):
+            if ch != "o":      # spatial dims and the input-feature dim 'i'
+                per_output *= max(size, 0)
+    else:
+        per_output = max(rhs.element_count // max(rhs.dimensions[-1] if rhs.rank else 1, 1), 1)
+    return 2.0 * _elements(inst.shape.leaves()[0]) * per_output
+
+
+def _custom_call_flops(inst: HloInstruction, ops: list[HloInstruction]) -> tuple[float, bool]:
+    target = inst.custom_call_target or ""
+    if target in MATMUL_CUSTOM_CALLS and len(ops) >= 2:
+        cfg = inst.backend_config
+        dims = None
+        if isinstance(cfg, dict):
+            gemm = cfg.get("gemm_backend_config", cfg)
+            dims = gemm.get("dot_dimension_numbers") if isinstance(gemm, dict) else None
+        contracting: tuple[int, ...] = ()
+        if isinstance(dims, dict):
+            contracting = tuple(int(x) for x in dims.get("lhs_contracting_dimensions", []))
+        if not contracting and ops[0].shape.rank:
+            contracting = (ops[0].shape.rank - 1,)
+        return _dot_flops(ops[0].shape, inst.shape.leaves()[0], contracting), True
+    if target.startswith("__cudnn$conv") and inst.dim_labels is not None:
+        return _conv_flops(inst, ops), True
+    if "fmha" in target or "fused_attn" in target:
+        # attention: QK^T and PV, 4 * B * H * S_q * S_kv * D on the (B, H, S, D) operands
+        if len(ops) >= 2 and ops[0].shape.rank >= 2:
+            q, k = ops[0].shape, ops[1].shape
+            return 4.0 * q.element_count * (k.dimensions[-2] if k.rank >= 2 else 1), True
+    return 0.0, False
+
+
+def instruction_flops(inst: HloInstruction, module: HloModule | None = None
+                      ) -> tuple[float, float, bool]:
+    """(flops, transcendentals, is_matmul) of one instruction, nested computations included
+    (fusions, calls); control flow (while/conditional) counts nothing of its own."""
+    op = inst.opcode
+    out = inst.shape
+    if op in FREE_OPCODES or op in DATA_MOVEMENT:
+        return 0.0, 0.0, False
+    if op in TRANSCENDENTAL:
+        return 0.0, float(_elements(out)), False
+    if op in ELEMENTWISE:
+        return float(_elements(out)), 0.0, False
+    ops = inst.operands
+    if op == "dot":
+        if len(ops) < 2:
+            return 0.0, 0.0, True
+        return _dot_flops(ops[0].shape, out.leaves()[0],
+                          inst.dot_dimension_numbers.lhs_contracting), 0.0, True
+    if op == "convolution":
+        return _conv_flops(inst, ops), 0.0, True
+    if op in ("reduce", "reduce-window", "scatter", "select-and-scatter", "map",
+              "all-reduce", "reduce-scatter"):
+        per = _apply_ops(module, inst.to_apply)
+        if op == "reduce":
+            n_in = len(ops) // 2 or 1
+            elems = sum(o.shape.element_count for o in ops[:n_in]) if ops else 0
+            return float(max(elems - _elements(out), 0) * per / n_in), 0.0, False
+        if op == "reduce-window":
+            w = inst.window
+            size = math.prod(w.size) if w is not None and w.size else 1
+            return float(_elements(out) * size * per), 0.0, False
+        if op == "scatter":
+            upd = ops[-1].shape.element_count if ops else 0
+            return float(upd * per), 0.0, False
+        if op == "select-and-scatter":
+            w = inst.window
+            size = math.prod(w.size) if w is not None and w.size else 1
+            src = ops[1].shape.element_count if len(ops) > 1 else 0
+            return float(src * size), 0.0, False
+        return float(_elements(out) * per), 0.0, False
+    if op == "sort":
+        n = ops[0].shape.element_count if ops else 0
+        per = _apply_ops(module, inst.to_apply)
+        return float(n * max(math.log2(max(n, 2)), 1.0) * per), 0.0, False
+    if op == "fft":
+        n = _elements(out)
+        return 5.0 * n * math.log2(max(n, 2)), 0.0, False
+    if op == "triangular-solve" and len(ops) >= 2:
+        a, b = ops[0].shape, ops[1].shape
+        m = a.dimensions[-1] if a.rank else 1
+        return float(b.element_count * m), 0.0, True
+    if op == "cholesky":
+        n = out.dimensions[-1] if out.rank else 1
+        return float(out.element_count * n / 3.0), 0.0, True
+    if op in ("rng", "rng-bit-generator", "rng-get-and-update-state"):
+        return float(_elements(out) * 4), 0.0, False
+    if op == "custom-call":
+        f, mm = _custom_call_flops(inst, ops)
+        return f, 0.0, mm
+    if op == "while" and module is not None and _in_single_kernel(inst):
+        trips = _trip_count(inst) or 1
+        flops = trans = 0.0
+        mm = False
+        for callee in inst.called_names:
+            f, t, m = _computation_flops(module, callee)
+            flops, trans, mm = flops + f * trips, trans + t * trips, mm or m
+        return flops, trans, mm
+    if op == "conditional" and module is not None and _in_single_kernel(inst):
+        branches = [_computation_flops(module, c) for c in inst.called_names]
+        if branches:
+            return max(b[0] for b in branches), max(b[1] for b in branches), \
+                any(b[2] for b in branches)
+        return 0.0, 0.0, False
+    if op in ("fusion", "call") or (op not in CONTROL_FLOW and inst.called_names):
+        flops = trans = 0.0
+        mm = False
+        if module is not None:
+            for callee in inst.called_names:
+                comp = module.get_computation(callee)
+                if comp is None:
+                    continue
+                for sub in comp.instructions:
+                    f, t, m = instruction_flops(sub, module)
+                    flops += f
+                    trans += t
+                    mm = mm or m
+        return flops, trans, mm
+    return 0.0, 0.0, False
+
+
+def _computation_flops(module: HloModule, name: str) -> tuple[float, float, bool]:
+    comp = module.get_computation(name)
+    flops = trans = 0.0
+    mm = False
+    for sub in comp.instructions if comp is not None else ():
+        f, t, m = instruction_flops(sub, module)
+        flops, trans, mm = flops + f, trans + t, mm or m
+    return flops, trans, mm
+
+
+def _in_single_kernel(inst: HloInstruction) -> bool:
+    """Is this control flow inside a computation that a single-kernel call runs?"""
+    comp = inst.computation
+    module = comp.module if comp is not None else None
+    if comp is None or module is None or comp.is_entry:
+        return False
+    callers = _callers(module).get(comp.name, [])
+    return any(is_single_kernel_call(c) or _in_single_kernel(c) for c in callers)
+
+
+_CALLERS: "weakref.WeakKeyDictionary[HloModule, dict]" = weakref.WeakKeyDictionary()
+
+
+def _callers(module: HloModule) -> dict[str, list[HloInstruction]]:
+    cache = _CALLERS.get(module)
+    if cache is None:
+        cache = _CALLERS[module] = module.callers()
+    return cache
+
+
+# --------------------------------------------------------------------------- bytes
+
+def _through_bitcasts(inst: HloInstruction) -> list[tuple[HloInstruction, HloInstruction]]:
+    """(user, operand-as-seen-by-user) pairs, looking through bitcasts/reshapes."""
+    out = []
+    stack = [inst]
+    seen = set()
+    while stack:
+        cur = stack.pop()
+        for u in cur.users:
+            if u.name in seen:
+                continue
+            if u.opcode in ("bitcast", "reshape") and u.shape.element_count == cur.shape.element_count:
+                seen.add(u.name)
+                stack.append(u)
+            else:
+                out.append((u, cur))
+    return out
+
+
+def _feeds_root(inst: HloInstruction, comp: HloComputation) -> bool:
+    """Is ``inst`` the root, an element of a root tuple, or a bitcast chain to one?"""
+    root = comp.root
+    cur = inst
+    for _ in range(8):
+        if cur is root:
+            return True
+        users = cur.users
+        if len(users) != 1:
+            return False
+        u = users[0]
+        if u.opcode == "tuple" and u is root:
+            return True
+        if u.opcode not in ("bitcast", "reshape"):
+            return False
+        cur = u
+    return False
+
+
+def _in_place_dus(comp: HloComputation) -> dict[str, HloInstruction]:
+    """DUS instructions of a fused computation that write in place: name -> DUS.
+
+    In place when the DUS feeds the root and its buffer (operand 0) is, through bitcasts,
+    a parameter of the fusion (XLA then aliases the output with that operand)."""
+    out = {}
+    for inst in comp.instructions:
+        if inst.opcode != "dynamic-update-slice" or not inst.operand_names:
+            continue
+        buf = inst.operands[0] if inst.operands else None
+        while buf is not None and buf.opcode in ("bitcast", "reshape") and buf.operands:
+            buf = buf.operands[0]
+        if buf is not None and buf.opcode == "parameter" and _feeds_root(inst, comp):
+            out[inst.name] = inst
+    return out
+
+
+def _param_read_bytes(param: HloInstruction, comp: HloComputation,
+                      in_place: dict[str, HloInstruction]) -> float:
+    full = float(param.shape.byte_size)
+    uses = _through_bitcasts(param)
+    if not uses:
+        return 0.0
+    total = 0.0
+    for user, seen_as in uses:
+        if user.opcode in SLICING and user.operand_names and user.operand_names[0] == seen_as.name:
+            total += user.shape.byte_size
+        elif user.name in in_place and user.operand_names and user.operand_names[0] == seen_as.name:
+            continue   # the in-place buffer: untouched outside the update window
+        elif user.opcode == "dynamic-update-slice" and user.operand_names \
+                and user.operand_names[0] == seen_as.name:
+            # a DUS into a copy of the parameter: read what is not overwritten
+            upd = user.operands[1].shape.byte_size if len(user.operands) > 1 else 0
+            total += max(full - upd, 0.0)
+        else:
+            return full
+    return min(total, full)
+
+
+def _fusion_bytes(inst: HloInstruction, comp: HloComputation) -> tuple[float, float, bool]:
+    in_place = _in_place_dus(comp)
+    params = comp.parameters
+    read = 0.0
+    for p in params:
+        read += _param_read_bytes(p, comp, in_place)
+    # outputs: an in-place DUS writes only its update
+    written = 0.0
+    root = comp.root
+    outs = list(root.operands) if root is not None and root.opcode == "tuple" else [root]
+    for o in outs:
+        if o is None:
+            continue
+        src = o
+        while src.opcode in ("bitcast", "reshape") and src.operands:
+            src = src.operands[0]
+        if src.name in in_place and len(src.operands) > 1:
+            upd = src.operands[1].shape.byte_size
+            written += upd
+        else:
+            written += o.shape.byte_size
+    return read, written, bool(in_place)
+
+
+def instruction_bytes(inst: HloInstruction, module: HloModule | None = None
+                      ) -> tuple[float, float, bool]:
+    """(bytes read, bytes written, in_place) of one kernel execution."""
+    op = inst.opcode
+    if (op in CONTROL_FLOW and not is_single_kernel_call(inst)) or op in FREE_OPCODES:
+        return 0.0, 0.0, False
+    if op == "fusion" and module is not None and inst.called_names:
+        comp = module.get_computation(inst.called_names[0])
+        if comp is not None:
+            return _fusion_bytes(inst, comp)
+    ops = inst.operands
+    out = float(inst.shape.byte_size)
+    if op in ("dynamic-slice", "slice"):
+        idx = sum(o.shape.byte_size for o in ops[1:])
+        return out + idx, out, False
+    if op == "gather":
+        idx = ops[1].shape.byte_size if len(ops) > 1 else 0
+        return out + idx, out, False
+    if op == "dynamic-update-slice" and len(ops) >= 2:
+        upd = float(ops[1].shape.byte_size)
+        idx = sum(o.shape.byte_size for o in ops[2:])
+        return upd + idx, upd, True
+    if op == "scatter" and len(ops) >= 3:
+        n = len(ops) // 2
+        upd = float(sum(o.shape.byte_size for o in ops[n + 1:]))
+        idx = float(ops[n].shape.byte_size)
+        return upd * 2 + idx, upd, True
+    read = float(sum(o.shape.byte_size for o in dict((o.name, o) for o in ops).values()))
+    if op == "custom-call" and inst.shape.is_tuple and (inst.custom_call_target or "") in MATMUL_CUSTOM_CALLS:
+        out = float(inst.shape.tuple_shapes[0].byte_size)   # (result, workspace)
+    return read, out, False
+
+
+# --------------------------------------------------------------------------- kernel cost
+
+def _trip_count(inst: HloInstruction) -> int | None:
+    cfg = inst.backend_config if "backend_config" in inst.attributes else None
+    if isinstance(cfg, dict):
+        n = (cfg.get("known_trip_count") or {}).get("n")
+        try:
+            return int(n) if n is not None else None
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _dtype(inst: HloInstruction, module: HloModule | None) -> str:
+    """The element type that sets the rate: a dot's operand type, else the output's."""
+    def first_dot(i: HloInstruction) -> HloInstruction | None:
+        if i.opcode in ("dot", "convolution"):
+            return i
+        if i.opcode == "fusion" and module is not None:
+            for callee in i.called_names:
+                comp = module.get_computation(callee)
+                for sub in comp.instructions if comp else ():
+                    d = first_dot(sub)
+                    if d is not None:
+                        return d
+        return None
+    d = first_dot(inst)
+    if d is not None and d.operands:
+        return d.operands[0].shape.element_type
+    leaves = [s for s in inst.shape.leaves() if s.is_array]
+    return leaves[0].element_type if leaves else "f32"
+
+
+def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> KernelCost:
+    """Flops, transcendentals and bytes of one execution of a kernel."""
+    module = module if module is not None else (
+        inst.computation.module if inst.computation is not None else None)
+    flops, trans, mm = instruction_flops(inst, module)
+    read, written, in_place = instruction_bytes(inst, module)
+    buffers = len(set(inst.operand_names)) + len([s for s in inst.shape.leaves() if s.is_array])
+    control = inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst)
+    if control:
+        buffers = 0
+    comp = inst.computation.name if inst.computation is not None else ""
+    output_bytes = written if _writes_program_output(inst) else 0.0
+    loop_kernels = 0
+    if control and module is not None:
+        for callee in inst.called_names:
+            c = module.get_computation(callee)
+            if c is not None:
+                n = sum(1 for i in c.instructions if i.opcode not in FREE_OPCODES)
+                loop_kernels = loop_kernels + n if inst.opcode == "while" else max(loop_kernels, n)
+    return KernelCost(inst.name, comp, inst.opcode, inst.fusion_kind or "", flops, trans,
+                      read, written, _dtype(inst, module), mm, buffers,
+                      _trip_count(inst) if inst.opcode == "while" else None, in_place,
+                      loop_kernels=loop_kernels, output_bytes=output_bytes)
+
+
+def _writes_program_output(inst: HloInstruction) -> bool:
+    """Does the kernel write an ENTRY result (the ROOT, or what a ROOT tuple holds, through
+    bitcasts and get-tuple-element)?
+
+    XLA:CPU gives each program output its own buffer, allocated fresh for every run,
+    while temporaries share one arena that stays warm: writing an output is slower."""
+    comp = inst.computation
+    if comp is None or not comp.is_entry or comp.module is None:
+        return False
+    outs = _OUTPUTS.get(comp.module)
+    if outs is None:
+        outs = set()
+        stack = [comp.root] if comp.root is not None else []
+        seen = set()
+        while stack:
+            cur = stack.pop()
+            if cur.name in seen:
+                continue
+            seen.add(cur.name)
+            if cur.opcode in ("tuple", "bitcast", "get-tuple-element"):
+                stack.extend(cur.operands)
+            else:
+                outs.add(cur.name)
+        _OUTPUTS[comp.module] = outs
+    return inst.name in outs
+
+
+_OUTPUTS: "weakref.WeakKeyDictionary[HloModule, set]" = weakref.WeakKeyDictionary()
+
+
+def module_costs(module: HloModule) -> dict[str, KernelCost]:
+    """Every kernel's cost, by instruction name."""
+    return {inst.name: kernel_cost(inst, module) for inst in kernels(module)}
+
+
+# --------------------------------------------------------------------------- roofline
+
+# A while loop whose trip count XLA does not know is assumed to run this many times.
+UNKNOWN_TRIP_COUNT = 10
+
+
+def control_iterations(cost: KernelCost) -> int:
+    if cost.opcode == "while":
+        return cost.trip_count if cost.trip_count is not None else UNKNOWN_TRIP_COUNT
+    return 1
+
+
+def roofline_us(cost: KernelCost, device: DeviceProfile) -> float:
+    """``max(flops / peak, bytes / bandwidth) + overhead`` in µs for one execution.
+
+    Control flow (``while``/``conditional``): its self time is dispatching the body's
+    kernels (which are timed on their own), so one overhead per kernel the body runs
+    per iteration, plus one."""
+    if cost.opcode in CONTROL_FLOW and cost.buffers == 0:
+        n = control_iterations(cost) * max(cost.loop_kernels, 1)
+        return device.launch_overhead_us * (n + 1)
+    peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
+    work = cost.flops + cost.transcendentals * device.transcendental_flops
+    compute_s = work / peak if peak > 0 else 0.0
+    memory_s = memory_seconds(cost, device)
+    return max(compute_s, memory_s) * 1e6 + device.launch_overhead_us \
+        + device.per_buffer_us * cost.buffers
+
+
+def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:
+    """Bytes over bandwidth: the working set's bandwidth (caches) for everything, except
+    bytes written into a program output at ``output_bandwidth`` when the profile has one."""
+    bw = device.bandwidth_for(cost.bytes)
+    if bw <= 0:
+        return 0.0
+    if device.output_bandwidth > 0 and cost.output_bytes > 0:
+        rest = max(cost.bytes - cost.output_bytes, 0.0)
+        return rest / bw + cost.output_bytes / min(device.output_bandwidth, bw)
+    return cost.bytes / bw
+
+
+def bound(cost: KernelCost, device: DeviceProfile) -> str:
+    """'compute', 'memory' or 'overhead': which term of the roofline is largest."""
+    if cost.opcode in CONTROL_FLOW and cost.buffers == 0:
+        return "overhead"
+    peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
+    compute = (cost.flops + cost.transcendentals * device.transcendental_flops) / peak * 1e6
+    memory = memory_seconds(cost, device) * 1e6
+    overhead = device.launch_overhead_us + device.per_buffer_us * cost.buffers
+    return max((compute, "compute"), (memory, "memory"), (overhead, "overhead"))[1]

@@ -1,0 +1,715 @@
+"""A learned kernel cost model, in the spirit of TpuGraphs (Phothilimthana et al., 2023).
+
+It predicts a kernel's runtime as a *correction to the roofline in log space*::
+
+    log(t) = log(roofline_us) + MLP([numeric features, pooled opcode embeddings])
+
+* numeric features: log flops, transcendentals, bytes read/written, intensity, roofline
+  time, output size/rank/minor dimension, operand and buffer counts, fused instruction
+  count, fusion kind, element type, flags (reduction, physical transpose, dot,
+  convolution, in-place dynamic-update-slice, slicing, gather/scatter, broadcast,
+  inside a loop, YNNPACK fusion, intra-op partitions), dot M/N/K, loop trip count;
+* opcode embeddings of the kernel's own opcode and every instruction it fuses, pooled
+  three ways: sum, mean, and mean weighted by each instruction's log element count.
+
+Plain JAX: an MLP trained with Adam from ``jax.example_libraries.optimizers`` on squared
+log error (each program weighing the same), a few seeds averaged. Saved as ``.npz``
+(arrays) + ``.json`` (vocabulary, feature names, normalisation, device profile, training
+programs); never pickle. ``leave_one_program_out`` is the honest evaluation: train on all
+programs but one, predict that one.
+
+jax is imported only to train; predictions run in NumPy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import weakref
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import metrics as M
+from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations, kernel_cost,
+                    kernels, roofline_us)
+from .devices import CACHE_DIR, DeviceProfile
+from .dump import AFTER, Dump, open_dump
+from .hlo import HloComputation, HloInstruction, HloModule
+
+FORMAT = "hlolens-learned-cost-model"
+VERSION = 1
+
+# Opcodes with an embedding of their own; anything else shares '<other>'.
+VOCAB = (
+    "<kernel:fusion>", "<kernel:dot>", "<kernel:copy>", "<kernel:while>",
+    "<kernel:convolution>", "<kernel:custom-call>", "<kernel:other>",
+    "parameter", "constant", "add", "subtract", "multiply", "divide", "maximum", "minimum",
+    "compare", "select", "and", "or", "not", "negate", "abs", "sign", "floor", "ceil",
+    "clamp", "convert", "exponential", "exponential-minus-one", "log", "log-plus-one",
+    "tanh", "logistic", "rsqrt", "sqrt", "sine", "cosine", "power", "erf", "atan2",
+    "remainder", "round-nearest-even", "is-finite", "broadcast", "reshape", "bitcast",
+    "transpose", "copy", "slice", "dynamic-slice", "dynamic-update-slice", "concatenate",
+    "pad", "gather", "scatter", "iota", "reverse", "reduce", "reduce-window",
+    "select-and-scatter", "dot", "convolution", "sort", "tuple", "get-tuple-element",
+    "custom-call", "while", "conditional", "call", "fusion", "rng-bit-generator",
+    "bitcast-convert", "shift-left", "shift-right-logical", "xor", "popcnt", "map",
+    "<other>",
+)
+_VOCAB_INDEX = {op: i for i, op in enumerate(VOCAB)}
+CLIP = 6.0              # standardized features are clipped to +-CLIP
+MAX_CORRECTION = 6.0    # |log correction| at most this (a factor of ~400)
+FUSION_KINDS = ("kLoop", "kInput", "kOutput", "kCustom")
+DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
+NUMERIC = (
+    "log_roofline_us", "log_flops", "log_transcendentals", "log_bytes_read",
+    "log_bytes_written", "log_intensity", "log_out_elements", "out_rank", "out_leaves",
+    "log_minor_dim", "log_max_dim", "log_operands", "log_buffers", "log_fused_ops",
+    "log_dot_m", "log_dot_n", "log_dot_k", "log_trip_count", "trip_unknown",
+    "log_loop_kernels", "in_loop", "matmul", "in_place_dus", "has_reduce",
+    "has_transpose", "has_dot", "has_convolution", "has_slice", "has_gather_scatter",
+    "has_broadcast", "has_concat_pad", "has_transcendental", "ynn_fusion",
+    "log_partitions", "log_largest_operand", "log_smallest_operand", "control_flow",
+    "log_output_bytes", "program_log_kernels", "program_log_bytes", "program_log_flops",
+    "program_log_roofline_us", "share_of_program_roofline", "log_parameter_bytes",
+    "hot_input_share",
+) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
+
+
+def default_model_path(kind: str = "cpu") -> str:
+    """Where ``train`` saves by default and the app looks: one model per device kind."""
+    return os.path.join(CACHE_DIR, f"cost-model-{kind}.npz")
+
+
+# --------------------------------------------------------------------------- features
+
+def _log(x: float) -> float:
+    return math.log1p(max(float(x), 0.0))
+
+
+def _fused(inst: HloInstruction, module: HloModule) -> list[HloInstruction]:
+    """Every instruction a kernel runs inside (fused computations, nested fusions,
+    reducers, single-kernel calls), for the opcode bag."""
+    out: list[HloInstruction] = []
+    if inst.opcode in CONTROL_FLOW and not _single(inst):
+        return out
+    seen: set[str] = set()
+    stack = list(inst.called_names)
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        comp = module.get_computation(name)
+        if comp is None:
+            continue
+        for sub in comp.instructions:
+            out.append(sub)
+            stack.extend(sub.called_names)
+    return out
+
+
+def _single(inst: HloInstruction) -> bool:
+    from .costs import is_single_kernel_call
+    return is_single_kernel_call(inst)
+
+
+def _kernel_token(op: str) -> str:
+    tok = f"<kernel:{op}>"
+    return tok if tok in _VOCAB_INDEX else "<kernel:other>"
+
+
+def _physical_transpose(i: HloInstruction) -> bool:
+    if i.opcode == "transpose":
+        dims = i.dimensions or ()
+        return list(dims) != sorted(dims)
+    return False
+
+
+_CONTEXT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _program_context(module: HloModule, device: DeviceProfile) -> tuple[float, ...]:
+    """Program-level context every kernel of a module shares: how many kernels, how many
+    bytes and flops, and the roofline time of a whole step (cache pressure, contention)."""
+    key = (device.name, device.launch_overhead_us, device.bandwidth)
+    cached = _CONTEXT.get(module)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    costs = [kernel_cost(i, module) for i in kernels(module)]
+    total_bytes = sum(c.bytes for c in costs)
+    total_flops = sum(c.flops for c in costs)
+    total_us = sum(roofline_us(c, device) for c in costs)
+    ctx = (_log(len(costs)), _log(total_bytes), _log(total_flops), _log(total_us), total_us)
+    _CONTEXT[module] = (key, ctx)
+    return ctx
+
+
+def _source(i: HloInstruction) -> HloInstruction:
+    """The instruction that produced a value, through bitcasts and get-tuple-element."""
+    for _ in range(16):
+        if i.opcode in ("bitcast", "get-tuple-element") and i.operands:
+            i = i.operands[0]
+        else:
+            break
+    return i
+
+
+def _input_locality(inst: HloInstruction, window: int = 2) -> tuple[float, float]:
+    """(bytes read straight from program parameters, share of operand bytes produced by
+    one of the ``window`` kernels scheduled just before: still in cache)."""
+    comp = inst.computation
+    if comp is None or inst.opcode in CONTROL_FLOW:
+        return 0.0, 0.0
+    order = _schedule(comp)
+    pos = order.get(inst.name, 0)
+    params = hot = total = 0.0
+    for op in dict.fromkeys(inst.operands):
+        b = float(op.shape.byte_size)
+        total += b
+        src = _source(op)
+        if src.opcode == "parameter" and comp.is_entry:
+            params += b
+        elif src.opcode not in FREE_OPCODES and 0 < pos - order.get(src.name, -99) <= window:
+            hot += b
+    return params, (hot / total if total > 0 else 0.0)
+
+
+_ORDER: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _schedule(comp: HloComputation) -> dict[str, int]:
+    """Kernel position in the computation's (scheduled) instruction order."""
+    per_module = _ORDER.get(comp.module) if comp.module is not None else None
+    if per_module is None:
+        per_module = {}
+        if comp.module is not None:
+            _ORDER[comp.module] = per_module
+    got = per_module.get(comp.name)
+    if got is None:
+        got = per_module[comp.name] = {}
+        k = 0
+        for i in comp.instructions:
+            if i.opcode not in FREE_OPCODES:
+                k += 1
+                got[i.name] = k
+    return got
+
+
+def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
+                    device: DeviceProfile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(numeric features, opcode counts, size-weighted opcode counts) of one kernel."""
+    fused = _fused(inst, module)
+    counts = np.zeros(len(VOCAB), np.float32)
+    weighted = np.zeros(len(VOCAB), np.float32)
+    counts[_VOCAB_INDEX[_kernel_token(inst.opcode)]] += 1
+    weighted[_VOCAB_INDEX[_kernel_token(inst.opcode)]] += 1 + _log(inst.shape.byte_size)
+    ops = set()
+    for sub in fused:
+        k = _VOCAB_INDEX.get(sub.opcode, _VOCAB_INDEX["<other>"])
+        counts[k] += 1
+        weighted[k] += 1 + _log(sum(s.element_count for s in sub.shape.leaves() if s.is_array))
+        ops.add(sub.opcode)
+    if inst.opcode not in CONTROL_FLOW:
+        ops.add(inst.opcode)
+    leaves = [s for s in inst.shape.leaves() if s.is_array]
+    out = leaves[0] if leaves else None
+    dims = out.dimensions if out is not None else ()
+    minor = dims[out.layout.minor_to_major[0]] if out is not None and out.layout is not None \
+        and out.layout.minor_to_major and len(dims) > out.layout.minor_to_major[0] else \
+        (dims[-1] if dims else 1)
+    operand_bytes = [o.shape.byte_size for o in inst.operands] or [0]
+    m = n = k = 0
+    dot = next((i for i in ([inst] + fused) if i.opcode in ("dot", "convolution")), None)
+    if dot is not None and len(dot.operands) >= 2 and dot.opcode == "dot":
+        lhs, rhs = dot.operands[0].shape, dot.operands[1].shape
+        dn = dot.dot_dimension_numbers
+        k = math.prod(lhs.dimensions[d] for d in dn.lhs_contracting if d < lhs.rank) or 1
+        m = max(lhs.element_count // max(k, 1), 1)
+        n = max(rhs.element_count // max(k, 1), 1)
+    cfg_text = inst.attributes.get("backend_config", "")
+    partitions = 0
+    cfg = inst.backend_config if cfg_text else None
+    if isinstance(cfg, dict):
+        parts = cfg.get("outer_dimension_partitions") or []
+        try:
+            partitions = math.prod(int(p) for p in parts) if parts else 0
+        except (TypeError, ValueError):
+            partitions = 0
+    control = inst.opcode in CONTROL_FLOW and cost.buffers == 0
+    trips = control_iterations(cost) if inst.opcode == "while" else 0
+    comp = inst.computation
+    fk = inst.fusion_kind if inst.opcode == "fusion" and inst.fusion_kind in FUSION_KINDS \
+        else "none"
+    dt = cost.dtype if cost.dtype in DTYPES else (
+        "s32" if cost.dtype in ("u32", "s64", "u64") else "other")
+    ctx = _program_context(module, device)
+    roof = roofline_us(cost, device)
+    param_bytes, hot_share = _input_locality(inst)
+    numeric = [
+        math.log(max(roof, 1e-3)), _log(cost.flops),
+        _log(cost.transcendentals), _log(cost.bytes_read), _log(cost.bytes_written),
+        _log(cost.intensity), _log(out.element_count if out is not None else 0),
+        float(len(dims)), float(len(leaves)), _log(minor), _log(max(dims, default=0)),
+        _log(len(inst.operand_names)), _log(cost.buffers),
+        _log(sum(1 for f in fused if f.opcode not in FREE_OPCODES)),
+        _log(m), _log(n), _log(k), _log(trips),
+        float(inst.opcode == "while" and cost.trip_count is None),
+        _log(cost.loop_kernels), float(comp is not None and not comp.is_entry),
+        float(cost.matmul), float(cost.in_place), float(bool(ops & {"reduce", "reduce-window"})),
+        float(any(_physical_transpose(f) for f in [inst] + fused)),
+        float("dot" in ops), float("convolution" in ops),
+        float(bool(ops & {"slice", "dynamic-slice"})), float(bool(ops & {"gather", "scatter"})),
+        float("broadcast" in ops), float(bool(ops & {"concatenate", "pad"})),
+        float(cost.transcendentals > 0), float("__ynn_fusion" in cfg_text),
+        _log(partitions), _log(max(operand_bytes)), _log(min(operand_bytes)), float(control),
+        _log(cost.output_bytes), ctx[0], ctx[1], ctx[2], ctx[3], roof / max(ctx[4], 1e-9),
+        _log(param_bytes), hot_share,
+    ] + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
+    return np.asarray(numeric, np.float32), counts, weighted
+
+
+# --------------------------------------------------------------------------- dataset
+
+@dataclass
+class Dataset:
+    """Measured kernels of several programs, as arrays."""
+
+    numeric: np.ndarray          # [n, len(NUMERIC)]
+    counts: np.ndarray           # [n, len(VOCAB)]
+    weighted: np.ndarray         # [n, len(VOCAB)]
+    log_roofline: np.ndarray     # [n]
+    label_us: np.ndarray         # [n] measured (the chosen statistic)
+    half_a: np.ndarray           # [n] the statistic over half the runs (NaN if none)
+    half_b: np.ndarray           # [n]
+    program: list[str]           # [n] program of each kernel (a dump folder)
+    instruction: list[str]       # [n]
+    roofline_us: np.ndarray      # [n]
+    programs: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.label_us)
+
+    def subset(self, mask: np.ndarray) -> "Dataset":
+        idx = np.nonzero(mask)[0]
+        return Dataset(self.numeric[idx], self.counts[idx], self.weighted[idx],
+                       self.log_roofline[idx], self.label_us[idx], self.half_a[idx],
+                       self.half_b[idx], [self.program[i] for i in idx],
+                       [self.instruction[i] for i in idx], self.roofline_us[idx],
+                       sorted({self.program[i] for i in idx}))
+
+    @staticmethod
+    def concat(parts: Sequence["Dataset"]) -> "Dataset":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return empty_dataset()
+        return Dataset(np.concatenate([p.numeric for p in parts]),
+                       np.concatenate([p.counts for p in parts]),
+                       np.concatenate([p.weighted for p in parts]),
+                       np.concatenate([p.log_roofline for p in parts]),
+                       np.concatenate([p.label_us for p in parts]),
+                       np.concatenate([p.half_a for p in parts]),
+                       np.concatenate([p.half_b for p in parts]),
+                       sum((p.program for p in parts), []),
+                       sum((p.instruction for p in parts), []),
+                       np.concatenate([p.roofline_us for p in parts]),
+                       sorted({x for p in parts for x in p.programs}))
+
+
+def empty_dataset() -> Dataset:
+    z = np.zeros((0,), np.float32)
+    return Dataset(np.zeros((0, len(NUMERIC)), np.float32), np.zeros((0, len(VOCAB)), np.float32),
+                   np.zeros((0, len(VOCAB)), np.float32), z, z, z, z, [], [], z, [])
+
+
+def module_features(module: HloModule, insts: Sequence[HloInstruction],
+                    costs: Sequence[KernelCost], device: DeviceProfile):
+    feats = [kernel_features(i, c, module, device) for i, c in zip(insts, costs)]
+    if not feats:
+        return (np.zeros((0, len(NUMERIC)), np.float32), np.zeros((0, len(VOCAB)), np.float32),
+                np.zeros((0, len(VOCAB)), np.float32))
+    return (np.stack([f[0] for f in feats]), np.stack([f[1] for f in feats]),
+            np.stack([f[2] for f in feats]))
+
+
+def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "median",
+                      program: str | None = None) -> Dataset:
+    """The measured kernels of a dump with traces (raises TraceError without them)."""
+    from .traces import measure
+    if isinstance(dump, str):
+        dump = open_dump(dump)
+    name = program or dump.name
+    measured = measure(dump)
+    parts = []
+    for mid, timings in measured.modules.items():
+        hlo = dump.stage(dump.module(mid), AFTER)
+        insts = [i for i in kernels(hlo) if i.name in timings.kernels]
+        costs = [kernel_cost(i, hlo) for i in insts]
+        num, cnt, wtd = module_features(hlo, insts, costs, device)
+        label, ha, hb = [], [], []
+        for i in insts:
+            t = timings.kernels[i.name]
+            label.append(t.stat(stat))
+            h = t.halves(stat)
+            ha.append(h[0] if h else np.nan)
+            hb.append(h[1] if h else np.nan)
+        roof = np.asarray([roofline_us(c, device) for c in costs], np.float64)
+        parts.append(Dataset(num, cnt, wtd, np.log(np.maximum(roof, 1e-3)).astype(np.float32),
+                             np.asarray(label, np.float64), np.asarray(ha, np.float64),
+                             np.asarray(hb, np.float64), [name] * len(insts),
+                             [i.name for i in insts], roof, [name]))
+    return Dataset.concat(parts)
+
+
+def dataset_from_dumps(paths: Sequence[str], device: DeviceProfile, stat: str = "median",
+                       log=None) -> Dataset:
+    parts = []
+    for p in paths:
+        name = os.path.basename(os.path.normpath(p))
+        ds = dataset_from_dump(p, device, stat, program=name)
+        if log is not None:
+            log(f"{name}: {len(ds)} measured kernels")
+        parts.append(ds)
+    return Dataset.concat(parts)
+
+
+# --------------------------------------------------------------------------- the model
+
+@dataclass
+class TrainConfig:
+    hidden: int = 16
+    embed: int = 8
+    steps: int = 600
+    learning_rate: float = 3e-3
+    weight_decay: float = 3e-3
+    seeds: int = 3
+    rank_weight: float = 1.0     # pairwise ranking loss (within each program), 0 = off
+
+
+def _init(key, n_in: int, cfg: TrainConfig, vocab: int):
+    import jax
+    import jax.numpy as jnp
+    k = jax.random.split(key, 4)
+    d_in = n_in + 3 * cfg.embed
+
+    def dense(kk, a, b, scale=1.0):
+        return jax.random.normal(kk, (a, b)) * scale / jnp.sqrt(a)
+    return {
+        "embed": jax.random.normal(k[0], (vocab, cfg.embed)) * 0.1,
+        "w1": dense(k[1], d_in, cfg.hidden), "b1": jnp.zeros((cfg.hidden,)),
+        "w2": dense(k[2], cfg.hidden, cfg.hidden), "b2": jnp.zeros((cfg.hidden,)),
+        "w3": dense(k[3], cfg.hidden, 1, 0.1), "b3": jnp.zeros((1,)),
+    }
+
+
+def _forward(params, numeric, counts, weighted):
+    import jax
+    import jax.numpy as jnp
+    e = params["embed"]
+    total = jnp.maximum(counts.sum(-1, keepdims=True), 1.0)
+    wtotal = jnp.maximum(weighted.sum(-1, keepdims=True), 1e-6)
+    pooled = jnp.concatenate([
+        jnp.log1p(counts) @ e,            # sum pooling (log-damped counts)
+        (counts / total) @ e,             # mean pooling
+        (weighted / wtotal) @ e,          # size-weighted mean pooling
+    ], axis=-1)
+    x = jnp.concatenate([numeric, pooled], axis=-1)
+    h = jax.nn.gelu(x @ params["w1"] + params["b1"])
+    h = jax.nn.gelu(h @ params["w2"] + params["b2"])
+    return (h @ params["w3"] + params["b3"])[:, 0]
+
+
+def _gelu_np(x: np.ndarray) -> np.ndarray:
+    """jax.nn.gelu (tanh approximation, its default) in NumPy."""
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _forward_np(params, numeric, counts, weighted) -> np.ndarray:
+    """_forward in NumPy: predictions need no JAX (the app stays light)."""
+    e = params["embed"].astype(np.float64)
+    total = np.maximum(counts.sum(-1, keepdims=True), 1.0)
+    wtotal = np.maximum(weighted.sum(-1, keepdims=True), 1e-6)
+    pooled = np.concatenate([np.log1p(counts) @ e, (counts / total) @ e,
+                             (weighted / wtotal) @ e], axis=-1)
+    x = np.concatenate([numeric, pooled], axis=-1)
+    h = _gelu_np(x @ params["w1"] + params["b1"])
+    h = _gelu_np(h @ params["w2"] + params["b2"])
+    return (h @ params["w3"] + params["b3"])[:, 0]
+
+
+_FIT = None
+PAD_ROWS = 256        # kernels are padded to a multiple of this (one compile serves many sizes)
+MAX_PAIRS = 20000     # ranking pairs, padded to exactly this many
+
+
+def _fit_fn():
+    """The compiled trainer, built once per process: every argument is an array padded to
+    a bucketed size, the configuration is static, so folds of an evaluation share it."""
+    global _FIT
+    if _FIT is not None:
+        return _FIT
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.example_libraries import optimizers
+
+    @functools.partial(jax.jit, static_argnames=("hidden", "embed", "seeds"))
+    def fit(x, counts, weighted, target, weights, pi, pj, pw, gap, steps, lr, wd, rank, *,
+            hidden, embed, seeds):
+        cfg = TrainConfig(hidden=hidden, embed=embed)
+        keys = jax.random.split(jax.random.PRNGKey(0), seeds)
+        params = jax.vmap(lambda k: _init(k, x.shape[1], cfg, counts.shape[1]))(keys)
+        opt_init, opt_update, get_params = optimizers.adam(lr)
+        wsum = jnp.maximum(jnp.sum(weights), 1e-9)
+
+        def loss(p):
+            corr = _forward(p, x, counts, weighted)
+            err = corr - target
+            l = jnp.sum(weights * err * err) / wsum
+            # ranking on predicted log times (log roofline + correction): the pair
+            # (pi, pj) has label[pi] > label[pj]; gap = log_roof[pi] - log_roof[pj]
+            d = corr[pi] - corr[pj] + gap
+            l = l + rank * jnp.sum(pw * jax.nn.softplus(-2.0 * d))
+            reg = sum(jnp.sum(v * v) for k_, v in p.items() if k_.startswith("w"))
+            return l + wd * reg
+
+        def total(stacked):
+            return jnp.sum(jax.vmap(loss)(stacked))
+
+        def body(i, st):
+            return opt_update(i, jax.grad(total)(get_params(st)), st)
+        return get_params(lax.fori_loop(0, steps, body, opt_init(params)))
+
+    _FIT = fit
+    return fit
+
+
+def _train_padded(x, counts, weighted, log_roof, log_label, weights, groups,
+                  cfg: TrainConfig) -> list[dict[str, np.ndarray]]:
+    n = len(x)
+    rows = -(-n // PAD_ROWS) * PAD_ROWS
+
+    def pad(a):
+        out = np.zeros((rows,) + a.shape[1:], np.float32)
+        out[:n] = a
+        return out
+    pi = np.zeros(MAX_PAIRS, np.int32)
+    pj = np.zeros(MAX_PAIRS, np.int32)
+    pw = np.zeros(MAX_PAIRS, np.float32)
+    if cfg.rank_weight > 0:
+        i, j, w = _pairs(groups, log_label, weights, 0, MAX_PAIRS)
+        if i is not None:
+            pi[:len(i)], pj[:len(j)], pw[:len(w)] = i, j, w
+    gap = (log_roof[pi] - log_roof[pj]).astype(np.float32)
+    stacked = _fit_fn()(pad(x), pad(counts), pad(weighted), pad(log_label - log_roof),
+                        pad(weights), pi, pj, pw, gap, np.int32(cfg.steps),
+                        np.float32(cfg.learning_rate), np.float32(cfg.weight_decay),
+                        np.float32(cfg.rank_weight), hidden=cfg.hidden, embed=cfg.embed,
+                        seeds=cfg.seeds)
+    stacked = {k: np.asarray(v) for k, v in stacked.items()}
+    return [{k: v[s] for k, v in stacked.items()} for s in range(cfg.seeds)]
+
+
+def _pairs(groups: np.ndarray, log_label: np.ndarray, weights: np.ndarray, seed: int,
+           max_pairs: int = 20000):
+    """Ordered pairs (slower, faster) of kernels of one program whose labels differ by
+    more than 10%, sampled to at most ``max_pairs``; weights sum to 1."""
+    rng = np.random.RandomState(seed)
+    ii, jj = [], []
+    for g in np.unique(groups):
+        idx = np.nonzero(groups == g)[0]
+        if len(idx) < 2:
+            continue
+        a = np.repeat(idx, len(idx))
+        b = np.tile(idx, len(idx))
+        keep = log_label[a] > log_label[b] + 0.1
+        ii.append(a[keep])
+        jj.append(b[keep])
+    if not ii:
+        return None, None, None
+    i = np.concatenate(ii)
+    j = np.concatenate(jj)
+    if len(i) > max_pairs:
+        pick = rng.choice(len(i), max_pairs, replace=False)
+        i, j = i[pick], j[pick]
+    if len(i) == 0:
+        return None, None, None
+    w = weights[i] * weights[j]
+    w = w / w.sum()
+    return i.astype(np.int32), j.astype(np.int32), w.astype(np.float32)
+
+
+class LearnedModel:
+    """A trained model: normalisation, parameters of each seed, and what it was trained on."""
+
+    def __init__(self, params: list[dict[str, np.ndarray]], mean: np.ndarray, std: np.ndarray,
+                 device: DeviceProfile, meta: dict | None = None) -> None:
+        self.params = params
+        self.mean = mean
+        self.std = std
+        self.device = device
+        self.meta = meta or {}
+        self.path = ""
+
+    def describe(self) -> str:
+        progs = self.meta.get("programs", [])
+        where = f" ({self.path})" if self.path else ""
+        return (f"learned model{where}, trained on {len(progs)} programs, "
+                f"{self.meta.get('kernels', '?')} kernels, roofline of {self.device.name}")
+
+    def _correction(self, numeric, counts, weighted) -> np.ndarray:
+        x = np.clip((np.asarray(numeric, np.float64) - self.mean) / self.std, -CLIP, CLIP)
+        counts = np.asarray(counts, np.float64)
+        weighted = np.asarray(weighted, np.float64)
+        outs = [_forward_np({k: np.asarray(v, np.float64) for k, v in p.items()}, x, counts,
+                            weighted) for p in self.params]
+        return np.clip(np.mean(outs, axis=0), -MAX_CORRECTION, MAX_CORRECTION)
+
+    def predict_dataset(self, ds: Dataset) -> np.ndarray:
+        """Predicted µs for a dataset (built with this model's device profile)."""
+        if len(ds) == 0:
+            return np.zeros((0,))
+        return np.exp(ds.log_roofline.astype(np.float64)
+                      + self._correction(ds.numeric, ds.counts, ds.weighted))
+
+    def predict(self, module: HloModule, insts: Sequence[HloInstruction],
+                costs: Sequence[KernelCost] | None = None,
+                device: DeviceProfile | None = None) -> np.ndarray:
+        """Predicted µs per kernel. The roofline term always uses the model's own device
+        profile (the correction was learned against it); ``device`` is ignored."""
+        if not insts:
+            return np.zeros((0,))
+        costs = costs if costs is not None else [kernel_cost(i, module) for i in insts]
+        num, cnt, wtd = module_features(module, insts, costs, self.device)
+        roof = np.asarray([roofline_us(c, self.device) for c in costs], np.float64)
+        return np.exp(np.log(np.maximum(roof, 1e-3)) + self._correction(num, cnt, wtd))
+
+    # -- files: <path>.npz (arrays) + <path>.json (everything else)
+    def save(self, path: str) -> str:
+        base = path[:-4] if path.endswith(".npz") else path
+        os.makedirs(os.path.dirname(os.path.abspath(base)) or ".", exist_ok=True)
+        arrays = {"mean": self.mean, "std": self.std}
+        for s, p in enumerate(self.params):
+            for k, v in p.items():
+                arrays[f"seed{s}.{k}"] = np.asarray(v, np.float32)
+        np.savez(base + ".npz", **arrays)
+        meta = dict(self.meta)
+        meta.update({"format": FORMAT, "version": VERSION, "vocab": list(VOCAB),
+                     "numeric": list(NUMERIC), "seeds": len(self.params),
+                     "device": self.device.to_json()})
+        with open(base + ".json", "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2)
+            f.write("\n")
+        self.path = base + ".npz"
+        return self.path
+
+    @staticmethod
+    def load(path: str) -> "LearnedModel":
+        base = path[:-4] if path.endswith(".npz") else (path[:-5] if path.endswith(".json") else path)
+        try:
+            with open(base + ".json", encoding="utf-8") as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{base}.json: not a readable cost model ({e})") from None
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{base}.json: not an HLO Lens cost model")
+        if meta.get("vocab") != list(VOCAB) or meta.get("numeric") != list(NUMERIC):
+            raise ValueError(f"{base}.json: made by another version of HLO Lens (features "
+                             "differ); train it again")
+        with np.load(base + ".npz", allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        params = []
+        for s in range(int(meta.get("seeds", 1))):
+            prefix = f"seed{s}."
+            params.append({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+        model = LearnedModel(params, arrays["mean"], arrays["std"],
+                             DeviceProfile.from_json(meta["device"]), meta)
+        model.path = base + ".npz"
+        return model
+
+
+def _program_weights(programs: Sequence[str]) -> np.ndarray:
+    """Each program weighs the same in total (sqrt-damped, so big ones still count more)."""
+    names, inverse, counts = np.unique(np.asarray(programs), return_inverse=True,
+                                       return_counts=True)
+    return (1.0 / np.sqrt(counts[inverse])).astype(np.float32)
+
+
+def train(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
+          meta: dict | None = None) -> LearnedModel:
+    """Fit a model on a dataset (built with ``device``'s roofline)."""
+    cfg = cfg or TrainConfig()
+    if len(ds) < 4:
+        raise ValueError(f"too little data to train on: {len(ds)} measured kernels")
+    mean = ds.numeric.mean(0)
+    std = np.maximum(ds.numeric.std(0), 0.1)   # a feature constant in training stays tame
+    x = np.clip((ds.numeric - mean) / std, -CLIP, CLIP).astype(np.float32)
+    log_roof = ds.log_roofline.astype(np.float32)
+    log_label = np.log(np.maximum(ds.label_us, 1e-3)).astype(np.float32)
+    _, groups = np.unique(np.asarray(ds.program), return_inverse=True)
+    params = _train_padded(x, ds.counts, ds.weighted, log_roof, log_label,
+                           _program_weights(ds.program), groups, cfg)
+    info = {"programs": ds.programs, "kernels": len(ds), "config": cfg.__dict__}
+    info.update(meta or {})
+    return LearnedModel(params, mean.astype(np.float32), std.astype(np.float32), device, info)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def _metrics(pred: np.ndarray, meas: np.ndarray) -> dict[str, float]:
+    return M.all_metrics(pred, meas)
+
+
+def noise_floor(ds: Dataset) -> dict[str, float]:
+    ok = ~(np.isnan(ds.half_a) | np.isnan(ds.half_b))
+    if ok.sum() < 2:
+        return {k: math.nan for k in M.METRICS}
+    return M.noise_floor(ds.half_a[ok], ds.half_b[ok])
+
+
+@dataclass
+class FoldResult:
+    program: str
+    kernels: int
+    roofline: dict[str, float]
+    learned: dict[str, float]
+    noise_floor: dict[str, float]
+
+
+def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
+                          log=None) -> list[FoldResult]:
+    """For each program: train on the others, predict it; metrics per held-out program
+    for the roofline (``device``) and the learned model, with the noise floor."""
+    out = []
+    for prog in ds.programs:
+        held = np.array([p == prog for p in ds.program])
+        test = ds.subset(held)
+        if len(test) < 2:
+            continue
+        model = train(ds.subset(~held), device, cfg)
+        pred = model.predict_dataset(test)
+        res = FoldResult(prog, len(test), _metrics(test.roofline_us, test.label_us),
+                         _metrics(pred, test.label_us), noise_floor(test))
+        if log is not None:
+            log(f"{prog}: {len(test)} kernels, tau roofline {res.roofline['kendall_tau']:.2f} "
+                f"learned {res.learned['kendall_tau']:.2f} (floor "
+                f"{res.noise_floor['kendall_tau']:.2f}), median APE "
+                f"{res.roofline['median_ape']:.0%} / {res.learned['median_ape']:.0%}")
+        out.append(res)
+    return out
+
+
+def summarize(folds: Sequence[FoldResult]) -> dict[str, dict[str, float]]:
+    """Mean over held-out programs of each metric, for roofline, learned and noise floor."""
+    out: dict[str, dict[str, float]] = {}
+    for which in ("roofline", "learned", "noise_floor"):
+        out[which] = {}
+        for k in M.METRICS:
+            vals = [getattr(f, which)[k] for f in folds]
+            vals = [v for v in vals if not math.isnan(v)]
+            out[which][k] = float(np.mean(vals)) if vals else math.nan
+    return out

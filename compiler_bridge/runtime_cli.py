@@ -1,0 +1,255 @@
+"""The runtime commands of ``python -m compiler_bridge``: ``runtimes``, ``profile``,
+``calibrate``, ``train`` (registered by :func:`add_runtime_commands`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+from .dump import DumpError, open_dump
+
+
+def add_runtime_commands(sub) -> None:
+    r = sub.add_parser("runtimes", help="measured and predicted kernel runtimes of a dump")
+    r.add_argument("path", help="a dump folder, .zip or .tar.gz (its traces are read)")
+    r.add_argument("--trace", action="append", metavar="FILE",
+                   help="a trace file to use instead of the dump's own (repeatable)")
+    r.add_argument("--model", help="a learned cost model (.npz); default: the saved model "
+                                   "for this device kind if there is one, else the roofline")
+    r.add_argument("--roofline", action="store_true", help="predict with the roofline only")
+    r.add_argument("--device", help="device profile: cpu, h100, h200, a100, tpu_v4, tpu_v5e, "
+                                    "local (calibrated) or a profile JSON")
+    r.add_argument("--module", action="append", help="module id or name (repeatable)")
+    r.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"),
+                   help="statistic of the measured runs (default median)")
+    r.add_argument("--top", type=int, default=25, help="kernels to print (text output)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_runtimes)
+
+    p = sub.add_parser(
+        "profile", help="run a JAX script with dumps and the profiler on",
+        description="Run SCRIPT.py with XLA_FLAGS set to dump HLO into --out and the JAX "
+                    "profiler on (trace in <out>/trace), in a child process. Put --out "
+                    "before the script, or last on the line; after `--` everything goes "
+                    "to the script.")
+    p.add_argument("--out", help="the dump folder to write (opened by the app as is)")
+    p.add_argument("--passes", action="store_true", help="also dump HLO after every pass")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    p.set_defaults(func=cmd_profile)
+
+    c = sub.add_parser("calibrate", help="measure this machine's flop rates, bandwidth and "
+                                         "kernel overhead for the roofline")
+    c.add_argument("--out", help="profile JSON to write (default ~/.cache/hlolens/device.json)")
+    c.add_argument("--quick", action="store_true", help="reduced sizes (about 2 s)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_calibrate)
+
+    t = sub.add_parser("train", help="train the learned cost model on dumps with traces")
+    t.add_argument("dumps", nargs="+", help="dump folders that carry profiler traces")
+    t.add_argument("--out", required=True, help="the model to write (MODEL.npz + MODEL.json); "
+                   "~/.cache/hlolens/cost-model-cpu.npz is the one the app picks up")
+    t.add_argument("--device", help="device profile for the roofline term (default: the "
+                                    "calibrated profile of this machine, else generic CPU)")
+    t.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"))
+    t.add_argument("--steps", type=int, default=None, help="optimizer steps")
+    t.add_argument("--seeds", type=int, default=None, help="models averaged")
+    t.add_argument("--evaluate", action="store_true",
+                   help="also report leave-one-program-out accuracy (trains once per program)")
+    t.set_defaults(func=cmd_train)
+
+
+# --------------------------------------------------------------------------- runtimes
+
+def _fmt(x, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _si(x: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.1f}{unit}"
+    return f"{x:.0f}"
+
+
+def cmd_runtimes(args: argparse.Namespace) -> int:
+    from .learned import LearnedModel
+    from .runtimes import runtime_report
+    from .traces import TraceError
+    dump = open_dump(args.path)
+    model = None
+    if args.model and not args.roofline:
+        try:
+            model = LearnedModel.load(args.model)
+        except (OSError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+    try:
+        report = runtime_report(dump, args.module, args.trace, model, args.device, args.stat,
+                                auto_model=not args.roofline)
+    except (KeyError, TraceError) as e:
+        print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 1
+    failed = report.trace_error is not None and (bool(args.trace) or bool(dump.traces))
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1, allow_nan=False, default=_json_default))
+    else:
+        _print_report(report, args.top)
+    if report.trace_error:
+        print(f"{'error' if failed else 'note'}: {report.trace_error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _json_default(x):
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    raise TypeError(f"not JSON serializable: {type(x).__name__}")
+
+
+def _print_report(report, top: int) -> None:
+    mods = ", ".join(f"{i} {n}" for i, n in report.modules)
+    print(f"dump {report.dump}: module {mods}")
+    print(f"predicted by: {report.predictor_detail}; measured: {report.stat} per execution")
+    rows = sorted(report.rows, key=lambda r: (-(r.share or 0.0), -r.predicted_us))
+    print(f"{'kernel':40s} {'opcode':10s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s} "
+          f"{'share':>6s} {'flops':>7s} {'bytes':>7s} bound")
+    for r in rows[:top]:
+        share = f"{r.share:.1%}" if r.share is not None else "-"
+        print(f"{r.instruction[:40]:40s} {r.opcode[:10]:10s} {_fmt(r.measured_us):>10s} "
+              f"{r.predicted_us:10.2f} {_fmt(r.ratio):>6s} {share:>6s} {_si(r.cost.flops):>7s} "
+              f"{_si(r.cost.bytes):>7s} {r.bound}")
+    if len(rows) > top:
+        print(f"... {len(rows) - top} more kernels (--top N, --json)")
+    m = report.metrics_json()
+    nf = m.get("noise_floor") or {}
+    if report.metrics:
+        print(f"\naccuracy over {m['kernels_compared']} measured kernels "
+              "(noise floor: one half of the runs against the other):")
+        for k in ("kendall_tau", "spearman", "median_ape", "time_weighted_ape", "top10_recall"):
+            print(f"  {k:18s} {_fmt(m[k]):>6s}   (noise floor {_fmt(nf.get(k))})")
+    print(f"events: {m['matched_events']} matched, {m['unmatched_events']} unmatched")
+    for n in report.notes:
+        print(f"note: {n}")
+
+
+# --------------------------------------------------------------------------- profile
+
+def _split_out(args: argparse.Namespace) -> tuple[str | None, list[str]]:
+    rest = list(args.args)
+    out = args.out
+    if "--" in rest:
+        k = rest.index("--")
+        before, rest = rest[:k], rest[k + 1:]
+        for i, a in enumerate(before):
+            if a == "--out" and i + 1 < len(before):
+                out = before[i + 1]
+            elif a.startswith("--out="):
+                out = a[6:]
+        return out, rest
+    if out is None and len(rest) >= 2 and rest[-2] == "--out":
+        return rest[-1], rest[:-2]
+    if out is None and rest and rest[-1].startswith("--out="):
+        return rest[-1][6:], rest[:-1]
+    return out, rest
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    out, script_args = _split_out(args)
+    if not out:
+        print("error: profile needs --out DIR", file=sys.stderr)
+        return 2
+    script = os.path.abspath(args.script)
+    if not os.path.isfile(script):
+        print(f"error: {args.script}: no such script", file=sys.stderr)
+        return 2
+    out = os.path.abspath(out)
+    os.makedirs(out, exist_ok=True)
+    flags = [f"--xla_dump_to={out}", "--xla_dump_hlo_as_text"]
+    if args.passes:
+        flags.append("--xla_dump_hlo_pass_re=.*")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = " ".join(x for x in (env.get("XLA_FLAGS", ""), *flags) if x)
+    cmd = [sys.executable, "-m", "compiler_bridge.profile_runner", os.path.join(out, "trace"),
+           script, *script_args]
+    print(f"XLA_FLAGS={env['XLA_FLAGS']}", file=sys.stderr)
+    t0 = time.perf_counter()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (here, env.get("PYTHONPATH", "")) if x)
+    code = subprocess.call(cmd, env=env)
+    secs = time.perf_counter() - t0
+    try:
+        dump = open_dump(out)
+    except DumpError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return code or 1
+    print(f"{out}: {len(dump.modules)} modules, {len(dump.traces)} trace files "
+          f"({secs:.1f} s); main program: {dump.main.label if dump.main else '-'}")
+    if dump.traces:
+        from .traces import TraceError, measure
+        try:
+            m = measure(dump)
+            print(f"trace: {m.matched_events} per-op events matched, "
+                  f"{m.unmatched_events} unmatched")
+            for n in m.notes:
+                print(f"note: {n}")
+        except TraceError as e:
+            print(f"note: {e}")
+    if code != 0:
+        print(f"error: {args.script} exited with code {code}", file=sys.stderr)
+    return code
+
+
+# --------------------------------------------------------------------------- calibrate
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .calibrate import calibrate
+    from .devices import CALIBRATED_PATH, save_profile
+    profile = calibrate(quick=args.quick, log=None if args.json else print)
+    path = save_profile(profile, args.out or CALIBRATED_PATH)
+    if args.json:
+        print(json.dumps({"path": path, "profile": profile.to_json()}, indent=1))
+    else:
+        print(f"saved {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- train
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from . import learned as L
+    from .devices import CPU, device_profile, load_calibrated
+    from .traces import TraceError
+    device = device_profile(args.device) if args.device else (load_calibrated() or CPU)
+    cfg = L.TrainConfig()
+    if args.steps:
+        cfg.steps = args.steps
+    if args.seeds:
+        cfg.seeds = args.seeds
+    try:
+        ds = L.dataset_from_dumps(args.dumps, device, args.stat, log=print)
+    except (TraceError, DumpError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    meta = {"stat": args.stat, "dumps": [os.path.basename(os.path.normpath(d))
+                                         for d in args.dumps]}
+    if args.evaluate:
+        folds = L.leave_one_program_out(ds, device, cfg, log=print)
+        summary = L.summarize(folds)
+        meta["leave_one_program_out"] = summary
+        for which, vals in summary.items():
+            print(f"{which:12s} " + "  ".join(f"{k} {_fmt(v)}" for k, v in vals.items()))
+    t0 = time.perf_counter()
+    model = L.train(ds, device, cfg, meta)
+    path = model.save(args.out)
+    print(f"trained on {len(ds)} kernels of {len(ds.programs)} programs in "
+          f"{time.perf_counter() - t0:.1f} s; saved {path}")
+    return 0

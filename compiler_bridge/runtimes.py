@@ -1,0 +1,283 @@
+"""The runtime panel's data: per kernel, measured (from traces) beside predicted (roofline
+or learned model), with the accuracy metrics and their noise floor.
+
+One entry point, :func:`runtime_report`, used by the CLI (``runtimes``) and the app; the
+views (``viz/runtime.py``) read only the :class:`RuntimeReport` it returns.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import metrics as M
+from .costs import KernelCost, bound, kernels, kernel_cost, roofline_us
+from .devices import DeviceProfile, device_profile, profile_for_platform
+from .dump import AFTER, Dump, DumpModule
+from .hlo import HloModule
+from .traces import KernelTiming, Measured, TraceError, TraceSource, measure
+
+STATS = ("median", "p10", "min", "mean")
+
+
+@dataclass
+class KernelRow:
+    """One kernel: what it costs, what was predicted, what was measured."""
+
+    module_id: str
+    module: str
+    instruction: str
+    computation: str
+    opcode: str
+    fusion_kind: str
+    cost: KernelCost
+    roofline_us: float
+    predicted_us: float
+    bound: str                              # 'compute' | 'memory' | 'overhead'
+    timing: KernelTiming | None = None      # None: no event for this kernel
+    measured_us: float | None = None        # the chosen statistic per execution
+    share: float | None = None              # of step time (all runs)
+    executions_per_run: float | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / measured (> 1: predicted slower than measured)."""
+        if self.measured_us is None or self.measured_us <= 0:
+            return None
+        return self.predicted_us / self.measured_us
+
+    @property
+    def achieved_flops(self) -> float | None:
+        """Flop/s the kernel reached when measured."""
+        if self.measured_us is None or self.measured_us <= 0:
+            return None
+        return self.cost.flops / (self.measured_us * 1e-6)
+
+    def to_json(self) -> dict:
+        t = self.timing
+        return {
+            "module": self.module, "module_id": self.module_id,
+            "instruction": self.instruction, "computation": self.computation,
+            "opcode": self.opcode, "fusion_kind": self.fusion_kind,
+            "measured_us": self.measured_us, "predicted_us": self.predicted_us,
+            "roofline_us": self.roofline_us, "flops": self.cost.flops,
+            "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
+            "bytes_read": self.cost.bytes_read, "bytes_written": self.cost.bytes_written,
+            "intensity": self.cost.intensity, "bound": self.bound, "share": self.share,
+            "count": t.count if t else 0, "runs": t.runs if t else 0,
+            "executions_per_run": self.executions_per_run,
+            "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
+            "p90_us": t.p90_us if t else None, "min_us": t.min_us if t else None,
+        }
+
+
+@dataclass
+class RuntimeReport:
+    """Everything the runtime panel and the ``runtimes`` command show."""
+
+    dump: str
+    modules: list[tuple[str, str]]          # (id, name) reported
+    device: DeviceProfile
+    predictor: str                          # 'roofline' | 'learned'
+    predictor_detail: str                   # which device / which model file
+    stat: str                               # statistic of measured_us
+    rows: list[KernelRow]
+    measured: Measured | None
+    metrics: dict[str, float] = field(default_factory=dict)
+    noise_floor: dict[str, float] = field(default_factory=dict)
+    roofline_metrics: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    trace_error: str | None = None          # why nothing was measured, if so
+
+    @property
+    def measured_rows(self) -> list[KernelRow]:
+        return [r for r in self.rows if r.measured_us is not None]
+
+    def row(self, instruction: str, module_id: str | None = None) -> KernelRow | None:
+        for r in self.rows:
+            if r.instruction == instruction and (module_id is None or r.module_id == module_id):
+                return r
+        return None
+
+    def metrics_json(self) -> dict:
+        m = self.measured
+        out: dict = dict(M.clean(self.metrics)) if self.metrics else \
+            {k: None for k in M.METRICS}
+        out["kernels_compared"] = len(self.measured_rows)
+        out["matched_events"] = m.matched_events if m else 0
+        out["unmatched_events"] = m.unmatched_events if m else 0
+        out["noise_floor"] = M.clean(self.noise_floor) if self.noise_floor else None
+        if self.predictor != "roofline":
+            out["roofline"] = M.clean(self.roofline_metrics) if self.roofline_metrics else None
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "dump": self.dump,
+            "modules": [{"id": i, "name": n} for i, n in self.modules],
+            "predictor": self.predictor, "predictor_detail": self.predictor_detail,
+            "device": self.device.name, "stat": self.stat,
+            "kernels": [r.to_json() for r in self.rows],
+            "metrics": self.metrics_json(),
+            "trace": self.measured.summary() if self.measured else None,
+            "trace_error": self.trace_error,
+            "notes": self.notes,
+        }
+
+
+def _platform(module: DumpModule) -> str:
+    f = module.after_optimizations
+    return f.platform if f is not None else ""
+
+
+def _measured_value(t: KernelTiming, stat: str) -> float:
+    return t.stat(stat)
+
+
+def compare(pred: Sequence[float], meas: Sequence[float]) -> dict[str, float]:
+    return M.all_metrics(pred, meas)
+
+
+def noise_floor_of(timings: Sequence[KernelTiming], stat: str = "median") -> dict[str, float]:
+    """Metrics between the two halves of the measurements (see KernelTiming.halves)."""
+    a, b = [], []
+    for t in timings:
+        h = t.halves(stat)
+        if h is not None:
+            a.append(h[0])
+            b.append(h[1])
+    if len(a) < 2:
+        return {}
+    return M.noise_floor(a, b)
+
+
+def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
+                   traces: Sequence[TraceSource | str] | None = None,
+                   model=None, device: DeviceProfile | str | None = None,
+                   stat: str = "median", auto_model: bool = True) -> RuntimeReport:
+    """Per-kernel measured and predicted runtimes of a dump's module(s).
+
+    ``modules``: ids or names; default the modules the trace has events for, else the
+    main module. ``traces``: None -> the traces inside the dump. ``model``: a
+    :class:`compiler_bridge.learned.LearnedModel` or a path to one; None with
+    ``auto_model`` -> the saved model for this device kind if there is one, else the
+    roofline. ``device``: a DeviceProfile or name (default: from the dump's platform,
+    the calibrated profile of this machine for CPU dumps).
+
+    A trace problem never raises: the report carries ``trace_error`` and predictions only.
+    """
+    if stat not in STATS:
+        raise ValueError(f"stat must be one of {', '.join(STATS)}")
+    notes: list[str] = []
+    measured: Measured | None = None
+    trace_error: str | None = None
+    try:
+        measured = measure(dump, traces)
+    except TraceError as e:
+        trace_error = str(e)
+    if modules:
+        chosen = [dump.module(m) for m in modules]
+    elif measured is not None and measured.modules:
+        chosen = [dump.module(mid) for mid in measured.modules]
+    else:
+        chosen = [dump.main] if dump.main is not None else []
+    if isinstance(device, str):
+        device = device_profile(device)
+    if device is None:
+        device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
+    learned = _resolve_model(model, device, auto_model)
+    rows: list[KernelRow] = []
+    reported = []
+    for mod in chosen:
+        try:
+            hlo = dump.stage(mod, AFTER)
+        except (KeyError, ValueError) as e:
+            notes.append(f"module {mod.label}: {str(e).splitlines()[0]}")
+            continue
+        reported.append((mod.id, mod.name))
+        rows += _module_rows(mod, hlo, measured, device, learned, stat)
+    if measured is not None:
+        notes += measured.notes
+        for mid, _name in reported:
+            if measured.module(mid) is None:
+                notes.append(f"module {mid} has no events in the trace: nothing measured "
+                             "for it (not run while profiling)")
+    mrows = [r for r in rows if r.measured_us is not None]
+    report = RuntimeReport(
+        dump.name, reported, device, "learned" if learned is not None else "roofline",
+        learned.describe() if learned is not None else f"roofline on {device.name}",
+        stat, rows, measured, notes=notes, trace_error=trace_error)
+    if len(mrows) >= 2:
+        meas = [r.measured_us for r in mrows]
+        report.metrics = compare([r.predicted_us for r in mrows], meas)
+        report.roofline_metrics = compare([r.roofline_us for r in mrows], meas)
+        report.noise_floor = noise_floor_of([r.timing for r in mrows], stat)
+    return report
+
+
+def _resolve_model(model, device: DeviceProfile, auto: bool):
+    if model is None and not auto:
+        return None
+    from . import learned as L
+    if model is None:
+        path = L.default_model_path(device.kind)
+        if not os.path.exists(path):
+            return None
+        model = path
+    if isinstance(model, (str, os.PathLike)):
+        return L.LearnedModel.load(os.fspath(model))
+    return model
+
+
+def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
+                 device: DeviceProfile, learned, stat: str) -> list[KernelRow]:
+    timings = measured.module(mod.id) if measured is not None else None
+    insts = kernels(hlo)
+    costs = [kernel_cost(i, hlo) for i in insts]
+    roof = [roofline_us(c, device) for c in costs]
+    if learned is not None:
+        pred = learned.predict(hlo, insts, costs, device)
+    else:
+        pred = roof
+    rows = []
+    for inst, c, r, p in zip(insts, costs, roof, pred):
+        t = timings.kernels.get(inst.name) if timings is not None else None
+        row = KernelRow(mod.id, mod.name, inst.name, c.computation, inst.opcode,
+                        inst.fusion_kind or "", c, float(r), float(p), bound(c, device), t)
+        if t is not None:
+            row.measured_us = _measured_value(t, stat)
+            row.share = timings.share(inst.name)
+            row.executions_per_run = t.executions_per_run
+        rows.append(row)
+    if timings is not None:
+        # timed instructions that the kernel list does not hold (should not happen)
+        known = {i.name for i in insts}
+        for name, t in timings.kernels.items():
+            if name in known:
+                continue
+            inst = hlo.find(name)
+            if inst is None:
+                continue
+            c = kernel_cost(inst, hlo)
+            r = roofline_us(c, device)
+            p = float(learned.predict(hlo, [inst], [c], device)[0]) if learned is not None else r
+            row = KernelRow(mod.id, mod.name, name, c.computation, inst.opcode,
+                            inst.fusion_kind or "", c, r, p, bound(c, device), t,
+                            _measured_value(t, stat), timings.share(name), t.executions_per_run)
+            rows.append(row)
+    return rows
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and not (isinstance(x, float) and (math.isnan(x) or math.isinf(x)))
+
+
+def as_arrays(rows: Sequence[KernelRow]) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, measured) µs of the measured rows."""
+    rs = [r for r in rows if r.measured_us is not None]
+    return (np.array([r.predicted_us for r in rs], dtype=np.float64),
+            np.array([r.measured_us for r in rs], dtype=np.float64))

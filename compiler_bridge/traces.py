@@ -1,0 +1,770 @@
+"""Measured kernel runtimes: JAX profiler traces mapped onto a dump's HLO instructions.
+
+What the profiler writes (``jax.profiler.trace(dir, create_perfetto_trace=True)``) under
+``plugins/profile/<session>/``, read as is:
+
+* ``perfetto_trace.json.gz`` / ``<host>.trace.json.gz``: Chrome trace JSON. One complete
+  event (``ph: "X"``, ``ts``/``dur`` in microseconds) per executed HLO op, whose
+  ``args`` carry ``hlo_op`` (the instruction name), ``hlo_module`` (the module *name*,
+  which can repeat across a dump's modules) and ``run_id``.
+* ``<host>.xplane.pb``: the same events, plus ``program_id`` = the dump's module id
+  (``module_0006`` -> 6); read through ``jax.profiler.ProfileData`` (jax imported lazily,
+  only when an xplane is read).
+
+Ops inside ``while`` bodies and ``conditional`` branches appear once per iteration, nested
+in time inside the ``while``/``conditional`` event on the same thread, so a kernel's
+*self time* is its duration minus the op events nested directly inside it.
+
+Nothing here invents numbers: a module with no events is listed as such, an event that
+matches no instruction is counted and listed, and a trace that has no per-op events (JAX
+0.4.30 on CPU) or matches nothing in the dump (a trace of another program) raises
+:class:`TraceError` naming the file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import os
+import posixpath
+import statistics
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .dump import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
+
+# A nested event may end this much (µs) after its parent and still count as nested
+# (timestamps are rounded to the nanosecond).
+_EPS_US = 1e-3
+_END = "end: "     # XLA:CPU's completion marker of an op: 'end: <op name>'
+# Opcodes whose XLA:CPU thunks run asynchronously (their events end before the work does).
+ASYNC_OPCODES = frozenset({"dot", "convolution"})
+
+
+class TraceError(ValueError):
+    """A trace that cannot be used: unreadable, without per-op events, or of another program.
+
+    ``str()`` starts with the file name: ``perfetto_trace.json.gz: not a readable trace
+    (truncated gzip: ...)``.
+    """
+
+    def __init__(self, source: str, message: str) -> None:
+        self.source = source
+        self.message = message
+        super().__init__(f"{source}: {message}")
+
+
+# --------------------------------------------------------------------------- raw events
+
+@dataclass(slots=True)
+class OpEvent:
+    """One executed HLO op, as the profiler recorded it."""
+
+    module: str                 # args.hlo_module (a module *name*)
+    op: str                     # args.hlo_op (an instruction name)
+    run: str                    # '<session>#<run_id>': one execution of the program
+    thread: str                 # events nest only within one thread
+    start_us: float
+    dur_us: float
+    program_id: int | None = None   # xplane only: the dump's module id
+    self_us: float = 0.0        # dur_us minus the op events nested directly inside
+    parent: int = -1            # index of the enclosing op event on the same thread, or -1
+    async_us: float | None = None   # start to completion, for an op that ran asynchronously
+    process: str = ""           # events of one process share completion markers
+
+    @property
+    def end_us(self) -> float:
+        return self.start_us + self.dur_us
+
+
+@dataclass(slots=True)
+class RawTrace:
+    """The per-op events of one trace file (self times computed)."""
+
+    source: str                 # the file's name or path, for messages
+    format: str                 # 'chrome' | 'xplane'
+    events: list[OpEvent]
+    other_events: int = 0       # complete events that are not HLO ops (Python, runtime)
+    # XLA:CPU's thunk executor marks each op's completion with an 'end: <op>' event:
+    # (process, op) -> [(ts µs, thread)], sorted
+    markers: dict = field(default_factory=dict)
+
+
+def _decompress(data: bytes, source: str) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except EOFError as e:
+        raise TraceError(source, f"not a readable trace: truncated gzip data ({e})") from None
+    except (OSError, zlib.error) as e:
+        raise TraceError(source, f"not a readable trace: corrupt gzip data ({e})") from None
+
+
+def _looks_like_xplane(data: bytes, source: str) -> bool:
+    name = source.lower()
+    if name.endswith((".json", ".json.gz", ".gz")):
+        return False
+    if name.endswith(".pb"):
+        return True
+    return data[:2] != b"\x1f\x8b" and data.lstrip()[:1] not in (b"{", b"[")
+
+
+def read_trace(data: bytes, source: str = "<trace>", session: str = "") -> RawTrace:
+    """Per-op events of one trace file's bytes (Chrome JSON, gzipped or not, or xplane.pb).
+
+    Raises TraceError (naming ``source``) for bytes that are not a readable trace.
+    Self times are computed; matching to a dump is :func:`measure`'s job.
+    """
+    session = session or source
+    if _looks_like_xplane(data, source):
+        trace = _read_xplane(data, source, session)
+    else:
+        trace = _read_chrome(_decompress(data, source), source, session)
+    _self_times(trace.events)
+    _async_completions(trace.events, trace.markers)
+    return trace
+
+
+def read_trace_file(path: str | os.PathLike, session: str = "") -> RawTrace:
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise TraceError(path, f"cannot read the file ({e.strerror or e})") from None
+    return read_trace(data, path, session or os.path.dirname(path))
+
+
+def _read_chrome(text: bytes, source: str, session: str) -> RawTrace:
+    try:
+        doc = json.loads(text)
+    except UnicodeDecodeError as e:
+        raise TraceError(source, f"not a readable trace: not UTF-8 JSON ({e.reason})") from None
+    except json.JSONDecodeError as e:
+        what = "truncated JSON" if e.pos >= len(text) - 1 else "invalid JSON"
+        raise TraceError(source, f"not a readable trace: {what} at line {e.lineno} "
+                                 f"column {e.colno} ({e.msg})") from None
+    if isinstance(doc, dict):
+        raw_events = doc.get("traceEvents")
+        if raw_events is None:
+            raise TraceError(source, "not a Chrome trace: the JSON has no 'traceEvents'")
+    elif isinstance(doc, list):
+        raw_events = doc
+    else:
+        raise TraceError(source, "not a Chrome trace: expected a JSON object or array")
+    if not isinstance(raw_events, list):
+        raise TraceError(source, "not a Chrome trace: 'traceEvents' is not a list")
+    events: list[OpEvent] = []
+    markers: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
+    other = 0
+    for e in raw_events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        args = e.get("args")
+        op = args.get("hlo_op") if isinstance(args, dict) else None
+        if not op:
+            other += 1
+            name = e.get("name")
+            if isinstance(name, str) and name.startswith(_END) and "ts" in e:
+                try:
+                    markers[(str(e.get("pid", "")), name[len(_END):])].append(
+                        (float(e["ts"]), f"{e.get('pid', '')}/{e.get('tid', '')}"))
+                except (TypeError, ValueError):
+                    pass
+            continue
+        try:
+            start, dur = float(e["ts"]), float(e.get("dur", 0.0))
+        except (KeyError, TypeError, ValueError):
+            other += 1
+            continue
+        pid = args.get("program_id")
+        try:
+            pid = int(pid) if pid is not None else None
+        except (TypeError, ValueError):
+            pid = None
+        events.append(OpEvent(
+            module=str(args.get("hlo_module", "")), op=str(op),
+            run=f"{session}#{args.get('run_id', '')}",
+            thread=f"{e.get('pid', '')}/{e.get('tid', '')}",
+            start_us=start, dur_us=dur, program_id=pid, process=str(e.get("pid", ""))))
+    return RawTrace(source, "chrome", events, other, _sorted(markers))
+
+
+def _read_xplane(data: bytes, source: str, session: str) -> RawTrace:
+    try:
+        from jax.profiler import ProfileData
+    except ImportError as e:   # pragma: no cover - jax is a dependency
+        raise TraceError(source, f"reading .xplane.pb needs jax ({e})") from None
+    try:
+        profile = ProfileData.from_serialized_xspace(data)
+    except Exception as e:   # jax raises RuntimeError('Failed to parse XSpace ...')
+        raise TraceError(source, f"not a readable xplane.pb ({e})") from None
+    events: list[OpEvent] = []
+    markers: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
+    other = 0
+    for plane in profile.planes:
+        for line in plane.lines:
+            thread = f"{plane.name}/{line.name}"
+            for ev in line.events:
+                name = ev.name
+                if name.startswith(_END):
+                    markers[(plane.name, name[len(_END):])].append(
+                        (float(ev.start_ns) / 1e3, thread))
+                    other += 1
+                    continue
+                stats = {}
+                for k, v in ev.stats:
+                    stats.setdefault(k, v)
+                op = stats.get("hlo_op")
+                if not op:
+                    other += 1
+                    continue
+                pid = stats.get("program_id")
+                events.append(OpEvent(
+                    module=str(stats.get("hlo_module", "")), op=str(op),
+                    run=f"{session}#{stats.get('run_id', '')}", thread=thread,
+                    start_us=float(ev.start_ns) / 1e3, dur_us=float(ev.duration_ns) / 1e3,
+                    program_id=int(pid) if isinstance(pid, (int, float)) else None,
+                    process=plane.name))
+    return RawTrace(source, "xplane", events, other, _sorted(markers))
+
+
+def _sorted(markers: dict) -> dict:
+    return {k: sorted(v) for k, v in markers.items()}
+
+
+def _self_times(events: list[OpEvent]) -> None:
+    """Set ``self_us`` and ``parent``: per thread, subtract directly nested op events."""
+    by_thread: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        e.self_us = e.dur_us
+        e.parent = -1
+        by_thread[e.thread].append(i)
+    for idx in by_thread.values():
+        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
+        stack: list[int] = []
+        for i in idx:
+            e = events[i]
+            while stack:
+                top = events[stack[-1]]
+                if e.start_us < top.end_us - _EPS_US and e.end_us <= top.end_us + _EPS_US:
+                    break   # nested inside top
+                stack.pop()   # top ended before e (or overlaps it only partly)
+            if stack:
+                e.parent = stack[-1]
+                events[stack[-1]].self_us -= e.dur_us
+            stack.append(i)
+    for e in events:
+        if e.self_us < 0.0:
+            e.self_us = 0.0
+
+
+def _async_completions(events: list[OpEvent], markers: dict) -> None:
+    """Set ``async_us`` for ops whose work outlives their event.
+
+    XLA:CPU runs its Eigen ``dot`` and ``convolution`` thunks asynchronously on the
+    intra-op pool: the op's event ends when the work is handed off, long before it is
+    done (a 1024^3 dot: a 2 ms event, 17 ms to completion). The executor marks each op's
+    completion with an ``end: <op>`` event. An op is synchronous when that marker follows
+    it on its own thread before the thread starts another op; otherwise ``async_us`` is
+    the time from the op's start to the first marker after it (any thread of the
+    process). The marker can also come late because the thread that processes it is busy,
+    so only ops of ASYNC_OPCODES use ``async_us``, bounded by the start of their first
+    consumer (see ``_match``).
+    """
+    if not markers:
+        return
+    by_thread: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        by_thread[e.thread].append(i)
+    for idx in by_thread.values():
+        idx.sort(key=lambda i: events[i].start_us)
+        starts = [events[i].start_us for i in idx]
+        for pos, i in enumerate(idx):
+            e = events[i]
+            ms = markers.get((e.process, e.op))
+            if not ms:
+                continue
+            k = bisect.bisect_left(ms, (e.start_us, ""))
+            if k >= len(ms):
+                continue
+            # the next op this thread starts after e ends (not nested in e)
+            nxt = bisect.bisect_left(starts, e.end_us - _EPS_US, pos + 1)
+            next_start = starts[nxt] if nxt < len(starts) else float("inf")
+            same_thread_sync = any(t == e.thread and ts < next_start
+                                   for ts, t in ms[k:k + 4])
+            if same_thread_sync:
+                continue
+            done = ms[k][0]
+            if done > e.end_us + _EPS_US:
+                e.async_us = done - e.start_us
+
+
+# --------------------------------------------------------------------------- finding traces
+
+@dataclass(frozen=True, slots=True)
+class TraceSource:
+    """One trace to read: a file of the dump, a file on disk, or uploaded bytes."""
+
+    name: str                   # shown in messages
+    session: str                # runs of one profiling session share this
+    path: str = ""              # inside the dump ('dump') or on disk ('file')
+    origin: str = "dump"        # 'dump' | 'file' | 'bytes'
+    data: bytes | None = None
+
+    def read(self, dump: Dump | None = None) -> RawTrace:
+        if self.origin == "bytes":
+            return read_trace(self.data or b"", self.name, self.session)
+        if self.origin == "file":
+            return read_trace_file(self.path, self.session)
+        assert dump is not None
+        try:
+            data = dump.read_bytes(self.path)
+        except (OSError, KeyError) as e:
+            raise TraceError(self.name, f"cannot read the file ({e})") from None
+        return read_trace(data, self.name, self.session)
+
+
+def _preference(f: DumpFile) -> int:
+    if f.kind == TRACE:
+        return 0 if f.name.startswith("perfetto_trace.json") else 1
+    return 2   # xplane: needs jax; read when JSON is missing, broken or ambiguous
+
+
+def trace_sessions(dump: Dump) -> dict[str, list[DumpFile]]:
+    """A dump's trace files by profiling session (folder), best first.
+
+    One session's files hold the same events (perfetto JSON, host JSON, xplane), so only
+    one of them is read; sessions are merged.
+    """
+    sessions: dict[str, list[DumpFile]] = defaultdict(list)
+    for f in dump.traces:
+        if f.kind in (TRACE, XPLANE):
+            sessions[posixpath.dirname(f.path)].append(f)
+    return {k: sorted(v, key=lambda f: (_preference(f), f.path))
+            for k, v in sorted(sessions.items())}
+
+
+# --------------------------------------------------------------------------- aggregation
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default method), q in [0, 100]."""
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("percentile of no values")
+    pos = (len(xs) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+@dataclass
+class KernelTiming:
+    """One instruction's measured self times over all executions and runs (µs)."""
+
+    module_id: str
+    instruction: str
+    opcode: str
+    computation: str
+    per_run: dict[str, list[float]]     # run -> self time of each execution in that run
+
+    @property
+    def samples(self) -> list[float]:
+        return [x for xs in self.per_run.values() for x in xs]
+
+    @property
+    def count(self) -> int:
+        return sum(len(xs) for xs in self.per_run.values())
+
+    @property
+    def runs(self) -> int:
+        return len(self.per_run)
+
+    @property
+    def executions_per_run(self) -> float:
+        return statistics.median(len(xs) for xs in self.per_run.values())
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def p10_us(self) -> float:
+        return percentile(self.samples, 10)
+
+    @property
+    def p90_us(self) -> float:
+        return percentile(self.samples, 90)
+
+    @property
+    def min_us(self) -> float:
+        return min(self.samples)
+
+    @property
+    def total_us(self) -> float:
+        return sum(self.samples)
+
+    def stat(self, name: str = "median") -> float:
+        return {"median": self.median_us, "p10": self.p10_us, "p90": self.p90_us,
+                "min": self.min_us, "mean": self.total_us / max(self.count, 1)}[name]
+
+    def halves(self, stat: str = "median") -> tuple[float, float] | None:
+        """The statistic over two disjoint halves of the data (alternate runs; alternate
+        executions when there is one run), or None when there is too little data."""
+        runs = sorted(self.per_run)
+        if len(runs) >= 2:
+            a = [x for r in runs[0::2] for x in self.per_run[r]]
+            b = [x for r in runs[1::2] for x in self.per_run[r]]
+        else:
+            xs = self.samples
+            a, b = xs[0::2], xs[1::2]
+        if not a or not b:
+            return None
+        return _stat(a, stat), _stat(b, stat)
+
+
+def _stat(xs: list[float], name: str) -> float:
+    if name == "median":
+        return statistics.median(xs)
+    if name == "min":
+        return min(xs)
+    if name == "mean":
+        return sum(xs) / len(xs)
+    return percentile(xs, {"p10": 10, "p90": 90}[name])
+
+
+@dataclass
+class ModuleTimings:
+    """Everything measured for one dump module."""
+
+    module_id: str
+    name: str
+    kernels: dict[str, KernelTiming]
+    step_us: dict[str, float]           # run -> wall time of the run (span of its op events)
+    events: int = 0
+
+    @property
+    def runs(self) -> list[str]:
+        return sorted(self.step_us)
+
+    @property
+    def step_median_us(self) -> float:
+        return statistics.median(self.step_us.values()) if self.step_us else 0.0
+
+    def share(self, instruction: str) -> float | None:
+        """The kernel's self time as a share of step time (summed over runs).
+
+        Kernels on two threads can run at once, so shares may add up to more than 1.
+        """
+        k = self.kernels.get(instruction)
+        total = sum(self.step_us.values())
+        if k is None or total <= 0:
+            return None
+        return k.total_us / total
+
+
+@dataclass(frozen=True, slots=True)
+class Unmatched:
+    """Events that name no instruction of the dump, grouped."""
+
+    module: str
+    op: str
+    events: int
+    reason: str         # 'no module named ...', 'module ... has no instruction ...'
+
+
+@dataclass
+class Measured:
+    """The traces of a dump, matched to its modules and instructions."""
+
+    sources: list[str]
+    modules: dict[str, ModuleTimings]               # dump module id -> timings
+    matched_events: int
+    unmatched_events: int
+    unmatched: list[Unmatched]
+    modules_without_events: list[tuple[str, str]]   # (id, name) of compiled modules
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # trace files skipped (and why)
+
+    def module(self, module_id: str) -> ModuleTimings | None:
+        return self.modules.get(module_id)
+
+    def kernel(self, module_id: str, instruction: str) -> KernelTiming | None:
+        m = self.modules.get(module_id)
+        return m.kernels.get(instruction) if m else None
+
+    def summary(self) -> dict:
+        return {
+            "sources": self.sources,
+            "matched_events": self.matched_events,
+            "unmatched_events": self.unmatched_events,
+            "modules": {mid: {"name": m.name, "runs": len(m.step_us), "events": m.events,
+                              "kernels": len(m.kernels), "step_median_us": m.step_median_us}
+                        for mid, m in self.modules.items()},
+            "unmatched": [{"module": u.module, "op": u.op, "events": u.events,
+                           "reason": u.reason} for u in self.unmatched],
+            "modules_without_events": [{"id": i, "name": n}
+                                       for i, n in self.modules_without_events],
+            "notes": self.notes, "errors": self.errors,
+        }
+
+
+class _ModuleIndex:
+    """Instruction names of one dump module's after-optimizations HLO."""
+
+    def __init__(self, dump: Dump, module: DumpModule) -> None:
+        self.id = module.id
+        self.name = module.name
+        self.error = ""
+        self.instructions: dict[str, tuple[str, str]] = {}   # name -> (opcode, computation)
+        try:
+            hlo = dump.stage(module, AFTER)
+        except (KeyError, ValueError) as e:   # HloParseError is a ValueError
+            self.error = str(e).splitlines()[0]
+            return
+        self.hlo = hlo
+        for c in hlo.computations:
+            for inst in c.instructions:
+                self.instructions[inst.name] = (inst.opcode, c.name)
+        self._consumers: dict[str, list[str]] = {}
+
+    def consumers(self, name: str) -> list[str]:
+        """Instructions that read ``name``'s result (through tuples, get-tuple-element and
+        bitcasts, which run no kernel): they cannot start before it is done."""
+        got = self._consumers.get(name)
+        if got is not None:
+            return got
+        inst = self.hlo.find(name)
+        out: list[str] = []
+        stack = list(inst.users) if inst is not None else []
+        seen: set[str] = set()
+        while stack:
+            u = stack.pop()
+            if u.name in seen:
+                continue
+            seen.add(u.name)
+            if u.opcode in ("tuple", "get-tuple-element", "bitcast"):
+                stack.extend(u.users)
+            else:
+                out.append(u.name)
+        self._consumers[name] = out
+        return out
+
+
+def _pick_module(candidates: list[_ModuleIndex], ops: Iterable[str]) -> _ModuleIndex:
+    ops = set(ops)
+    return max(candidates, key=lambda m: (sum(1 for o in ops if o in m.instructions),
+                                          int(m.id)))
+
+
+def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Measured:
+    """Read the dump's traces (or the given ones) and map every per-op event to its
+    instruction in the dump's after-optimizations HLO.
+
+    ``traces``: None -> every profiling session found inside the dump; else paths on disk
+    or :class:`TraceSource` objects (uploaded bytes). Raises TraceError when no trace is
+    found or readable, when the traces hold no per-op events, or when no event matches
+    the dump (a trace of another program).
+    """
+    sources = _sources(dump, traces)
+    raws: list[RawTrace] = []
+    errors: list[str] = []
+    ambiguous_names = _ambiguous_names(dump)
+    for group in sources:
+        raw, errs = _read_group(dump, group, ambiguous_names)
+        errors += errs
+        if raw is not None:
+            raws.append(raw)
+    if not raws:
+        if len(errors) == 1:
+            source, _, message = errors[0].partition(": ")
+            raise TraceError(source, message)
+        raise TraceError(sources[0][0].name if sources else dump.name,
+                         "no trace could be read: " + "; ".join(errors))
+    events = [e for r in raws for e in r.events]
+    names = ", ".join(r.source for r in raws)
+    if not events:
+        others = sum(r.other_events for r in raws)
+        raise TraceError(names, f"the trace has no per-op events ({others} other events): "
+                                "this JAX/XLA version or backend does not record HLO ops "
+                                "(JAX 0.4.30 on CPU records only the executable), so no "
+                                "kernel runtimes can be measured")
+    return _match(dump, raws, events, errors)
+
+
+def _sources(dump: Dump, traces) -> list[list[TraceSource]]:
+    if traces is None:
+        out = []
+        for session, files in trace_sessions(dump).items():
+            out.append([TraceSource(f.path, session or ".", f.path, "dump") for f in files])
+        if not out:
+            raise TraceError(dump.name, "no profiler trace in this dump (expected "
+                                        "plugins/profile/<session>/perfetto_trace.json.gz "
+                                        "or *.xplane.pb); run `python -m compiler_bridge "
+                                        "profile` or add --trace")
+        return out
+    out = []
+    for t in traces:
+        if isinstance(t, TraceSource):
+            out.append([t])
+        else:
+            path = os.fspath(t)
+            out.append([TraceSource(path, path, path, "file")])
+    return out
+
+
+def _ambiguous_names(dump: Dump) -> set[str]:
+    seen: dict[str, int] = defaultdict(int)
+    for m in dump.modules:
+        if m.after_optimizations is not None:
+            seen[m.name] += 1
+    return {n for n, k in seen.items() if k > 1}
+
+
+def _read_group(dump: Dump, group: list[TraceSource], ambiguous: set[str]):
+    """Read the first readable file of one session (xplane first if names are ambiguous)."""
+    errors: list[str] = []
+    order = list(group)
+    if ambiguous:
+        order.sort(key=lambda s: 0 if s.name.endswith(".xplane.pb") else 1)
+    for src in order:
+        try:
+            return src.read(dump), errors
+        except TraceError as e:
+            errors.append(str(e))
+    return None, errors
+
+
+def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
+           errors: list[str]) -> Measured:
+    indexes: dict[str, _ModuleIndex] = {}
+    by_name: dict[str, list[_ModuleIndex]] = defaultdict(list)
+    for m in dump.modules:
+        if m.after_optimizations is None:
+            continue
+        idx = indexes[m.id] = _ModuleIndex(dump, m)
+        by_name[m.name].append(idx)
+    notes: list[str] = []
+    # resolve (module name, program id, run) -> dump module
+    groups: dict[tuple[str, int | None, str], list[OpEvent]] = defaultdict(list)
+    for e in events:
+        groups[(e.module, e.program_id, e.run)].append(e)
+    resolved: dict[tuple[str, int | None, str], _ModuleIndex | None] = {}
+    unmatched_counts: dict[tuple[str, str, str], int] = defaultdict(int)
+    for key, evs in groups.items():
+        name, pid, _run = key
+        target = None
+        if pid is not None:
+            target = next((m for m in indexes.values() if int(m.id) == pid), None)
+            if target is not None and target.name != name and name:
+                target = None
+        if target is None:
+            cands = by_name.get(name, [])
+            if len(cands) == 1:
+                target = cands[0]
+            elif cands:
+                target = _pick_module(cands, (e.op for e in evs))
+                notes.append(f"{len(cands)} modules are named {name}; events of run "
+                             f"{_run.rsplit('#', 1)[-1]} were matched to module {target.id} "
+                             "(the one holding their ops; an xplane.pb would say for sure)")
+        resolved[key] = target
+    # aggregate
+    per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list))
+    spans: dict[tuple[str, str], list[float]] = {}
+    module_events: dict[str, int] = defaultdict(int)
+    matched = unmatched = asynchronous = 0
+    for key, evs in groups.items():
+        target = resolved[key]
+        starts: dict[str, list[float]] | None = None   # op -> its start times in this run
+        for e in evs:
+            info = target.instructions.get(e.op) if target is not None else None
+            if info is None:
+                unmatched += 1
+                if target is None:
+                    reason = (f"no module named {e.module!r} in the dump" if e.module
+                              else "the event names no module")
+                    if target is None and key[1] is not None and by_name.get(e.module):
+                        reason = f"no module with program id {key[1]} named {e.module!r}"
+                else:
+                    reason = f"module {target.id} {target.name} has no instruction {e.op!r}"
+                    if target.error:
+                        reason = f"module {target.id} {target.name} could not be parsed"
+                unmatched_counts[(e.module, e.op, reason)] += 1
+                continue
+            matched += 1
+            module_events[target.id] += 1
+            took = e.self_us
+            end = e.end_us
+            if e.async_us is not None and info[0] in ASYNC_OPCODES:
+                # done by its 'end:' marker, or earlier when a consumer started first (the
+                # marker can wait for a busy thread)
+                if starts is None:
+                    starts = defaultdict(list)
+                    for x in evs:
+                        starts[x.op].append(x.start_us)
+                    for v in starts.values():
+                        v.sort()
+                done = e.start_us + e.async_us
+                for c in target.consumers(e.op):
+                    cs = starts.get(c)
+                    if cs:
+                        k = bisect.bisect_left(cs, e.end_us - _EPS_US)
+                        if k < len(cs):
+                            done = min(done, cs[k])
+                took = max(e.dur_us, done - e.start_us)
+                end = e.start_us + took
+                asynchronous += 1
+            per_kernel[(target.id, e.op)][e.run].append(took)
+            if e.parent == -1:
+                span = spans.setdefault((target.id, e.run), [e.start_us, end])
+                span[0] = min(span[0], e.start_us)
+                span[1] = max(span[1], end)
+    if matched == 0:
+        names = sorted({e.module for e in events})
+        have = ", ".join(f"{m.id} {m.name}" for m in indexes.values()) or "none"
+        raise TraceError(", ".join(r.source for r in raws),
+                         f"0 of {len(events)} per-op events match this dump: the trace is of "
+                         f"another program (trace modules: {', '.join(names[:8])}; dump "
+                         f"modules: {have})")
+    modules: dict[str, ModuleTimings] = {}
+    for (mid, op), runs in per_kernel.items():
+        idx = indexes[mid]
+        mt = modules.get(mid)
+        if mt is None:
+            mt = modules[mid] = ModuleTimings(mid, idx.name, {}, {}, module_events[mid])
+        opcode, comp = idx.instructions[op]
+        mt.kernels[op] = KernelTiming(mid, op, opcode, comp,
+                                      {r: list(v) for r, v in runs.items()})
+    for (mid, run), (a, b) in spans.items():
+        modules[mid].step_us[run] = b - a
+    without = [(m.id, m.name) for m in indexes.values() if m.id not in modules]
+    if without:
+        notes.append(f"{len(without)} compiled module(s) have no events in the trace "
+                     "(not run while profiling, or the backend records no per-op events): "
+                     + ", ".join(f"{i} {n}" for i, n in without[:10])
+                     + (" ..." if len(without) > 10 else ""))
+    unmatched_list = sorted((Unmatched(mod, op, n, reason)
+                             for (mod, op, reason), n in unmatched_counts.items()),
+                            key=lambda u: (-u.events, u.module, u.op))
+    if asynchronous:
+        notes.append(f"{asynchronous} events of asynchronous dot/convolution thunks were "
+                     "timed from their start to their completion ('end:' marker, or the "
+                     "first consumer's start if earlier): their events end when the work is "
+                     "handed to the thread pool")
+    if unmatched:
+        notes.append(f"{unmatched} of {matched + unmatched} per-op events match no "
+                     "instruction of the dump")
+    for err in errors:
+        notes.append(f"skipped: {err}")
+    return Measured([r.source for r in raws], dict(sorted(modules.items())), matched,
+                    unmatched, unmatched_list, without, notes, errors)
+
+
+def uploaded(name: str, data: bytes) -> TraceSource:
+    """A trace uploaded on its own (bytes), as a source for :func:`measure`."""
+    return TraceSource(name, name, "", "bytes", data)

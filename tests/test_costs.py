@@ -1,0 +1,163 @@
+"""Per-kernel costs from the HLO, device profiles, the roofline, calibration."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from compiler_bridge import open_dump, parse_hlo
+from compiler_bridge.costs import (KernelCost, kernel_cost, kernels, module_costs, roofline_us)
+from compiler_bridge.devices import BUILTIN, DeviceProfile, device_profile, load_profile
+
+from conftest import ROOT, sample
+
+
+def module(name: str):
+    d = open_dump(sample(name))
+    return d.stage(d.main, "after_optimizations")
+
+
+def test_kernels_are_what_runs_not_fused_computations():
+    m = module("scan_while")
+    names = {i.name for i in kernels(m)}
+    # entry ops, both loops, their bodies' ops; no parameters/tuples/fused instructions
+    assert {"while.12", "while.17", "ynn_fusion", "dot", "copy.22",
+            "broadcast_multiply_fusion.1"} <= names
+    assert not any(m.find(n).opcode in ("parameter", "tuple", "get-tuple-element", "constant")
+                   for n in names)
+    fused = {i.name for c in m.computations if c.is_fusion for i in c.instructions}
+    assert not names & fused
+
+
+def test_dot_flops_are_2mnk():
+    m = module("transformer")
+    dot = m.find("dot.20")     # f32[256,64] = dot(f32[64,256], f32[64,64]), contracting 0/1
+    lhs = dot.operands[0].shape
+    k = lhs.dimensions[dot.dot_dimension_numbers.lhs_contracting[0]]
+    c = kernel_cost(dot, m)
+    assert c.flops == 2 * dot.shape.element_count * k and c.matmul
+    assert c.bytes_read == sum(o.shape.byte_size for o in dot.operands)
+    assert c.bytes_written == dot.shape.byte_size
+
+
+def test_in_place_dynamic_update_slice_moves_only_the_update():
+    m = module("scan_while")
+    c = kernel_cost(m.find("bitcast_dynamic-update-slice_fusion"), m)
+    # buffer f32[16,4,32] (8192 B) updated in place with f32[4,32] (512 B) at s32 index
+    assert c.in_place
+    assert c.bytes_written == 512
+    assert c.bytes_read == 512 + 4
+
+
+def test_sliced_parameters_are_read_as_far_as_the_slice():
+    m = module("scan_while")
+    c = kernel_cost(m.find("dynamic-slice_bitcast_fusion"), m)
+    # reads a f32[1,4,16] slice (256 B) of f32[16,4,16] (4096 B) plus the s32 index
+    assert c.bytes_read == 256 + 4 and c.bytes_written == 256
+
+
+def test_fusion_flops_count_fused_elementwise_and_transcendentals():
+    m = module("scan_while")
+    c = kernel_cost(m.find("add_tanh_fusion"), m)    # 2 adds on f32[4,32], tanh
+    assert c.flops == 2 * 128 and c.transcendentals == 128
+
+
+def test_while_costs_its_dispatch_per_body_kernel():
+    m = module("scan_while")
+    c = kernel_cost(m.find("while.12"), m)
+    assert c.trip_count == 16 and c.loop_kernels >= 7 and c.flops == 0
+    dev = device_profile("cpu")
+    assert roofline_us(c, dev) == pytest.approx(
+        dev.launch_overhead_us * (16 * c.loop_kernels + 1))
+
+
+def test_a_small_call_is_one_kernel_with_its_loop_inside():
+    text = """HloModule m, is_scheduled=true
+
+body {
+  p = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[8]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[8]{0} multiply(v, v)
+  ROOT t = (s32[], f32[8]{0}) tuple(i2, v2)
+}
+
+cond {
+  p = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(50)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+loop {
+  t = (s32[], f32[8]{0}) parameter(0)
+  ROOT w = (s32[], f32[8]{0}) while(t), condition=cond, body=body, backend_config={"known_trip_count":{"n":"50"}}
+}
+
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[8]{0}) tuple(z, x)
+  ROOT c = (s32[], f32[8]{0}) call(t), to_apply=loop, frontend_attributes={xla_cpu_small_call="true"}
+}
+"""
+    m = parse_hlo(text)
+    assert [i.name for i in kernels(m)] == ["c"]
+    c = kernel_cost(m.find("c"), m)
+    assert c.flops == 50 * (1 + 8 + 1)   # add, multiply, compare per iteration
+
+
+def test_roofline_formula():
+    dev = DeviceProfile("test", "cpu", {"f32": 1e12}, vector_flops=1e11, bandwidth=1e10,
+                        launch_overhead_us=2.0)
+    c = KernelCost("k", "main", "fusion", "kLoop", flops=1e6, transcendentals=0,
+                   bytes_read=4e5, bytes_written=1e5, dtype="f32", matmul=False, buffers=3)
+    # memory 5e5 B / 1e10 B/s = 50 µs > compute 1e6 / 1e11 = 10 µs
+    assert roofline_us(c, dev) == pytest.approx(50.0 + 2.0)
+    mm = KernelCost("d", "main", "dot", "", flops=1e9, transcendentals=0, bytes_read=1e3,
+                    bytes_written=1e3, dtype="f32", matmul=True, buffers=3)
+    assert roofline_us(mm, dev) == pytest.approx(1000.0 + 2.0)
+
+
+def test_bandwidth_curve_interpolates_in_log_space():
+    dev = DeviceProfile("t", "cpu", {"f32": 1e12}, 1e11, 1e10, 1.0,
+                        bandwidth_curve=[[1e3, 1e11], [1e5, 1e10]])
+    assert dev.bandwidth_for(10) == 1e11 and dev.bandwidth_for(1e7) == 1e10
+    assert dev.bandwidth_for(1e4) == pytest.approx(10 ** 10.5)
+
+
+def test_builtin_device_profiles_cite_public_figures():
+    for key in ("cpu", "h100", "h200", "a100", "tpu_v4", "tpu_v5e"):
+        dev = BUILTIN[key]
+        assert dev.source and dev.bandwidth > 0 and dev.matmul_rate("bf16") > 0
+    assert BUILTIN["h200"].bandwidth > BUILTIN["h100"].bandwidth
+    assert BUILTIN["h100"].matmul_rate("bf16") == pytest.approx(989.4e12)
+    with pytest.raises(KeyError):
+        device_profile("nonexistent-gpu")
+
+
+def test_module_costs_cover_every_kernel():
+    m = module("transformer")
+    costs = module_costs(m)
+    assert set(costs) == {i.name for i in kernels(m)}
+    assert all(c.bytes >= 0 and c.flops >= 0 for c in costs.values())
+
+
+def test_calibrate_quick_writes_a_profile(tmp_path):
+    out = tmp_path / "device.json"
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "calibrate", "--quick",
+                        "--out", str(out), "--json"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["path"] == str(out)
+    prof = load_profile(str(out))
+    assert prof.measured and prof.kind == "cpu"
+    assert prof.matmul_rate("f32") > 1e8 and prof.vector_flops > 1e8
+    assert prof.bandwidth > 1e8 and prof.output_bandwidth > 1e7
+    assert 0 < prof.launch_overhead_us < 100 and prof.bandwidth_curve

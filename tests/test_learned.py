@@ -1,0 +1,85 @@
+"""The learned cost model: features, tiny training, files, leave-one-program-out."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from compiler_bridge import learned as L
+from compiler_bridge import open_dump
+from compiler_bridge.costs import kernel_cost, kernels
+from compiler_bridge.devices import CPU
+
+from conftest import sample
+
+TINY = L.TrainConfig(hidden=8, embed=4, steps=25, seeds=1)
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return L.dataset_from_dumps([sample("transformer"), sample("scan_while")], CPU)
+
+
+def test_dataset_holds_every_measured_kernel(dataset):
+    assert dataset.programs == ["scan_while", "transformer"]
+    assert len(dataset) == 86 + 27
+    assert dataset.numeric.shape == (len(dataset), len(L.NUMERIC))
+    assert dataset.counts.shape == (len(dataset), len(L.VOCAB))
+    assert np.isfinite(dataset.numeric).all() and (dataset.label_us > 0).all()
+    # a fusion's opcode bag holds what it fuses
+    i = dataset.instruction.index("add_tanh_fusion")
+    assert dataset.counts[i, L.VOCAB.index("tanh")] == 1
+    assert dataset.counts[i, L.VOCAB.index("<kernel:fusion>")] == 1
+
+
+def test_features_flag_in_place_updates_and_loops():
+    d = open_dump(sample("scan_while"))
+    m = d.stage(d.main, "after_optimizations")
+    inst = m.find("bitcast_dynamic-update-slice_fusion")
+    num, counts, _ = L.kernel_features(inst, kernel_cost(inst, m), m, CPU)
+    f = dict(zip(L.NUMERIC, num))
+    assert f["in_place_dus"] == 1 and f["in_loop"] == 1 and f["kind_kLoop"] == 1
+    assert counts[L.VOCAB.index("dynamic-update-slice")] == 1
+
+
+def test_tiny_training_saves_and_loads_without_pickle(dataset, tmp_path):
+    model = L.train(dataset, CPU, TINY)
+    pred = model.predict_dataset(dataset)
+    assert pred.shape == (len(dataset),) and np.isfinite(pred).all() and (pred > 0).all()
+    path = model.save(str(tmp_path / "model"))
+    assert path.endswith("model.npz")
+    meta = json.loads((tmp_path / "model.json").read_text())
+    assert meta["format"] == L.FORMAT and meta["programs"] == ["scan_while", "transformer"]
+    with np.load(path, allow_pickle=False) as z:
+        assert "seed0.w1" in z.files
+    again = L.LearnedModel.load(path)
+    assert np.allclose(again.predict_dataset(dataset), pred, rtol=1e-5)
+    # predicting straight from a module gives the same numbers
+    d = open_dump(sample("scan_while"))
+    m = d.stage(d.main, "after_optimizations")
+    insts = [i for i in kernels(m) if i.name in set(dataset.instruction)]
+    direct = again.predict(m, insts)
+    sub = dataset.subset(np.array([p == "scan_while" for p in dataset.program]))
+    by_name = dict(zip(sub.instruction, again.predict_dataset(sub)))
+    assert direct == pytest.approx([by_name[i.name] for i in insts], rel=1e-4)
+
+
+def test_a_model_of_another_feature_set_is_refused(dataset, tmp_path):
+    L.train(dataset, CPU, TINY).save(str(tmp_path / "m.npz"))
+    meta = json.loads((tmp_path / "m.json").read_text())
+    meta["vocab"] = meta["vocab"][:-1]
+    (tmp_path / "m.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="another version"):
+        L.LearnedModel.load(str(tmp_path / "m.npz"))
+
+
+def test_leave_one_program_out_reports_each_program(dataset):
+    folds = L.leave_one_program_out(dataset, CPU, TINY)
+    assert [f.program for f in folds] == ["scan_while", "transformer"]
+    for f in folds:
+        assert set(f.learned) == set(f.roofline) == set(f.noise_floor)
+        assert -1 <= f.learned["kendall_tau"] <= 1
+    s = L.summarize(folds)
+    assert set(s) == {"roofline", "learned", "noise_floor"}

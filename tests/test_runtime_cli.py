@@ -1,0 +1,141 @@
+"""`python -m compiler_bridge runtimes|profile|train` as scripts use them."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from compiler_bridge import open_dump
+from compiler_bridge.traces import measure
+
+from conftest import ROOT, sample
+
+
+def run(*args: str, tmp_env: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if tmp_env:
+        env["HLOLENS_CACHE"] = tmp_env      # no user-saved model or profile leaks in
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    return subprocess.run([sys.executable, "-m", "compiler_bridge", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def trace_file(name: str) -> str:
+    return glob.glob(os.path.join(sample(name), "trace", "plugins", "profile", "*",
+                                  "perfetto_trace.json.gz"))[0]
+
+
+def test_runtimes_json_schema(tmp_path):
+    p = run("runtimes", sample("scan_while"), "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["predictor"] == "roofline" and out["modules"] == [{"id": "0000",
+                                                                  "name": "jit_step"}]
+    for k in out["kernels"]:
+        assert {"module", "instruction", "measured_us", "predicted_us", "flops",
+                "bytes"} <= set(k)
+        assert k["module"] == "jit_step" and k["predicted_us"] > 0
+    measured = [k for k in out["kernels"] if k["measured_us"] is not None]
+    assert len(measured) == 27
+    m = out["metrics"]
+    assert {"kendall_tau", "spearman", "median_ape", "top10_recall", "matched_events",
+            "unmatched_events", "time_weighted_ape", "noise_floor"} <= set(m)
+    assert m["matched_events"] == 819 and m["unmatched_events"] == 0
+    assert -1 <= m["kendall_tau"] <= 1 and set(m["noise_floor"]) >= {"kendall_tau"}
+
+
+def test_runtimes_text_output(tmp_path):
+    p = run("runtimes", sample("transformer"), "--top", "5", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "kendall_tau" in p.stdout and "noise floor" in p.stdout
+    assert "430 matched, 0 unmatched" in p.stdout
+
+
+def test_runtimes_with_a_corrupt_trace_fails_clearly(tmp_path):
+    bad = tmp_path / "perfetto_trace.json.gz"
+    bad.write_bytes(open(trace_file("scan_while"), "rb").read()[:5000])
+    p = run("runtimes", sample("scan_while"), "--trace", str(bad), "--json",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    assert f"{bad}: not a readable trace: truncated gzip" in p.stderr
+    out = json.loads(p.stdout)          # predictions still come out
+    assert out["trace_error"] and all(k["measured_us"] is None for k in out["kernels"])
+    assert out["metrics"]["kendall_tau"] is None and out["metrics"]["matched_events"] == 0
+
+
+def test_runtimes_with_a_trace_of_another_program(tmp_path):
+    p = run("runtimes", sample("transformer"), "--trace", trace_file("scan_while"),
+            tmp_env=str(tmp_path))
+    assert p.returncode == 1 and "another program" in p.stderr
+
+
+def test_runtimes_without_a_trace_predicts_only(tmp_path):
+    p = run("runtimes", sample("mlp_train"), "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 0
+    out = json.loads(p.stdout)
+    assert out["kernels"] and "no profiler trace" in out["trace_error"]
+
+
+def test_train_then_predict_with_the_model(tmp_path):
+    model = tmp_path / "model"
+    p = run("train", sample("scan_while"), sample("transformer"), "--out", str(model),
+            "--steps", "20", "--seeds", "1", "--device", "cpu", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "model.npz").exists() and (tmp_path / "model.json").exists()
+    p = run("runtimes", sample("scan_while"), "--model", str(tmp_path / "model.npz"), "--json",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["predictor"] == "learned" and "roofline" in out["metrics"]
+
+
+def test_profile_runs_a_script_and_writes_a_dump_with_a_trace(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import numpy as np
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def step(x, w):
+            return jnp.tanh(x @ w).sum(axis=0)
+
+        x = np.ones((16, 32), np.float32)
+        w = np.ones((32, 8), np.float32) * float(sys.argv[1])
+        for _ in range(3):
+            jax.block_until_ready(step(x, w))
+    """))
+    out = tmp_path / "dump"
+    p = run("profile", str(script), "0.5", "--out", str(out), tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    dump = open_dump(out)
+    assert dump.main is not None and dump.main.name == "jit_step"
+    assert any(f.kind == "trace" for f in dump.traces)
+    m = measure(dump)
+    assert m.matched_events > 0 and m.unmatched_events == 0
+    assert "per-op events matched" in p.stdout
+
+
+def test_profile_passes_the_scripts_exit_code(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    p = run("profile", "--out", str(tmp_path / "d"), str(script), tmp_env=str(tmp_path))
+    assert p.returncode == 3 and "exited with code 3" in p.stderr
+
+
+@pytest.mark.parametrize("argv, out, rest", [
+    (["a", "--out", "D"], "D", ["a"]),
+    (["a", "--out=D"], "D", ["a"]),
+    (["--out", "D", "--", "a", "--out", "X"], "D", ["a", "--out", "X"]),
+])
+def test_profile_out_may_come_last(argv, out, rest):
+    import argparse
+    from compiler_bridge.runtime_cli import _split_out
+    assert _split_out(argparse.Namespace(args=argv, out=None)) == (out, rest)

@@ -1,0 +1,203 @@
+"""Measured runtimes: JAX profiler traces of the sample programs mapped onto their HLO."""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from compiler_bridge import open_dump
+from compiler_bridge.runtimes import runtime_report
+from compiler_bridge.traces import (TraceError, TraceSource, measure, percentile, read_trace,
+                                    read_trace_file, uploaded)
+
+from conftest import sample
+
+
+def trace_file(name: str, pattern: str = "perfetto_trace.json.gz") -> str:
+    hits = glob.glob(os.path.join(sample(name), "trace", "plugins", "profile", "*", pattern))
+    assert hits, f"{name}: no {pattern}"
+    return hits[0]
+
+
+def raw_op_events(path: str) -> list[dict]:
+    doc = json.loads(gzip.decompress(open(path, "rb").read()))
+    return [e for e in doc["traceEvents"]
+            if e.get("ph") == "X" and "hlo_op" in (e.get("args") or {})]
+
+
+@pytest.mark.parametrize("name", ["transformer", "scan_while"])
+def test_every_per_op_event_maps_to_an_instruction(name):
+    dump = open_dump(sample(name))
+    events = raw_op_events(trace_file(name))
+    m = measure(dump)
+    assert m.unmatched_events == 0 and m.unmatched == []
+    assert m.matched_events == len(events) > 0
+    hlo = dump.stage(dump.main, "after_optimizations")
+    timings = m.module(dump.main.id)
+    assert timings is not None and m.modules_without_events == []
+    assert {e["args"]["hlo_op"] for e in events} == set(timings.kernels)
+    for name_, k in timings.kernels.items():
+        inst = hlo.find(name_)
+        assert inst is not None and inst.opcode == k.opcode
+
+
+def test_xplane_carries_program_id_and_the_same_events():
+    dump = open_dump(sample("transformer"))
+    xplane = read_trace_file(trace_file("transformer", "*.xplane.pb"))
+    assert xplane.format == "xplane"
+    assert {e.program_id for e in xplane.events} == {0}   # module_0000
+    m = measure(dump, [trace_file("transformer", "*.xplane.pb")])
+    assert m.matched_events == len(raw_op_events(trace_file("transformer")))
+    assert m.unmatched_events == 0
+
+
+def test_while_self_time_is_its_duration_minus_its_body_events():
+    path = trace_file("scan_while")
+    events = raw_op_events(path)
+    whiles = [e for e in events if e["name"].startswith("while")]
+    assert len(whiles) == 6   # two loops x 3 runs
+    trace = read_trace_file(path)
+    ours = {(e.thread.split("/")[-1], round(e.start_us, 3)): e for e in trace.events}
+    for w in whiles:
+        start, end = w["ts"], w["ts"] + w["dur"]
+        inside = [e for e in events if e is not w and e["tid"] == w["tid"]
+                  and e["ts"] >= start and e["ts"] + e["dur"] <= end]
+        assert inside, "the loop's body and condition ops nest inside it"
+        expected = w["dur"] - sum(e["dur"] for e in inside)
+        got = ours[(str(w["tid"]), round(w["ts"], 3))]
+        assert got.self_us == pytest.approx(expected, abs=1e-6)
+        assert 0 < got.self_us < w["dur"]
+    # and the aggregated timing of while.12 holds those self times
+    m = measure(open_dump(sample("scan_while")))
+    t = m.kernel("0000", "while.12")
+    assert t.count == 3 and t.runs == 3
+    assert sorted(t.samples) == pytest.approx(sorted(
+        e.self_us for e in trace.events if e.op == "while.12"))
+
+
+def test_ops_outside_loops_keep_their_whole_duration():
+    trace = read_trace_file(trace_file("transformer"))
+    assert all(e.parent == -1 and e.self_us == e.dur_us for e in trace.events)
+
+
+def test_per_instruction_statistics_over_runs():
+    m = measure(open_dump(sample("scan_while")))
+    mod = m.module("0000")
+    assert len(mod.runs) == 3 and all(v > 0 for v in mod.step_us.values())
+    k = mod.kernels["ynn_fusion"]           # in the scan's body: 16 iterations per run
+    xs = np.array(k.samples)
+    assert k.count == 48 and k.runs == 3 and k.executions_per_run == 16
+    assert k.median_us == pytest.approx(np.median(xs))
+    assert k.p10_us == pytest.approx(np.percentile(xs, 10))
+    assert k.p90_us == pytest.approx(np.percentile(xs, 90))
+    assert k.min_us == pytest.approx(xs.min())
+    assert mod.share("ynn_fusion") == pytest.approx(xs.sum() / sum(mod.step_us.values()))
+    a, b = k.halves()
+    assert a > 0 and b > 0
+
+
+def test_percentile_matches_numpy():
+    xs = [5.0, 1.0, 3.0, 2.0, 8.0]
+    for q in (0, 10, 50, 90, 100):
+        assert percentile(xs, q) == pytest.approx(np.percentile(xs, q))
+
+
+# --------------------------------------------------------------------------- bad input
+
+def test_truncated_gzip_is_a_trace_error_naming_the_file(tmp_path):
+    data = open(trace_file("transformer"), "rb").read()
+    bad = tmp_path / "perfetto_trace.json.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceError) as e:
+        read_trace_file(str(bad))
+    assert str(e.value).startswith(str(bad)) and "truncated gzip" in str(e.value)
+
+
+def test_corrupt_gzip_is_a_trace_error(tmp_path):
+    data = bytearray(open(trace_file("transformer"), "rb").read())
+    for i in range(200, 400):
+        data[i] ^= 0x5A
+    with pytest.raises(TraceError) as e:
+        read_trace(bytes(data), "upload.trace.json.gz")
+    assert str(e.value).startswith("upload.trace.json.gz: not a readable trace")
+
+
+def test_corrupt_xplane_is_a_trace_error():
+    data = open(trace_file("transformer", "*.xplane.pb"), "rb").read()
+    with pytest.raises(TraceError) as e:
+        read_trace(data[:1000], "vm.xplane.pb")
+    assert "vm.xplane.pb" in str(e.value) and "xplane" in str(e.value)
+
+
+def test_json_that_is_not_a_trace(tmp_path):
+    with pytest.raises(TraceError, match="traceEvents"):
+        read_trace(b'{"hello": 1}', "x.json")
+    with pytest.raises(TraceError, match="invalid JSON|truncated JSON"):
+        read_trace(b'{"traceEvents": [', "x.json")
+
+
+def test_a_trace_of_another_program_matches_nothing():
+    dump = open_dump(sample("transformer"))
+    with pytest.raises(TraceError) as e:
+        measure(dump, [trace_file("scan_while")])
+    msg = str(e.value)
+    assert "0 of 819 per-op events match this dump" in msg and "another program" in msg
+    assert msg.startswith(trace_file("scan_while"))
+
+
+def test_a_trace_without_per_op_events(tmp_path):
+    """What JAX 0.4.30 on CPU writes: runtime and Python events, no HLO ops."""
+    doc = json.loads(gzip.decompress(open(trace_file("transformer"), "rb").read()))
+    doc["traceEvents"] = [e for e in doc["traceEvents"]
+                          if "hlo_op" not in (e.get("args") or {})]
+    path = tmp_path / "perfetto_trace.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    with pytest.raises(TraceError) as e:
+        measure(open_dump(sample("transformer")), [str(path)])
+    assert "no per-op events" in str(e.value) and str(path) in str(e.value)
+
+
+def test_a_dump_without_traces_says_so():
+    with pytest.raises(TraceError, match="no profiler trace in this dump"):
+        measure(open_dump(sample("mlp_train")))
+
+
+def test_a_bad_trace_leaves_predictions_working():
+    dump = open_dump(sample("scan_while"))
+    report = runtime_report(dump, traces=[uploaded("bad.json.gz", b"\x1f\x8b\x08garbage")],
+                            device="cpu", auto_model=False)
+    assert report.measured is None and "bad.json.gz" in report.trace_error
+    assert report.rows and all(r.measured_us is None for r in report.rows)
+    assert all(r.predicted_us > 0 for r in report.rows)
+    assert report.metrics == {}      # never zeros for what was not measured
+
+
+def test_modules_without_events_are_listed(tmp_path):
+    """Two modules in one dump, a trace of one of them: the other is named, not zeroed."""
+    for f in glob.glob(os.path.join(sample("transformer"), "module_0000.*")):
+        if os.path.isfile(f):
+            shutil.copy(f, tmp_path)
+    for f in glob.glob(os.path.join(sample("scan_while"), "module_0000.*")):
+        if os.path.isfile(f):
+            shutil.copy(f, tmp_path / os.path.basename(f).replace("module_0000", "module_0002"))
+    dump = open_dump(tmp_path)
+    m = measure(dump, [trace_file("transformer")])
+    assert m.modules_without_events == [("0002", "jit_step")]
+    assert any("have no events" in n for n in m.notes)
+    report = runtime_report(dump, modules=["0002"], traces=[trace_file("transformer")],
+                            device="cpu", auto_model=False)
+    assert all(r.measured_us is None for r in report.rows)
+    assert any("0002 has no events" in n for n in report.notes)
+
+
+def test_an_uploaded_trace_is_read_from_bytes():
+    data = open(trace_file("scan_while"), "rb").read()
+    m = measure(open_dump(sample("scan_while")), [uploaded("my.trace.json.gz", data)])
+    assert m.matched_events == 819 and m.sources == ["my.trace.json.gz"]
+    assert isinstance(uploaded("a", b""), TraceSource)

@@ -1,0 +1,402 @@
+"""Runtime panel views: pure builders from a ``RuntimeReport`` to plotly figures, table
+rows and graph decorations. No Streamlit, no file reading.
+
+* :func:`scatter_figure`: log-log predicted vs measured, one point per measured kernel,
+  ``customdata = [instruction, module_id]`` so a click selects the node
+  (``st.plotly_chart(fig, on_select="rerun", selection_mode="points")``, then
+  ``event.selection.points[0]["customdata"][0]``);
+* :func:`metrics_rows`: each metric beside its noise floor;
+* :func:`kernel_rows`: kernels by measured share of step time, predicted beside;
+* :func:`roofline_figure`: arithmetic intensity vs achieved flop rate, under the device's
+  roofs;
+* :func:`overlay` -> :class:`Overlay`: ``decorations`` for ``viz.graph.GraphOptions``
+  (node fill by measured, predicted or predicted/measured, value in the label), with
+  group totals through ``GraphView.group_of`` and a legend.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from compiler_bridge.metrics import HIGHER_IS_BETTER, METRICS
+from compiler_bridge.runtimes import KernelRow, RuntimeReport
+
+from . import categories as C
+
+MODES = ("measured", "predicted", "ratio")
+
+METRIC_LABELS = {
+    "kendall_tau": ("Kendall tau", "rank agreement over all pairs of kernels (1 = same order)"),
+    "spearman": ("Spearman", "correlation of ranks"),
+    "median_ape": ("median APE", "median of |predicted - measured| / measured"),
+    "time_weighted_ape": ("time-weighted APE",
+                          "sum |predicted - measured| / sum measured: slow kernels count most"),
+    "top10_recall": ("top-10 recall",
+                     "share of the 10 slowest measured kernels among the 10 slowest predicted"),
+}
+
+
+def _fmt_us(us: float | None) -> str:
+    if us is None or (isinstance(us, float) and math.isnan(us)):
+        return "–"
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    if us >= 10:
+        return f"{us:.0f} µs"
+    return f"{us:.2f} µs"
+
+
+def _si(x: float, unit: str = "") -> str:
+    for p, s in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= s:
+            return f"{x / s:.1f} {p}{unit}"
+    return f"{x:.0f} {unit}".rstrip()
+
+
+# --------------------------------------------------------------------------- scatter
+
+def scatter_figure(report: RuntimeReport, selected: str = ""):
+    """Log-log scatter of predicted vs measured µs, one point per measured kernel."""
+    import plotly.graph_objects as go
+    rows = report.measured_rows
+    fig = go.Figure()
+    if not rows:
+        fig.add_annotation(text=report.trace_error or "no measured kernels", showarrow=False,
+                           x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_layout(height=360, xaxis_visible=False, yaxis_visible=False)
+        return fig
+    by_cat: dict[str, list[KernelRow]] = {}
+    for r in rows:
+        by_cat.setdefault(_category(r), []).append(r)
+    lo = min(min(r.measured_us for r in rows), min(r.predicted_us for r in rows))
+    hi = max(max(r.measured_us for r in rows), max(r.predicted_us for r in rows))
+    lo, hi = max(lo / 1.5, 1e-3), hi * 1.5
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="predicted = measured",
+                             line=dict(color="#495057", dash="dash", width=1),
+                             hoverinfo="skip"))
+    for factor, name in ((2.0, "×2"),):
+        fig.add_trace(go.Scatter(x=[lo, hi, hi, lo], y=[lo * factor, hi * factor, hi / factor,
+                                                        lo / factor],
+                                 fill="toself", mode="none", fillcolor="rgba(73,80,87,0.07)",
+                                 name=f"within {name}", hoverinfo="skip"))
+    for cat, rs in sorted(by_cat.items()):
+        fig.add_trace(go.Scatter(
+            x=[r.measured_us for r in rs], y=[r.predicted_us for r in rs], mode="markers",
+            name=cat, customdata=[[r.instruction, r.module_id] for r in rs],
+            text=[_hover(r) for r in rs], hovertemplate="%{text}<extra></extra>",
+            marker=dict(size=[11 if r.instruction == selected else 7 for r in rs],
+                        color=C.BORDERS.get(cat, "#495057"),
+                        line=dict(width=[2.5 if r.instruction == selected else 0.5 for r in rs],
+                                  color="#000000"), opacity=0.85)))
+    tau = report.metrics.get("kendall_tau") if report.metrics else None
+    title = f"{report.predictor}: predicted vs measured ({len(rows)} kernels"
+    title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
+    fig.update_layout(
+        title=title, height=440, margin=dict(l=60, r=20, t=50, b=50), clickmode="event+select",
+        xaxis=dict(type="log", title=f"measured µs ({report.stat} per execution)"),
+        yaxis=dict(type="log", title="predicted µs"),
+        legend=dict(orientation="h", y=-0.18))
+    return fig
+
+
+def _category(r: KernelRow) -> str:
+    if r.opcode == "fusion":
+        if r.cost.matmul:
+            return C.DOT_CONV
+        return "fusion"
+    return C.category(r.opcode)
+
+
+def _hover(r: KernelRow) -> str:
+    parts = [f"<b>{r.instruction}</b> ({r.opcode}{' ' + r.fusion_kind if r.fusion_kind else ''})",
+             f"measured {_fmt_us(r.measured_us)}, predicted {_fmt_us(r.predicted_us)}"]
+    if r.ratio is not None:
+        parts.append(f"predicted / measured {r.ratio:.2f}")
+    if r.share is not None:
+        parts.append(f"{r.share:.1%} of step time")
+    parts.append(f"{_si(r.cost.flops, 'flop')}, {_si(r.cost.bytes, 'B')}, {r.bound}-bound")
+    return "<br>".join(parts)
+
+
+# --------------------------------------------------------------------------- metrics
+
+def metrics_rows(report: RuntimeReport) -> list[dict]:
+    """One row per metric: value, noise floor, whether higher is better, what it means."""
+    out = []
+    for k in METRICS:
+        label, help_text = METRIC_LABELS[k]
+        v = report.metrics.get(k) if report.metrics else None
+        nf = report.noise_floor.get(k) if report.noise_floor else None
+        rf = report.roofline_metrics.get(k) if report.roofline_metrics else None
+        out.append({"metric": label, "key": k, "value": _clean(v), "noise_floor": _clean(nf),
+                    "roofline": _clean(rf) if report.predictor != "roofline" else None,
+                    "higher_is_better": HIGHER_IS_BETTER[k], "help": help_text,
+                    "percent": k in ("median_ape", "time_weighted_ape", "top10_recall")})
+    return out
+
+
+def _clean(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def summary_line(report: RuntimeReport) -> str:
+    """One sentence: what predicts, what was measured, what is missing."""
+    m = report.measured
+    if m is None:
+        return (f"Predicted by {report.predictor_detail}. Nothing measured: "
+                f"{report.trace_error or 'no trace'}")
+    return (f"Predicted by {report.predictor_detail}. Measured {len(report.measured_rows)} "
+            f"kernels from {m.matched_events} events ({m.unmatched_events} unmatched) in "
+            f"{', '.join(m.sources)}.")
+
+
+# --------------------------------------------------------------------------- table
+
+TABLE_COLUMNS = ("instruction", "opcode", "share", "measured_us", "predicted_us", "ratio",
+                 "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
+                 "bound", "computation")
+
+
+def kernel_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
+    """Kernels sorted by measured share of step time (unmeasured ones last, by predicted)."""
+    rows = sorted(report.rows, key=lambda r: (r.share is None, -(r.share or 0.0),
+                                              -r.predicted_us))
+    out = []
+    for r in rows[:limit] if limit else rows:
+        t = r.timing
+        out.append({
+            "instruction": r.instruction, "opcode": r.opcode + (f" {r.fusion_kind}"
+                                                                if r.fusion_kind else ""),
+            "share": r.share, "measured_us": r.measured_us, "predicted_us": r.predicted_us,
+            "ratio": r.ratio, "executions_per_run": r.executions_per_run,
+            "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
+            "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
+            "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
+        })
+    return out
+
+
+# --------------------------------------------------------------------------- roofline
+
+def roofline_figure(report: RuntimeReport, selected: str = ""):
+    """Arithmetic intensity (flop/byte) vs achieved flop rate (flop/s) of measured kernels,
+    under the device's roofs (matmul and vector peaks, memory bandwidth)."""
+    import plotly.graph_objects as go
+    dev = report.device
+    rows = [r for r in report.measured_rows
+            if r.cost.flops > 0 and r.cost.bytes > 0 and (r.measured_us or 0) > 0]
+    fig = go.Figure()
+    xs = [r.cost.intensity for r in rows] or [1.0]
+    lo, hi = min(xs) / 3, max(xs) * 3
+    lo, hi = min(lo, 0.01), max(hi, 1000.0)
+    bw = dev.bandwidth
+    grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
+    mm = dev.matmul_rate("f32")
+    for peak, name, dash in ((mm, f"matmul peak {_si(mm, 'flop/s')}", "solid"),
+                             (dev.vector_flops, f"vector peak {_si(dev.vector_flops, 'flop/s')}",
+                              "dot")):
+        fig.add_trace(go.Scatter(x=grid, y=[min(peak, bw * x) for x in grid], mode="lines",
+                                 name=name, line=dict(color="#495057", dash=dash, width=1.5),
+                                 hoverinfo="skip"))
+    if dev.bandwidth_curve:
+        best_bw = max(b for _, b in dev.bandwidth_curve)
+        fig.add_trace(go.Scatter(x=grid, y=[min(mm, best_bw * x) for x in grid], mode="lines",
+                                 name=f"cache bandwidth {_si(best_bw, 'B/s')}",
+                                 line=dict(color="#adb5bd", dash="dash", width=1),
+                                 hoverinfo="skip"))
+    by_cat: dict[str, list[KernelRow]] = {}
+    for r in rows:
+        by_cat.setdefault(_category(r), []).append(r)
+    for cat, rs in sorted(by_cat.items()):
+        fig.add_trace(go.Scatter(
+            x=[r.cost.intensity for r in rs], y=[r.achieved_flops for r in rs], mode="markers",
+            name=cat, customdata=[[r.instruction, r.module_id] for r in rs],
+            text=[_hover(r) for r in rs], hovertemplate="%{text}<extra></extra>",
+            marker=dict(size=[11 if r.instruction == selected else 7 for r in rs],
+                        color=C.BORDERS.get(cat, "#495057"), opacity=0.85,
+                        line=dict(width=[2.5 if r.instruction == selected else 0.5 for r in rs],
+                                  color="#000000"))))
+    skipped = len(report.measured_rows) - len(rows)
+    title = f"Roofline of {dev.name} ({len(rows)} kernels"
+    title += f"; {skipped} without flops not shown)" if skipped else ")"
+    fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
+                      clickmode="event+select",
+                      xaxis=dict(type="log", title="arithmetic intensity (flop/byte)"),
+                      yaxis=dict(type="log", title="achieved flop/s"),
+                      legend=dict(orientation="h", y=-0.18))
+    return fig
+
+
+# --------------------------------------------------------------------------- overlay
+
+SEQUENTIAL = "YlOrRd"
+DIVERGING = "RdBu_r"     # blue: predicted faster than measured; red: predicted slower
+
+
+@dataclass
+class Overlay:
+    """Decorations for ``GraphOptions(decorations=...)`` and the legend that explains them."""
+
+    mode: str
+    decorations: dict[str, dict[str, str]]
+    title: str
+    stops: list[tuple[str, str]]          # (label, colour) from low to high
+    values: dict[str, float] = field(default_factory=dict)   # node or group id -> value
+    missing: int = 0                      # kernels of the view without a value
+    note: str = ""
+
+
+def _hex(color: str) -> str:
+    if color.startswith("#"):
+        return color
+    nums = color[color.index("(") + 1:color.index(")")].split(",")
+    r, g, b = (int(round(float(x))) for x in nums[:3])
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _sample(scale: str, t: float) -> str:
+    from plotly.colors import sample_colorscale
+    return _hex(sample_colorscale(scale, [min(max(t, 0.0), 1.0)])[0])
+
+
+def _dark(color: str) -> bool:
+    c = _hex(color)
+    r, g, b = int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
+    return 0.299 * r + 0.587 * g + 0.114 * b < 120
+
+
+def _per_step(r: KernelRow, which: str) -> float | None:
+    """Time a kernel takes per step: per-execution value times executions per run."""
+    v = r.measured_us if which == "measured" else r.predicted_us
+    if v is None:
+        return None
+    n = r.executions_per_run if r.executions_per_run else 1.0
+    return v * n
+
+
+def overlay(report: RuntimeReport, mode: str = "measured", view=None,
+            module_id: str | None = None, parents: Mapping[str, str] | None = None) -> Overlay:
+    """Colour kernels by measured time, predicted time, or predicted/measured.
+
+    ``view``: a ``viz.graph.GraphView`` (its ``group_of`` and ``groups`` give group
+    totals: a group shows the sum over its kernels per step, or for ``ratio`` the ratio of
+    sums). Node labels get the value; tooltips say what it is.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    rows = [r for r in report.rows if module_id is None or r.module_id == module_id]
+    values: dict[str, float] = {}
+    labels: dict[str, str] = {}
+    missing = 0
+    for r in rows:
+        if mode == "ratio":
+            v = r.ratio
+        elif mode == "measured":
+            v = r.measured_us
+        else:
+            v = r.predicted_us
+        if v is None or v <= 0:
+            missing += 1
+            continue
+        values[r.instruction] = v
+        if mode == "ratio":
+            labels[r.instruction] = f"pred/meas ×{v:.2f}"
+        else:
+            reps = f" ×{r.executions_per_run:g}" if r.executions_per_run and \
+                r.executions_per_run > 1 else ""
+            share = f" · {r.share:.1%}" if mode == "measured" and r.share is not None else ""
+            labels[r.instruction] = f"⏱ {_fmt_us(v)}{reps}{share}"
+    # group totals
+    group_values: dict[str, float] = {}
+    group_of = getattr(view, "group_of", None) or {}
+    groups = getattr(view, "groups", None) or {}
+    if group_of:
+        sums: dict[str, list[float]] = {}
+        for r in rows:
+            gid = group_of.get(r.instruction, "")
+            meas, pred = _per_step(r, "measured"), _per_step(r, "predicted")
+            seen = set()
+            while gid and gid not in seen:
+                seen.add(gid)
+                acc = sums.setdefault(gid, [0.0, 0.0, 0.0])
+                if meas is not None:
+                    acc[0] += meas
+                    acc[2] += pred or 0.0   # predicted over the measured kernels only
+                acc[1] += pred or 0.0
+                info = groups.get(gid)
+                gid = (info.parent if info is not None else "") or \
+                    ((parents or {}).get(gid, ""))
+        for gid, (meas, pred, pred_measured) in sums.items():
+            if mode == "measured" and meas > 0:
+                group_values[gid] = meas
+            elif mode == "predicted" and pred > 0:
+                group_values[gid] = pred
+            elif mode == "ratio" and meas > 0 and pred_measured > 0:
+                group_values[gid] = pred_measured / meas
+    decorations: dict[str, dict[str, str]] = {}
+    stops: list[tuple[str, str]]
+    if mode == "ratio":
+        def color(v: float) -> str:          # log2 ratio, ±3 (×8) at the ends
+            return _sample(DIVERGING, 0.5 + math.log2(v) / 6)
+        stops = [(f"×{2.0 ** k:g}", _sample(DIVERGING, 0.5 + k / 6)) for k in (-3, -1, 0, 1, 3)]
+        title = "predicted / measured (blue: model too fast, red: too slow)"
+    else:
+        vals = list(values.values())
+        lo = min(vals) if vals else 1.0
+        hi = max(vals) if vals else 10.0
+        llo, lhi = math.log10(max(lo, 1e-3)), math.log10(max(hi, lo * 1.0001, 1e-3))
+        span = max(lhi - llo, 1e-9)
+
+        def color(v: float) -> str:
+            return _sample(SEQUENTIAL, 0.08 + 0.92 * (math.log10(max(v, 1e-3)) - llo) / span)
+        stops = [(_fmt_us(10 ** (llo + span * t)), _sample(SEQUENTIAL, 0.08 + 0.92 * t))
+                 for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        title = f"{mode} µs per execution ({report.stat})" if mode == "measured" else \
+            f"predicted µs per execution ({report.predictor})"
+    for name, v in values.items():
+        fill = color(v)
+        decorations[name] = {"fillcolor": fill, "label": labels[name],
+                             "tooltip": f"{mode}: {labels[name]}",
+                             "fontcolor": "#ffffff" if _dark(fill) else "#000000"}
+    group_colors = {}
+    if mode != "ratio" and group_values:
+        glo, ghi = min(group_values.values()), max(group_values.values())
+        gl, gh = math.log10(max(glo, 1e-3)), math.log10(max(ghi, glo * 1.0001, 1e-3))
+        for gid, v in group_values.items():
+            group_colors[gid] = _sample(SEQUENTIAL, 0.08 + 0.92 * (math.log10(max(v, 1e-3)) - gl)
+                                        / max(gh - gl, 1e-9))
+    for gid, v in group_values.items():
+        fill = color(v) if mode == "ratio" else group_colors[gid]
+        text = f"Σ pred/meas ×{v:.2f}" if mode == "ratio" else f"Σ {_fmt_us(v)} per step"
+        decorations[gid] = {"fillcolor": fill, "label": text, "tooltip": f"{mode}: {text}",
+                            "fontcolor": "#ffffff" if _dark(fill) else "#000000"}
+    note = ""
+    if report.measured is None and mode != "predicted":
+        note = f"nothing measured: {report.trace_error or 'no trace'}"
+    elif missing:
+        note = f"{missing} kernels have no {mode} value"
+    all_values = dict(values)
+    all_values.update(group_values)
+    return Overlay(mode, decorations, title, stops, all_values, missing, note)
+
+
+def legend_html(ov: Overlay) -> str:
+    """A small HTML legend (colour swatches) for the overlay."""
+    cells = "".join(f'<span style="background:{c};padding:2px 8px;margin-right:2px;'
+                    f'color:{"#fff" if _dark(c) else "#000"}">{lab}</span>'
+                    for lab, c in ov.stops)
+    note = f'<div style="color:#868e96">{ov.note}</div>' if ov.note else ""
+    return f'<div><b>{ov.title}</b><br>{cells}{note}</div>'
+
+
+def selectable(points: Sequence[Mapping]) -> str | None:
+    """The instruction a plotly selection event points at (first point), or None."""
+    for p in points or ():
+        cd = p.get("customdata") if isinstance(p, Mapping) else None
+        if cd:
+            return str(cd[0])
+    return None
