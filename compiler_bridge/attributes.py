@@ -78,9 +78,28 @@ def scan_value(text: str, pos: int, stop_at_comma: bool = True) -> int:
     return pos
 
 
+_FSTR = r'"(?:[^"\\]|\\.)*+"'
+_FBRACED = (rf'\{{(?:[^{{}}"]++|{_FSTR}|\{{(?:[^{{}}"]++|{_FSTR}|\{{(?:[^{{}}"]++|{_FSTR})*+\}})*+\}})*+\}}')
+_FBARE = r'(?:[^,{}"\s()\[\]/]++|\[[^\[\]]*+\]|\([^()]*+\))++'
+_FITEM = rf'[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)=({_FSTR}|{_FBRACED}|{_FBARE})'
+_ITEMS = re.compile(_FITEM)
+
+
 def split_attributes(tail: str) -> dict[str, str]:
     """``, a=1, b={x}`` -> ``{'a': '1', 'b': '{x}'}``; raises AttributeSyntaxError."""
+    # the shapes XLA writes: one regex pass, items back to back up to the end
     out: dict[str, str] = {}
+    end = n = 0
+    for m in _ITEMS.finditer(tail):
+        if m.start() != end:
+            break
+        out[m.group(1)] = m.group(2)
+        end = m.end()
+        n += 1
+    else:
+        if len(out) == n and (end == len(tail) or not tail[end:].strip(" \t")):
+            return out
+    out = {}
     n = len(tail)
     pos = _WS_COMMENTS.match(tail, 0).end()
     while pos < n:
@@ -185,21 +204,27 @@ def key_values(raw: str) -> list[tuple[str, str]]:
     return out
 
 
+_METADATA_INTS = frozenset({"source_line", "source_end_line", "source_column",
+                            "source_end_column", "stack_frame_id"})
+_METADATA_STRS = frozenset({"op_type", "op_name", "source_file"})
+_metadata_type = None
+
+
 def metadata(raw: str):
-    from .hlo import Metadata
+    global _metadata_type
+    if _metadata_type is None:
+        from .hlo import Metadata
+        _metadata_type = Metadata
     fields: dict = {}
     other = []
-    ints = {"source_line", "source_end_line", "source_column", "source_end_column",
-            "stack_frame_id"}
-    strs = {"op_type", "op_name", "source_file"}
     for k, v in key_values(raw):
-        if k in ints:
-            fields[k] = int(v)
-        elif k in strs:
+        if k in _METADATA_STRS:
             fields[k] = unquote(v)
+        elif k in _METADATA_INTS:
+            fields[k] = int(v)
         else:
             other.append((k, v))
-    return Metadata(other=tuple(other), **fields)
+    return _metadata_type(other=tuple(other), **fields)
 
 
 def backend_config(raw: str):

@@ -113,7 +113,7 @@ class HloInstruction:
 
     __slots__ = ("name", "opcode", "shape", "operand_names", "is_root", "line",
                  "computation", "_args", "_tail", "_attrs", "called_names", "source",
-                 "written_name", "written_opcode")
+                 "written_name", "written_opcode", "_decoded")
 
     def __init__(self, name: str, opcode: str, shape: Shape, operand_names: tuple[str, ...],
                  is_root: bool, line: int, args: str, tail: str,
@@ -131,6 +131,7 @@ class HloInstruction:
         self.called_names = called_names
         self.source = source
         self.written_name = name        # the name in the file, if XLA's uniquing changed it
+        self._decoded: dict | None = None
         self.written_opcode = opcode    # the opcode as written ('async-start' printed 'call-start')
 
     def __repr__(self) -> str:
@@ -167,14 +168,22 @@ class HloInstruction:
         return f"{root}%{self.name} = {self.shape} {self.opcode}({self._args}){self._tail}"
 
     def _decode(self, key: str, fn):
+        """An attribute's value decoded by ``fn`` (once; values are shared, read-only)."""
+        cache = self._decoded
+        if cache is not None and key in cache:
+            return cache[key]
         raw = self.attributes.get(key)
-        if raw is None:
-            return None
-        try:
-            return fn(raw)
-        except (ValueError, A.AttributeSyntaxError) as e:
-            raise HloParseError(f"bad value for attribute '{key}': {e}", source=self.source,
-                                line=self.line, text=self.text) from None
+        value = None
+        if raw is not None:
+            try:
+                value = fn(raw)
+            except (ValueError, A.AttributeSyntaxError) as e:
+                raise HloParseError(f"bad value for attribute '{key}': {e}", source=self.source,
+                                    line=self.line, text=self.text) from None
+        if cache is None:
+            cache = self._decoded = {}
+        cache[key] = value
+        return value
 
     # -- decoded attributes the views need
     @property
@@ -243,15 +252,10 @@ class HloInstruction:
 
     @property
     def dot_dimension_numbers(self) -> A.DotDimensionNumbers:
-        at = self.attributes
         def dims(k):
-            return A.int_list(at[k]) if k in at else ()
-        try:
-            return A.DotDimensionNumbers(dims("lhs_contracting_dims"), dims("rhs_contracting_dims"),
-                                         dims("lhs_batch_dims"), dims("rhs_batch_dims"))
-        except ValueError as e:
-            raise HloParseError(f"bad dot dimension numbers: {e}", source=self.source,
-                                line=self.line, text=self.text) from None
+            return self._decode(k, A.int_list) or ()
+        return A.DotDimensionNumbers(dims("lhs_contracting_dims"), dims("rhs_contracting_dims"),
+                                     dims("lhs_batch_dims"), dims("rhs_batch_dims"))
 
     @property
     def replica_groups(self) -> A.ReplicaGroups | None:
@@ -302,17 +306,27 @@ class HloInstruction:
         return comp.users_of(self.name) if comp is not None else []
 
     def materialize(self) -> None:
-        """Decode every attribute now (raises HloParseError on a bad one)."""
-        _ = self.attributes
-        for prop in ("calls", "to_apply", "body", "condition", "branch_computations",
-                     "dimensions", "metadata", "backend_config", "custom_call_target",
-                     "window", "dim_labels", "dot_dimension_numbers", "replica_groups",
-                     "sharding", "control_predecessors", "frontend_attributes",
-                     "parameter_number", "tuple_index"):
-            getattr(self, prop)
+        """Decode every attribute the views read (raises HloParseError on a bad one)."""
+        for key in self.attributes:
+            fn = _DECODERS.get(key)
+            if fn is not None:
+                self._decode(key, fn)
+        _ = self.parameter_number
 
 
 _EMPTY_METADATA = Metadata()
+_DECODERS = {
+    "calls": A.computation_list, "to_apply": A.computation_name, "body": A.computation_name,
+    "condition": A.computation_name, "branch_computations": A.computation_list,
+    "true_computation": A.computation_name, "false_computation": A.computation_name,
+    "dimensions": A.int_list, "metadata": A.metadata, "backend_config": A.backend_config,
+    "custom_call_target": A.string_value, "window": A.window, "dim_labels": A.dim_labels,
+    "lhs_contracting_dims": A.int_list, "rhs_contracting_dims": A.int_list,
+    "lhs_batch_dims": A.int_list, "rhs_batch_dims": A.int_list,
+    "replica_groups": A.replica_groups, "sharding": A.sharding,
+    "control-predecessors": A.computation_list, "frontend_attributes": A.string_dict,
+    "index": int,
+}
 
 
 class HloComputation:
