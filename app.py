@@ -2,33 +2,46 @@
 
     streamlit run app.py -- --dump DIR       # `make run` opens the bundled transformer sample
 
-Everything the page shows is in the URL (module, stage, computation, selection, open
-groups, focus, viewport), so a link or a reload restores the view. Each part below is a
-function of ``viz.page``; a part that fails shows a message and the rest still works.
+Everything the page shows is in the URL (dump, module, stage or pass step, computation,
+selection, open groups, focus, viewport), so a link or a reload restores the view; dumps
+live in the store ($HLOLENS_DATA), so a link works for anyone on this server. Each part
+below is a function of ``viz.page``, ``viz.pass_page`` or ``viz.share_page``; a part that
+fails shows a message and the rest still works.
 """
 
 import streamlit as st
 
 from viz import page
+from viz import pass_page as passes
+from viz import share_page as share
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
+page.warm_up()                                   # Graphviz (wasm) compiles while we read
 page.style()
 nav = page.Navigator()                           # the view, read from the URL
 
-opened = shown = view = None
+opened = picked = shown = view = None
 with page.section("Opening the dump"):
-    opened = page.open_dump_section(nav)         # sidebar: upload (with progress) or --dump
+    opened = page.open_dump_section(nav)         # sidebar: upload, stored dumps, --dump
 if opened is None:
     page.welcome()
     st.stop()
 page.dump_errors(opened)                         # files that could not be read, by name
 
 with page.section("Module"):
-    shown = page.pick_module(nav, opened)        # sidebar: module and stage pickers
-if shown is None:
+    picked = page.pick_module(nav, opened)       # sidebar: module and stage (pass step)
+if picked is None:
+    st.stop()
+toolbar = page.header(opened, picked)            # title; Link, Save view, Export (below)
+with page.section("Passes"):
+    passes.pass_panel(nav, opened, picked)       # ◀ ▶ slider, timeline chart, compare
+shown = page.parse_stage(opened, picked)
+if shown is None:                                # a step that does not parse: still
+    with page.section("Sharing"):                # linkable, and the saved views are there
+        share.toolbar(toolbar, nav, opened, None, None, "", None)
+        share.saved_views(nav, opened)
     st.stop()
 
-page.header(opened, shown)
 with page.section("Graph events"):
     page.handle_graph_events(nav, shown)         # clicks and pans since the last run
 with page.section("Graph controls"):
@@ -38,10 +51,18 @@ with page.section("Search"):
 with page.section("Breadcrumb"):
     page.breadcrumb(nav, shown)                  # ENTRY › while.5 › body, and a picker
 
+svg, inspected = "", None
 graph_col, inspector_col = st.columns([3, 2], gap="medium")
 with graph_col, page.section("Graph"):
-    view = page.graph(nav, opened, shown)
+    view, svg = page.graph(nav, opened, shown, share.comment_counts(opened, shown))
 with inspector_col, page.section("Inspector"):
-    page.inspector(nav, opened, shown, view)
+    inspected = page.inspector(nav, opened, shown, view)
+    passes.history(nav, opened, shown, inspected)        # the steps that changed it
+    share.comments(nav, opened, shown, inspected)
 
-page.details(nav, opened, shown, view)           # module summary, layout changes, files
+page.details(nav, opened, shown, view,           # Changes, Text diff, Steps; summary...
+             passes.detail_tabs(nav, opened, shown))
+with page.section("Sharing"):
+    share.toolbar(toolbar, nav, opened, shown, view, svg, inspected,
+                  runtime_rows=None)             # the runtime panel's rows, once wired
+    share.saved_views(nav, opened)               # sidebar: this dump's saved views

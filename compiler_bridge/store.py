@@ -99,6 +99,8 @@ CREATE TABLE IF NOT EXISTS comments (
 CREATE INDEX IF NOT EXISTS shares_hash ON shares(hash);
 CREATE INDEX IF NOT EXISTS views_hash ON views(hash);
 CREATE INDEX IF NOT EXISTS comments_hash ON comments(hash, module);
+CREATE TABLE IF NOT EXISTS archives (
+    sha TEXT PRIMARY KEY, hash TEXT NOT NULL);
 """
 
 
@@ -288,15 +290,21 @@ class Store:
     def add_path(self, path: str, name: str | None = None) -> StoredDump:
         """Store a dump folder or archive from disk; returns it with its share id."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
+        if os.path.isdir(path):
+            size = sum(os.path.getsize(os.path.join(r, f))
+                       for r, _, fs in os.walk(path) for f in fs)
+            if size > self.max_upload_bytes:
+                raise StoreError(f"{name}: {size:,} bytes is over the "
+                                 f"{self.max_upload_bytes:,}-byte upload cap")
+            # the same folder again (an app restarted with --dump): no copy, no staging
+            h = dump_hash(path)[0]
+            if h in self._manifest_hashes():
+                self.sync()
+                return self._stored(h)
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
             if os.path.isdir(path):
-                size = sum(os.path.getsize(os.path.join(r, f))
-                           for r, _, fs in os.walk(path) for f in fs)
-                if size > self.max_upload_bytes:
-                    raise StoreError(f"{name}: {size:,} bytes is over the "
-                                     f"{self.max_upload_bytes:,}-byte upload cap")
                 shutil.copytree(path, files, symlinks=True, ignore_dangling_symlinks=True)
                 self._drop_links(files)
             else:
@@ -309,16 +317,43 @@ class Store:
             shutil.rmtree(staging, ignore_errors=True)
 
     def add_archive(self, data: bytes, name: str) -> StoredDump:
-        """Store an uploaded .zip / .tar(.gz) given as bytes."""
+        """Store an uploaded .zip / .tar(.gz) given as bytes.
+
+        The same archive bytes again (a bug-report zip uploaded by a second teammate)
+        are recognised by their sha256 before anything is unpacked; other archives of
+        the same files are found by the content hash after unpacking, as before.
+        """
         if len(data) > self.max_upload_bytes:
             raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+        sha = hashlib.sha256(data).hexdigest()
+        known = self._archive_dump(sha)
+        if known is not None:
+            return known
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
             _extract(data, files, self.max_upload_bytes, name)
-            return self._commit(self._normalize_root(files), name)
+            stored = self._commit(self._normalize_root(files), name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO archives VALUES (?,?)", (sha, stored.hash))
+        return stored
+
+    def _archive_dump(self, sha: str) -> StoredDump | None:
+        """The stored dump an archive with these bytes unpacked to, if it is still here."""
+        with self._db() as db:
+            row = db.execute("SELECT hash FROM archives WHERE sha=?", (sha,)).fetchone()
+        if row is None:
+            return None
+        if row[0] not in self._manifest_hashes():       # removed (maybe by a replica)
+            with self._db() as db:
+                db.execute("DELETE FROM archives WHERE hash=?", (row[0],))
+            return None
+        try:
+            return self._stored(row[0])
+        except StoreError:
+            return None
 
     def add_files(self, files: Iterable[tuple[str, bytes]], name: str) -> StoredDump:
         """Store a dump uploaded as many files (relative paths, e.g. from a folder upload)."""
@@ -464,7 +499,7 @@ class Store:
                 os.remove(os.path.join(self.base, "manifests", h + ".json"))
                 shutil.rmtree(os.path.join(self.base, "dumps", h), ignore_errors=True)
             with self._db() as db:
-                for table in ("dumps", "shares", "views", "comments"):
+                for table in ("dumps", "shares", "views", "comments", "archives"):
                     db.execute(f"DELETE FROM {table} WHERE hash=?", (h,))
         return stored
 

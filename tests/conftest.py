@@ -50,3 +50,10 @@ def artifacts_dir() -> str:
     path = os.path.join(ROOT, "test-artifacts")
     os.makedirs(path, exist_ok=True)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _store_outside_the_repo(monkeypatch, tmp_path):
+    """The app adds every dump it opens to its store: keep that in a temporary folder
+    (a test that wants a particular one sets HLOLENS_DATA itself)."""
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "hlolens-data"))

@@ -346,3 +346,214 @@ def test_a_non_dump_upload_shows_an_error(server, new_page, tmp_path, artifacts_
     page.locator('[data-testid="stAlertContentError"]').filter(has_text="broken.zip").wait_for()
     assert page.locator('[data-testid="stException"]').count() == 0
     shot(page, artifacts_dir, "browser-09-broken-zip.png")
+
+
+# --------------------------------------------------------------------------- passes, sharing
+
+DIFF_FILLS = """() => {
+  const host = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .find(h => h.shadowRoot && h.shadowRoot.querySelector('.hl-stage svg'));
+  if (!host) return {};
+  const count = (c) => host.shadowRoot.querySelectorAll(
+    `g.node path[fill="${c}"], g.node polygon[fill="${c}"]`).length;
+  return {added: count('#b2f2bb'), changed: count('#ffe8a1'),
+          ghosts: host.shadowRoot.querySelectorAll('g.node[id^="ghost:"]').length,
+          svg: host.shadowRoot.querySelector('.hl-root').dataset.svgId};
+}"""
+
+
+def button(page, key: str):
+    """The button of a keyed st.button (Streamlit also renders a hidden copy)."""
+    return page.locator(f".st-key-{key} button").filter(visible=True).first
+
+
+def pick_stage(page, typed: str, option: str) -> None:
+    """Choose a stage in the sidebar's stage picker by typing part of its label."""
+    picker = page.locator(".st-key-pick-stage")
+    picker.click()
+    page.keyboard.type(typed)
+    page.get_by_role("option").filter(has_text=option).first.click()
+
+
+def select_value(page, key: str) -> str:
+    """What a keyed selectbox shows (its text, or its search input's value)."""
+    box = page.locator(f".st-key-{key}")
+    inputs = box.locator("input")
+    return box.inner_text() + " " + (inputs.first.input_value() if inputs.count() else "")
+
+
+def stage_value(page) -> str:
+    return select_value(page, "pick-stage")
+
+
+def test_step_through_passes_with_the_buttons(server, new_page, artifacts_dir):
+    """Issue 4: a per-pass dump (the transformer's, as XLA wrote it, in a .tar.xz):
+    step forward three times, the URL carries the step, a reload restores it, and the
+    graph shows the diff colours."""
+    from compiler_bridge.passes import pass_timeline
+    path = os.path.join(ROOT, "sample_dumps", "transformer_per_pass.tar.xz")
+    dump = open_dump(path)
+    tl = pass_timeline(dump, dump.main)
+    visible = [s.index for s in tl.visible(True)]
+    start = tl.index_of("pass:0023")
+    expected = [tl.step(visible[visible.index(start) + k]).stage for k in (1, 2, 3)]
+    assert expected[-1] == "pass:0029"                       # layout-assignment
+
+    page = new_page()
+    page.set_viewport_size({"width": 1600, "height": 1500})
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, path)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_param(page, "dump")
+    wait_idle(page)
+    pick_stage(page, "(0023)", "algsimp")
+    wait_param(page, "stage", "pass:0023")
+    wait_idle(page)
+    times = []
+    for stage in expected:
+        before = page.evaluate(DIFF_FILLS).get("svg")
+        t0 = time.time()
+        button(page, "pass-next").click()
+        wait_param(page, "stage", stage)
+        page.wait_for_function(f"() => ({DIFF_FILLS})().svg !== {json.dumps(before)}",
+                               timeout=30_000)
+        times.append(time.time() - t0)
+        wait_idle(page)
+    TIMINGS["next_step_to_new_graph_s"] = [round(t, 2) for t in times]
+    fills = page.evaluate(DIFF_FILLS)
+    shot(page, artifacts_dir, "browser-10-pass-step.png")
+    # boxes holding changes are amber; the legend says what the colours mean
+    assert fills["changed"] > 0, fills
+    visible_text(page, "added in this step").wait_for()
+    assert "30 · layout-assignment" in stage_value(page)
+    # only what changed and its neighbours: the copies layout assignment added (green),
+    # the instructions whose layout it changed (amber)
+    page.locator(".st-key-pass-only label").click()
+    wait_param(page, "changed_only", "1")
+    page.wait_for_function(f"() => ({DIFF_FILLS})().added > 0", timeout=30_000)
+    wait_idle(page)
+    fills = page.evaluate(DIFF_FILLS)
+    assert fills["added"] > 0 and fills["changed"] > 0, fills
+    page.locator(".hl-root").scroll_into_view_if_needed()
+    shot(page, artifacts_dir, "browser-11-only-changed.png")
+
+    # the text diff of the step, side by side
+    page.get_by_role("tab", name="Text diff").click()
+    page.locator(".hl-diff").first.wait_for()
+    page.locator(".hl-diff").first.scroll_into_view_if_needed()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-12-text-diff.png")
+
+    # a reload restores the step (and its diff colours)
+    link = href(page)
+    page.reload()
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    assert params(page)["stage"] == "pass:0029" and href(page) == link
+    assert params(page)["changed_only"] == "1"
+    page.wait_for_function(f"() => ({DIFF_FILLS})().added > 0", timeout=30_000)
+    assert "30 · layout-assignment" in stage_value(page)
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-13-pass-reloaded.png")
+
+    # a click on a point of the timeline chart goes to that step
+    points = page.locator(".js-plotly-plot .scatterlayer .trace").first.locator("path.point")
+    assert points.count() == len(visible)
+    k = visible.index(tl.index_of("pass:0037"))                # the fusion pass
+    box = points.nth(k).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_param(page, "stage", "pass:0037")
+    wait_idle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert not page.outside_requests
+
+
+@pytest.fixture(scope="module")
+def mlp_zip(tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("zips") / "mlp_train.zip"
+    src = sample("mlp_train")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for dirpath, _, files in os.walk(src):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                z.write(full, os.path.join("mlp_train", os.path.relpath(full, src)))
+    return str(out)
+
+
+def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, artifacts_dir):
+    """Issue 6: context A uploads a zip, selects a node, steps to a pass, saves a view
+    and copies the link; context B (no session, no upload) opens the link and sees the
+    same module, step and selection, and the saved view in the list."""
+    page = new_page()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"],
+                                   origin=server.rstrip("/"))
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, mlp_zip)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    share_id = wait_param(page, "dump")["dump"]
+    wait_idle(page)
+
+    # select a node in the graph, then step to the fusion pass: the selection stays
+    name = "params_0___b__.1"
+    svg_node(page, f"node:{name}").click()
+    wait_param(page, "selected", name)
+    wait_idle(page)
+    pick_stage(page, "fusion", "25 · fusion")
+    wait_param(page, "stage", "pass:0024")
+    visible_text(page, f"%{name} = ").wait_for()
+    wait_idle(page)
+
+    # save the view with a name and a note
+    page.locator('[data-testid="stPopover"]').filter(has_text="Save view").click()
+    form = page.locator('[data-testid="stForm"]').filter(has_text="Note")
+    form.locator(".st-key-save-name input").fill("bias before fusion")
+    form.locator(".st-key-save-note textarea").fill("see how the bias add is fused")
+    form.locator(".st-key-save-author input").fill("Ada")
+    form.get_by_role("button", name="Save").click()
+    visible_text(page, "Saved views (1)").wait_for()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+
+    # copy the link (the box's copy button) and read it back from the clipboard
+    page.locator('[data-testid="stPopover"]').filter(has_text="Link").click()
+    box = page.locator('[data-testid="stCode"]').filter(has_text="?dump=").first
+    box.wait_for()
+    shown = box.inner_text().strip()
+    box.hover()
+    box.locator("button").first.click()
+    copied = page.evaluate("navigator.clipboard.readText()").strip()
+    assert copied == shown, (copied, shown)
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(copied).query))
+    assert copied.startswith(server + "?") and q == params(page)      # the page's state
+    assert q["dump"] == share_id and q["stage"] == "pass:0024" and q["selected"] == name
+    shot(page, artifacts_dir, "browser-14-copy-link.png")
+    page.keyboard.press("Escape")
+
+    # context B: a fresh browser context, no session, nothing uploaded
+    other = new_page()
+    other.goto(copied)
+    other.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    visible_text(other, f"%{name} = ").wait_for()                # the inspector
+    selected = other.locator(".hl-selected")
+    selected.wait_for()
+    assert selected.get_attribute("id") == f"node:{name}"
+    assert "25 · fusion" in stage_value(other)                    # the step
+    assert "jit_train_step" in select_value(other, "pick-module")
+    sidebar = other.locator('section[data-testid="stSidebar"]')
+    sidebar.get_by_text("Saved views (1)").wait_for()
+    view = sidebar.get_by_role("button", name="bias before fusion")
+    view.wait_for()
+    sidebar.get_by_text("see how the bias add is fused").wait_for()
+    wait_idle(other)
+    shot(other, artifacts_dir, "browser-15-shared-view.png")
+
+    # B restores the saved view after moving away
+    button(other, "pass-next").click()
+    wait_param(other, "stage", "pass:0025")
+    wait_idle(other)
+    view.click()
+    wait_param(other, "stage", "pass:0024")
+    assert params(other)["selected"] == name
+    assert other.locator('[data-testid="stException"]').count() == 0
+    assert not page.outside_requests and not other.outside_requests

@@ -210,3 +210,20 @@ def test_an_fsspec_location_is_shared_by_replicas(tmp_path):
     assert b.open(stored.share_id).main.name == "jit_route"
     b.add_comment(stored.share_id, "0000", "conditional", "seen from b")
     assert [c.text for c in a.comments(stored.share_id)] == ["seen from b"]
+
+
+def test_the_same_archive_again_is_recognised_before_unpacking(tmp_path, monkeypatch):
+    from compiler_bridge import store as store_module
+    store = Store(str(tmp_path / "data"))
+    data = zip_of(sample("scan_while"))
+    first = store.add_archive(data, "a.zip")
+    unpacked = []
+    monkeypatch.setattr(store_module, "_extract",
+                        lambda *a, **k: unpacked.append(a) or pytest.fail("unpacked again"))
+    again = store.add_archive(data, "b.zip")
+    assert again == first and not unpacked
+    # once removed, the same bytes are a new upload (and are unpacked again)
+    store.remove(first.share_id)
+    monkeypatch.undo()
+    fresh = Store(str(tmp_path / "data")).add_archive(data, "c.zip")
+    assert fresh.hash == first.hash and fresh.share_id != first.share_id

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from compiler_bridge import DumpError, HloParseError, open_dump
+from compiler_bridge.passes import pass_timeline
 
 from .layout import LayoutError, render_svg
 from .render import graph_for
@@ -26,6 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--grouping", choices=GROUPINGS, default="layers")
     r.add_argument("--expand", action="append", default=[],
                    help="a group id to toggle open/closed (repeatable)")
+    r.add_argument("--compare", default="",
+                   help="colour what changed since this stage (default for a pass step: the "
+                        "previous step; 'none': no colours)")
+    r.add_argument("--changed-only", action="store_true",
+                   help="draw only what the step changed and its neighbours")
     r.add_argument("--budget", type=int, default=1500)
     r.add_argument("--format", choices=("svg", "dot"), default="svg")
     r.add_argument("--out", required=True)
@@ -34,8 +40,13 @@ def main(argv: list[str] | None = None) -> int:
         dump = open_dump(args.path)
         state = ViewState(dump=args.path, module=args.module, stage=args.stage,
                           computation=args.computation, focus=args.focus, radius=args.radius,
-                          grouping=args.grouping, expanded=tuple(args.expand))
-        view = graph_for(dump, state, budget=args.budget)
+                          grouping=args.grouping, expanded=tuple(args.expand),
+                          compare=args.compare, changed_only=args.changed_only)
+        timeline = None
+        if args.stage.startswith("pass:") or args.compare:   # as the app: the step's diff
+            module = dump.module(args.module) if args.module else dump.main
+            timeline = pass_timeline(dump, module)
+        view = graph_for(dump, state, budget=args.budget, timeline=timeline)
         text = view.dot if args.format == "dot" else render_svg(view.dot)
     except (DumpError, HloParseError, LayoutError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -33,6 +33,7 @@ DEFAULT_OPEN = 40       # open groups by default while the view stays this small
 SMALL = 200             # ...or open everything when everything fits in this many nodes
 MAX_PARTS = 16          # a split group shows at most about this many parts
 DEFAULT_BUDGET = 1500
+ONLY_FLAT = 400         # an ``only`` view up to this size is drawn without part boxes
 MAX_LABEL = 48
 
 
@@ -389,8 +390,10 @@ def _default_open(root: _Group, fusion_open: Mapping[str, int]) -> set[str]:
         g.open = False
     total = _visible_count(root, fusion_open)
     frontier = list(root.children.values())
-    # never open on a handful of boxes: open the biggest group until there is something to see
-    while total < 12 and frontier:
+    # never open on a handful of boxes: open the biggest group until there is something to
+    # see (the ENTRY's parameters, drawn at the top level, are not something to see)
+    params = sum(1 for i in root.insts if i.opcode == "parameter")
+    while total - params < 12 and frontier:
         frontier.sort(key=lambda x: -x.size)
         g = frontier.pop(0)
         g.open = True
@@ -555,7 +558,8 @@ def build_graph(module: HloModule, computation: str | None = None,
         keep = set(options.only) & set(order)
         root = _Group("", comp.name, "root", None)
         root.insts = [inst for inst in comp.instructions if inst.name in keep]
-        _chunk(root, order)
+        if len(root.insts) > ONLY_FLAT:       # a few hundred lay out fine without boxes
+            _chunk(root, order)
         _sizes(root)
         notes.append(f"showing {len(keep)} of {len(comp.instructions)} instructions")
     elif focus is not None:

@@ -19,19 +19,59 @@ def choose_dump(state: ViewState, dump: str) -> ViewState:
 
 
 def choose_module(state: ViewState, module: str) -> ViewState:
-    """Another module: everything below it starts over (stage and grouping stay)."""
+    """Another module: everything below it starts over (grouping stays, and the stage
+    unless it is a pass step, which belongs to one module)."""
     if module == state.module:
         return state
-    return ViewState(dump=state.dump, module=module, stage=state.stage, grouping=state.grouping,
+    stage = ViewState().stage if state.stage.startswith("pass:") else state.stage
+    return ViewState(dump=state.dump, module=module, stage=stage, grouping=state.grouping,
                      radius=state.radius, overlay=state.overlay)
 
 
-def choose_stage(state: ViewState, stage: str) -> ViewState:
-    """Another stage of the same module: keep the computation and the selection (names
-    often survive optimization), start the layout afresh."""
+def choose_step(state: ViewState, stage: str) -> tuple[ViewState, str]:
+    """Another stage of the same module: before/after optimizations or a pass step (the
+    stage picker, the stepper, the timeline, a history entry).
+
+    The user's place is kept: computation, selection, open groups and focus (names and
+    op_name scopes mostly survive a pass); the layout is new,
+    so the viewport goes and the view centres on the selection instead. A fixed compare
+    target stays; the default one (the previous step) moves along.
+    """
     if stage == state.stage:
-        return state
-    return state.with_(stage=stage, expanded=(), viewport="", focus="")
+        return state, ""
+    new = state.with_(stage=stage, viewport="")
+    if new.compare == stage:
+        new = new.with_(compare="")
+    center = ("node:" + state.selected) if state.selected and ":" not in state.selected else ""
+    return new, center
+
+
+def step_to(state: ViewState, stage: str, name: str) -> tuple[ViewState, str]:
+    """Jump to a step with an instruction selected (a line of its history)."""
+    new, _ = choose_step(state, stage)
+    if not name:
+        return new, ""
+    new = new.with_(selected=name, focus=name if state.focus else "")
+    return new, "node:" + name
+
+
+def set_compare(state: ViewState, compare: str) -> ViewState:
+    """What the step is diffed against: '' (the previous step), 'none', or a stage."""
+    compare = "" if compare == state.stage else compare
+    new = state.with_(compare=compare)
+    if compare == "none":
+        new = new.with_(changed_only=False)
+    return new
+
+
+def set_changed_only(state: ViewState, on: bool) -> ViewState:
+    """Draw only what changed and its neighbours (the focus mode is left for it)."""
+    return state.with_(changed_only=bool(on), focus="" if on else state.focus, viewport="")
+
+
+def restore_view(state: ViewState, query: dict) -> ViewState:
+    """A saved view of this dump: its state, on this dump (whatever link it was saved from)."""
+    return ViewState.from_query(query).with_(dump=state.dump)
 
 
 def choose_computation(state: ViewState, computation: str) -> ViewState:

@@ -18,7 +18,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
@@ -36,7 +36,8 @@ from compiler_bridge import (
 )
 from compiler_bridge.analysis import layout_changes
 from compiler_bridge.dump import AFTER, BEFORE
-from compiler_bridge.store import Store
+from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
+from compiler_bridge.store import Store, StoreError, StoredDump
 
 from . import navigation as N
 from . import panels as P
@@ -45,7 +46,10 @@ from .component import center_on, graph_events, graph_view
 from .graph import GraphView
 from .layout import LayoutError, render_svg
 from .layout import engine as layout_engine
-from .render import graph_for
+from .layout import warm as layout_warm
+from .passes import DIFF_LEGEND, REMOVED_BORDER
+from .render import compare_step, graph_for
+from .share import COMMENT_LEGEND
 from .state import GROUPINGS, ViewState
 
 log = logging.getLogger("hlolens")
@@ -53,7 +57,6 @@ log = logging.getLogger("hlolens")
 GRAPH_KEY = "graph"          # the graph component's key; no session_state entry has this name
 GRAPH_HEIGHT = 680
 STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations"}
-STAGE_SHORT = {BEFORE: "before", AFTER: "after"}
 MAX_CODE = 150_000           # characters of IR shown at once
 
 
@@ -123,6 +126,19 @@ def _go_widget(fn, key: str, *args) -> None:
     _go(fn, value, *args)
 
 
+def _go_option(fn, key: str, options, *args) -> None:
+    """Like ``_go_widget`` for a selectbox: only a value among ``options`` counts.
+
+    Streamlit keeps a selectbox's value as its *label*; when the labels change between
+    runs (counts that differ from step to step, another module's steps) the stale label
+    comes back as a value of its own and fires the callback. Those are ignored here.
+    """
+    value = st.session_state.get(key)
+    if value is None or value not in options:
+        return
+    _go(fn, value, *args)
+
+
 def _go_pick(fn, key: str, *args) -> None:
     """Like ``_go_widget`` for a pick list (hits, operands): the pick is used once and the
     list shows no choice again, so picking the same entry later works too."""
@@ -137,6 +153,14 @@ def _controlled(key: str, value) -> None:
 
 
 # --------------------------------------------------------------------------- page
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread:
+    """Start the layout engine once per server process, in the background."""
+    t = threading.Thread(target=layout_warm, name="hlolens-warm", daemon=True)
+    t.start()
+    return t
+
 
 def style() -> None:
     st.markdown("""<style>
@@ -163,10 +187,11 @@ def welcome() -> None:
 @dataclass
 class Opened:
     dump: Dump
-    key: str          # what the URL's ``dump`` holds ('' = the dump given with --dump)
+    key: str          # what the URL's ``dump`` holds: a share id ('' = --dump, not stored)
     name: str
     path: str
-    token: str        # cache identity: path and fingerprint
+    token: str        # cache identity: the content hash (stored) or path and fingerprint
+    share_id: str = ""   # the store's id of this dump ('' when it is not in the store)
 
 
 def cli_dump() -> str:
@@ -190,70 +215,179 @@ def _open(path: str, fingerprint: str) -> Dump:
     return open_dump(path)
 
 
+def upload_cap() -> int:
+    """The upload size cap in bytes: Streamlit's ``server.maxUploadSize`` (MB; 2048 in
+    .streamlit/config.toml), which the uploader enforces in the browser too."""
+    try:
+        mb = int(st.get_option("server.maxUploadSize"))
+    except (RuntimeError, TypeError, ValueError):
+        mb = 2048
+    return max(mb, 1) << 20
+
+
 @st.cache_resource(show_spinner=False)
-def _store(location: str) -> Store:
-    return Store(location or None)
+def _store(location: str, cap: int) -> Store:
+    return Store(location or None, max_upload_bytes=cap)
 
 
 def store() -> Store:
-    """The dump store uploads go to ($HLOLENS_DATA, default ./.hlolens-data)."""
-    return _store(os.environ.get("HLOLENS_DATA", ""))
+    """The dump store ($HLOLENS_DATA, default ./.hlolens-data): uploads and --dump."""
+    return _store(os.environ.get("HLOLENS_DATA", ""), upload_cap())
+
+
+@st.cache_resource(show_spinner="Adding the dump to the store, so links to it work…",
+                   max_entries=8)
+def _cli_stored(path: str, fingerprint: str, location: str) -> StoredDump | str:
+    """The --dump folder's entry in the store (added once per content), or why not."""
+    try:
+        return store().add_path(path)
+    except (DumpError, OSError) as e:       # StoreError is a DumpError
+        log.warning("--dump %s is not in the store: %s", path, e)
+        return describe(e)
 
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 
 
 def open_dump_section(nav: Navigator) -> Opened | None:
-    """Sidebar: the open dump, and upload widgets with progress. Returns the dump to show."""
+    """Sidebar: the open dump, and upload widgets with progress. Returns the dump to show.
+
+    Every dump is opened from the store and named in the URL by its share id, the
+    one given with ``--dump`` too (added at the first page load, once per content), so
+    a link opens the same dump for anyone on this server, after restarts as well.
+    """
     sb = st.sidebar
     sb.markdown("## HLO Lens")
     info = sb.container()
+    opener = sb.container()
     cli = cli_dump()
     has_dump = bool(nav.state.dump or cli)
-    gen = st.session_state.get("upload-gen", 0)
-    with sb.expander("Open a dump", expanded=not has_dump, key=f"open-a-dump:{gen}:{has_dump}"):
-        _upload_widgets(nav)          # a new upload moves the URL to it
     upload_error = st.session_state.get("upload-error")
     if upload_error:
         st.error(upload_error)
-    key = nav.state.dump
     try:
-        if key:
-            stored = store().get(key)
-            folder = store().folder(key)
-            opened = Opened(_open(folder, "store"), key, stored.name, folder,
-                            f"store:{stored.hash}")
-        elif cli:
-            fp = _fingerprint(cli)
-            opened = Opened(_open(cli, fp), "", os.path.basename(cli.rstrip("/")), cli,
-                            f"{os.path.abspath(cli)}@{fp}")
-        else:
+        return _resolve(nav, info, cli)
+    finally:                 # drawn after the --dump folder is in the store (Stored tab)
+        gen = st.session_state.get("upload-gen", 0)
+        with opener, st.expander("Open a dump", expanded=not has_dump,
+                                 key=f"open-a-dump:{gen}:{has_dump}"):
+            _upload_widgets(nav)          # a new upload moves the URL to it
+
+
+def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
+    key = nav.state.dump
+    cli_share = ""
+    try:
+        if cli:
+            try:
+                fp = _fingerprint(cli)
+            except DumpError:
+                if not key:
+                    raise
+                fp = stored = ""                # the --dump path is gone; the link works
+            else:
+                stored = _cli_stored(cli, fp, store().location)
+                if isinstance(stored, StoredDump) and not _in_store(stored.share_id):
+                    _cli_stored.clear()             # removed meanwhile (store remove)
+                    stored = _cli_stored(cli, fp, store().location)
+            if isinstance(stored, StoredDump):
+                cli_share = stored.share_id
+                if not key:                     # the URL names the dump from the start
+                    nav.go(nav.state.with_(dump=cli_share))
+                    key = cli_share
+            elif not key and fp:                # not storable: open it where it is
+                opened = Opened(_open(cli, fp), "", os.path.basename(cli.rstrip("/")), cli,
+                                f"{os.path.abspath(cli)}@{fp}")
+                info.caption("Links to this dump work only while this server runs with "
+                             f"--dump: it could not be added to the store ({_md(stored)}).")
+                return _opened(info, opened, cli, "")
+        if not key:
             return None
-    except (KeyError, DumpError, OSError) as e:   # StoreError is a DumpError
+        try:
+            stored = store().get(key)
+        except StoreError as e:
+            _dump_gone(nav, e)
+            return None
+        folder = store().folder(key)
+        opened = Opened(_open(folder, "store"), key, stored.name, folder,
+                        f"store:{stored.hash}", key)
+    except (KeyError, DumpError, OSError) as e:
         st.error(f"Cannot open the dump: {_code(describe(e))}")
         return None
+    return _opened(info, opened, cli, cli_share)
+
+
+def _in_store(share_id: str) -> bool:
+    try:
+        store().resolve(share_id)
+        return True
+    except StoreError:
+        return False
+
+
+def _opened(info, opened: Opened, cli: str, cli_share: str) -> Opened:
     d = opened.dump
     info.markdown(f"**{_md(opened.name)}** · {len(d.modules)} module"
                   f"{'s' if len(d.modules) != 1 else ''} · {len(d.files)} files")
     note = st.session_state.get("upload-note")
-    if note and key:
-        info.caption(f"✓ {note}")
-    if key and cli:
+    if note and opened.key and opened.key != cli_share:
+        info.caption(f"✓ {_md(note)}")
+    if cli and cli_share and opened.key != cli_share:
         info.button(f"Back to {os.path.basename(cli.rstrip('/'))}", type="tertiary",
-                    on_click=_go, args=(N.choose_dump, ""))
+                    on_click=_go, args=(N.choose_dump, cli_share))
     return opened
+
+
+def _dump_gone(nav: Navigator, e: StoreError) -> None:
+    """A link to a dump this store does not have: say so, offer the dumps it has."""
+    st.error(f"**This link's dump is not here.** {_md(str(e))}. Ask whoever sent it to "
+             "upload the dump again, or open one of the dumps below.")
+    dump_list(nav, where=st, limit=12, prefix="gone")
+
+
+def dump_list(nav: Navigator, where=None, limit: int = 50, prefix: str = "stored") -> None:
+    """The dumps in the store, newest first, each a button that opens it."""
+    where = where or st
+    try:
+        dumps = store().list()
+    except (DumpError, OSError) as e:
+        where.caption(f"The store cannot be read: {_md(describe(e))}")
+        return
+    if not dumps:
+        where.caption("The store is empty: upload a dump.")
+        return
+    where.markdown(f"**Dumps in this store** ({len(dumps)})")
+
+    def label(d: StoredDump) -> str:
+        main = d.modules[0]["name"] if len(d.modules) == 1 else f"{len(d.modules)} modules"
+        return (f"{d.name} · {main} · {P.human_bytes(d.size)} · "
+                f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(d.uploaded_at))}")
+    for d in dumps[:limit]:
+        where.button(_md(label(d)), key=f"{prefix}:{d.share_id}", type="tertiary",
+                     on_click=_go, args=(N.choose_dump, d.share_id),
+                     disabled=d.share_id == nav.state.dump)
+    if len(dumps) > limit:                      # the rest: a searchable list
+        older = {d.share_id: label(d) for d in dumps[limit:]}
+        key = f"{prefix}-older"
+        where.selectbox(f"{len(older)} older dumps", list(older), index=None, key=key,
+                        format_func=older.get, placeholder="Find an older dump…",
+                        on_change=_go_pick, args=(N.choose_dump, key))
 
 
 def _upload_widgets(nav: Navigator) -> None:
     gen = st.session_state.setdefault("upload-gen", 0)   # a new key empties the uploaders
-    files_tab, folder_tab = st.tabs(["Archive or files", "Folder"])
+    cap = P.human_bytes(upload_cap())
+    files_tab, folder_tab, stored_tab = st.tabs(["Archive or files", "Folder", "Stored"])
     with files_tab:
         files = st.file_uploader(
             "A .zip / .tar.gz of a dump folder, or its files", accept_multiple_files=True,
-            key=f"upload-files:{gen}", help="What XLA_FLAGS=--xla_dump_to=DIR wrote")
+            key=f"upload-files:{gen}",
+            help=f"What XLA_FLAGS=--xla_dump_to=DIR wrote; up to {cap} in all")
     with folder_tab:
         folder = st.file_uploader("A dump folder", accept_multiple_files="directory",
-                                  key=f"upload-folder:{gen}")
+                                  key=f"upload-folder:{gen}", help=f"Up to {cap} in all")
+    with stored_tab:
+        dump_list(nav, limit=10)
     got = files or folder
     if got:
         _process_upload(nav, got)
@@ -268,9 +402,13 @@ def _process_upload(nav: Navigator, files) -> None:
     st.session_state.pop("upload-note", None)
     with st.status(f"Opening {label}…", expanded=True) as status:
         try:
+            size = sum(f.size for f in files)
+            cap = upload_cap()
+            if size > cap:
+                raise StoreError(f"{P.human_bytes(size)} is over this server's upload cap of "
+                                 f"{P.human_bytes(cap)} (server.maxUploadSize)")
             bar = st.progress(0.0, text="Reading the upload")
             data = [(f.name, f.getvalue()) for f in files]
-            size = sum(len(b) for _, b in data)
             bar.progress(0.3, text=f"Saving {P.human_bytes(size)} in the store")
             if len(data) == 1 and data[0][0].lower().endswith(ARCHIVES):
                 stored = store().add_archive(data[0][1], label)
@@ -288,7 +426,7 @@ def _process_upload(nav: Navigator, files) -> None:
             message = describe(e)
             if message.startswith(label + ": "):
                 message = message[len(label) + 2:]
-            st.session_state["upload-error"] = f"Could not open **{label}**: {_code(message)}"
+            st.session_state["upload-error"] = f"Could not open {_code(label)}: {_code(message)}"
             return
         n = len(dump.modules)
         note = f"Opened {label}: {n} module{'s' if n != 1 else ''}"
@@ -319,6 +457,21 @@ def dump_errors(opened: Opened) -> None:
 # --------------------------------------------------------------------------- module
 
 @dataclass
+class Picked:
+    """The module and step chosen (before the step's text is parsed)."""
+
+    dump_module: DumpModule
+    timeline: Timeline     # before_optimizations, every pass step, after_optimizations
+    index: int             # the step shown
+    stage: str             # its ViewState.stage ('pass:0017', 'after_optimizations')
+    path: str
+
+    @property
+    def step(self) -> Step:
+        return self.timeline.step(self.index)
+
+
+@dataclass
 class Shown:
     """The module on screen: its dump files, stage and parsed HLO."""
 
@@ -327,6 +480,8 @@ class Shown:
     path: str
     module: HloModule
     key: str              # cache identity: the dump's token and the file's path
+    timeline: Timeline | None = None
+    index: int = 0
 
 
 @st.cache_data(show_spinner=False, max_entries=4096)
@@ -351,8 +506,30 @@ def _module_stats(opened: Opened) -> tuple[dict, dict]:
     return stats, errors
 
 
-def pick_module(nav: Navigator, opened: Opened) -> Shown | None:
-    """Sidebar: module and stage pickers. Returns the parsed module, or None (with a message)."""
+@st.cache_resource(show_spinner="Reading the module's snapshots (once per dump)…",
+                   max_entries=32)
+def _timeline(_dump: Dump, token: str, module_id: str) -> Timeline:
+    return pass_timeline(_dump, _dump.module(module_id))
+
+
+def timeline(opened: Opened, module: DumpModule) -> Timeline:
+    """The module's pass timeline (counts per step), cached by the dump's content."""
+    return _timeline(opened.dump, opened.token, module.id)
+
+
+def stage_label(step: Step, short: bool = False) -> str:
+    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)'."""
+    if step.kind != "pass":
+        return STAGES.get(step.kind, step.kind)
+    if short:
+        return f"step {step.index} · {step.pass_name}"
+    tail = " · same text" if step.identical else " · ⚠ does not parse" if step.error else ""
+    return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
+
+
+def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
+    """Sidebar: module and stage pickers (every pass step is a stage, searchable by pass
+    name). Returns the choice, or None (with a message)."""
     dump = opened.dump
     stats, errors = _module_stats(opened)
     main = dump.main
@@ -362,40 +539,68 @@ def pick_module(nav: Navigator, opened: Opened) -> Shown | None:
     try:
         current = dump.module(state.module) if state.module else main
     except KeyError as e:
-        st.error(describe(e))
+        st.error(_md(describe(e)))
         current = main
     if current is None:
-        st.error(f"{opened.name} holds no HLO modules.")
+        st.error(f"{_md(opened.name)} holds no HLO modules.")
         return None
     _controlled("pick-module", current.id)
     st.sidebar.selectbox("Module", [c.id for c in choices], key="pick-module",
                          format_func=lambda i: by_id[i].label,
-                         on_change=_go_widget, args=(N.choose_module, "pick-module"))
-    stages = [s for s in (BEFORE, AFTER) if current.first(s) is not None]
-    if not stages:
-        st.error(f"Module {current.label} has no HLO text (before or after optimizations).")
+                         on_change=_go_option,
+                         args=(N.choose_module, "pick-module", [c.id for c in choices]))
+    tl = timeline(opened, current)
+    if not tl.steps:
+        st.error(f"Module {_md(current.label)} has no HLO text (before or after "
+                 "optimizations).")
         return None
-    stage = state.stage if state.stage in stages else stages[-1]
-    _controlled("pick-stage", stage)
-    st.sidebar.segmented_control("Stage", stages, key="pick-stage", required=True,
-                                 format_func=STAGE_SHORT.get, on_change=_go_widget,
-                                 args=(N.choose_stage, "pick-stage"), width="stretch",
-                                 help="The module before or after XLA's optimization passes")
-    path = current.first(stage).path
+    stages = [s.stage for s in tl.steps]
+    index = tl.index_of(state.stage)
+    if index is None:
+        if state.stage not in (BEFORE, AFTER):
+            st.warning(f"Module {_md(current.label)} has no step {_code(state.stage)}; "
+                       "showing it after optimizations.")
+        index = tl.index_of(AFTER)
+        index = len(stages) - 1 if index is None else index
+    if stages[index] != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
+        nav.go(state.with_(stage=stages[index]))
+    labels = {s.stage: stage_label(s) for s in tl.steps}
+    _controlled("pick-stage", stages[index])
+    st.sidebar.selectbox(
+        "Stage", stages, key="pick-stage", format_func=labels.get,
+        on_change=_go_option, args=(N.choose_step, "pick-stage", stages),
+        help="Before or after XLA's optimizations, or any pass step of a dump written with "
+             f"{PER_PASS_FLAG} (type a pass name to find it)"
+             if tl.per_pass else "Before or after XLA's optimizations")
+    return Picked(current, tl, index, stages[index], tl.step(index).file)
+
+
+def parse_stage(opened: Opened, picked: Picked) -> Shown | None:
+    """The picked step's parsed module, or None with the parser's message."""
+    step = picked.step
     try:
-        module = dump.parse(path)
+        module = opened.dump.parse(picked.path)
     except HloParseError as e:
-        st.error(f"Module **{current.label}** ({STAGES[stage]}) cannot be parsed, so it "
-                 f"cannot be shown; other modules and stages still work.{_code(str(e))}")
+        where = f"step {step.index} ({step.label})" if step.kind == "pass" \
+            else STAGES.get(step.kind, step.kind)
+        st.error(f"Module **{_md(picked.dump_module.label)}** at {_md(where)} cannot be "
+                 "parsed, so it cannot be drawn; the other steps and modules still work."
+                 f"{_code(str(e))}")
         return None
-    return Shown(current, stage, path, module, f"{opened.token}|{path}")
+    return Shown(picked.dump_module, picked.stage, picked.path, module,
+                 f"{opened.token}|{picked.path}", picked.timeline, picked.index)
 
 
-def header(opened: Opened, shown: Shown) -> None:
-    m = shown.dump_module
-    st.markdown(f"### {html.escape(m.name)} <span style='color:#868e96;font-weight:400;"
-                f"font-size:1rem'>module {m.id} · {STAGES[shown.stage]} · "
-                f"{html.escape(opened.name)}</span>", unsafe_allow_html=True)
+def header(opened: Opened, picked: Picked):
+    """The title line; returns the container on its right for the share toolbar."""
+    m = picked.dump_module
+    step = picked.step
+    where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    left.markdown(f"### {html.escape(m.name)} <span style='color:#868e96;font-weight:400;"
+                  f"font-size:1rem'>module {m.id} · {html.escape(where)} · "
+                  f"{html.escape(opened.name)}</span>", unsafe_allow_html=True)
+    return right
 
 
 def handle_graph_events(nav: Navigator, shown: Shown) -> None:
@@ -431,9 +636,11 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
 # --------------------------------------------------------------------------- search
 
 def search_box(nav: Navigator, shown: Shown) -> None:
-    cols = st.columns([5, 1], vertical_alignment="bottom")
-    query = cols[0].text_input("Search", key="search-q", placeholder=
-                               "name, opcode, op_name, shape or source (e.g. dot, f32[64,64], attention)")
+    cols = st.columns([5, 1], vertical_alignment="center")
+    query = cols[0].text_input(
+        "Search", key="search-q", label_visibility="collapsed", icon=":material/search:",
+        placeholder="Search: name, opcode, op_name, shape or source (e.g. dot, f32[64,64], "
+                    "attention)")
     regex = cols[1].toggle("regex", key="search-re")
     if not query.strip():
         return
@@ -502,7 +709,8 @@ def breadcrumb(nav: Navigator, shown: Shown) -> None:
     _controlled("pick-computation", current)
     right.selectbox("Computation", list(labels), key="pick-computation",
                     format_func=labels.get, label_visibility="collapsed",
-                    on_change=_go_widget, args=(_choose_comp, "pick-computation", module))
+                    on_change=_go_option,
+                    args=(_choose_comp, "pick-computation", list(labels), module))
 
 
 def _choose_comp(state: ViewState, name: str, module: HloModule) -> ViewState:
@@ -514,13 +722,31 @@ def _choose_comp(state: ViewState, name: str, module: HloModule) -> ViewState:
 
 @st.cache_resource(show_spinner=False, max_entries=48)
 def _view(_dump: Dump, token: str, module: str, stage: str, computation: str,
-          expanded: tuple[str, ...], grouping: str, focus: str, radius: int
+          expanded: tuple[str, ...], grouping: str, focus: str, radius: int,
+          compare: str = "", changed_only: bool = False,
+          comments: tuple[tuple[str, int], ...] = (), _timeline: Timeline | None = None
           ) -> tuple[GraphView, float]:
     state = ViewState(module=module, stage=stage, computation=computation, expanded=expanded,
-                      grouping=grouping, focus=focus, radius=radius)
+                      grouping=grouping, focus=focus, radius=radius, compare=compare,
+                      changed_only=changed_only)
     t0 = time.perf_counter()
-    view = graph_for(_dump, state)       # the selection is highlighted by the browser
+    # the selection is highlighted by the browser, so it is no part of the key
+    view = graph_for(_dump, state, timeline=_timeline, comments=dict(comments))
     return view, time.perf_counter() - t0
+
+
+def view_for(opened: Opened, shown: Shown, state: ViewState,
+             comments: Mapping[str, int] | None = None) -> tuple[GraphView, float]:
+    """The (cached) graph view of ``state``: diff colours when the step is compared with
+    another, comment badges from ``comments`` (instruction -> count)."""
+    comp = state.computation if shown.module.get_computation(state.computation or "") else ""
+    tl = shown.timeline
+    against = compare_step(tl, state) if tl is not None else None
+    compare = tl.step(against).stage if against is not None else "none"
+    return _view(opened.dump, opened.token, shown.dump_module.id, shown.stage, comp,
+                 tuple(sorted(state.expanded)), state.grouping, state.focus, state.radius,
+                 compare, state.changed_only and against is not None,
+                 tuple(sorted((comments or {}).items())), tl)
 
 
 # Layouts run on a worker thread: a view Graphviz takes minutes over never blocks the page
@@ -550,18 +776,18 @@ def _timed_render(dot: str) -> tuple[str, float]:
     return render_svg(dot), time.perf_counter() - t0
 
 
-def graph(nav: Navigator, opened: Opened, shown: Shown) -> GraphView | None:
+def graph(nav: Navigator, opened: Opened, shown: Shown,
+          comments: Mapping[str, int] | None = None) -> tuple[GraphView | None, str]:
+    """The graph of the computation on screen; returns the view and its SVG ('' while
+    Graphviz is still busy)."""
     state = nav.state
-    comp = state.computation if shown.module.get_computation(state.computation or "") else ""
-    view, build_s = _view(opened.dump, opened.token, shown.dump_module.id, shown.stage, comp,
-                          tuple(sorted(state.expanded)), state.grouping, state.focus,
-                          state.radius)
+    view, build_s = view_for(opened, shown, state, comments)
     job, started = _layout_job(view.dot)
     try:
         svg, layout_s = job.result(timeout=LAYOUT_WAIT)
     except FutureTimeout:
         _layout_pending(nav, view, started, job)
-        return view
+        return view, ""
     st.caption(f"**{_md(view.computation)}** — {view.node_count:,} nodes, "
                f"{view.edge_count:,} edges · built in {build_s * 1000:,.0f} ms, laid out in "
                f"{layout_s * 1000:,.0f} ms · drag to pan, wheel to zoom, click to inspect, "
@@ -570,11 +796,15 @@ def graph(nav: Navigator, opened: Opened, shown: Shown) -> GraphView | None:
         if "budget" in note:
             st.info(note)
         else:
-            st.caption(f"ℹ {note}")
+            st.caption(f"ℹ {_md(note)}")
     graph_view(svg, selected=state.selected, viewport=state.viewport, key=GRAPH_KEY,
                height=GRAPH_HEIGHT)
-    legend(view)
-    return view
+    legend(view, diff=_has_diff(shown, state), comments=bool(comments))
+    return view, svg
+
+
+def _has_diff(shown: Shown, state: ViewState) -> bool:
+    return shown.timeline is not None and compare_step(shown.timeline, state) is not None
 
 
 def _layout_pending(nav: Navigator, view: GraphView, started: float, job: Future) -> None:
@@ -598,7 +828,22 @@ def _layout_pending(nav: Navigator, view: GraphView, started: float, job: Future
         poll()
 
 
-def legend(view: GraphView) -> None:
+def legend(view: GraphView, diff: bool = False, comments: bool = False) -> None:
+    items = []
+    if diff:
+        for name, color in DIFF_LEGEND:
+            box = f"background:#fff;border:2px dashed {color}" if color == REMOVED_BORDER \
+                else f"background:{color};border:1px solid {color}"
+            items.append(f'<span><span class="sw" style="{box}"></span>'
+                         f'{html.escape(name)}</span>')
+        items.append('<span><span class="sw" style="background:#fff5f5;border:2px dashed '
+                     '#e03131"></span>removed (ghost node)</span>')
+    if comments:
+        name, color = COMMENT_LEGEND
+        items.append(f'<span><span class="sw" style="background:#fff;border:3px solid '
+                     f'{color}"></span>{html.escape(name)}</span>')
+    if items:
+        st.markdown(f'<div class="hl-legend">{"".join(items)}</div>', unsafe_allow_html=True)
     items = [f'<span><span class="sw" style="background:{color};border:1px solid '
              f'{BORDERS.get(cat, "#868e96")}"></span>{html.escape(cat)}</span>'
              for cat, color in view.legend]
@@ -612,23 +857,37 @@ def legend(view: GraphView) -> None:
 
 # --------------------------------------------------------------------------- inspector
 
-def inspector(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None) -> None:
+@dataclass
+class Inspected:
+    """What the inspector shows: the selected instruction (None for a group, nothing, or a
+    name this step lacks) and a place under its summary for more (history, comments)."""
+
+    name: str
+    info: P.Inspector | None
+    slot: object          # a Streamlit container
+
+
+def inspector(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
+              ) -> Inspected:
     state = nav.state
     sel = state.selected
     if not sel:
         st.markdown("#### Inspector")
         st.caption("Click a node to inspect it. Double-click a fusion or a box to open it in "
                    "place, a while/conditional/call to step into what it calls.")
-        return
+        return Inspected("", None, st.container())
     if ":" in sel:
         _group_inspector(nav, sel, view)
-        return
+        return Inspected(sel, None, st.container())
     info = P.inspect(shown.module, sel)
     if info is None:
         st.markdown(f"#### {_md(sel)}")
-        st.warning(f"{_code(sel)} is not in {shown.module.name} ({STAGES[shown.stage]}).")
-        return
-    _instruction_inspector(nav, opened, shown, view, info)
+        where = STAGES.get(shown.stage) or stage_label(shown.timeline.step(shown.index), True) \
+            if shown.timeline is not None else shown.stage
+        st.warning(f"{_code(sel)} is not in {_md(shown.module.name)} at {_md(where)}.")
+        return Inspected(sel, None, st.container())
+    slot = _instruction_inspector(nav, opened, shown, view, info)
+    return Inspected(sel, info, slot)
 
 
 def _group_inspector(nav: Navigator, gid: str, view: GraphView | None) -> None:
@@ -666,7 +925,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
         cols = st.columns([3, 2], vertical_alignment="center")
         cols[0].caption("Not drawn in this view (inside a closed box or another computation).")
         cols[1].button("Show it in the graph", key=f"show:{info.name}", on_click=_go,
-                       args=(_show_in_graph, shown.module, info.name))
+                       args=(_show_in_graph, opened, shown, info.name))
     rows = [("Shape", _code(info.shape)),
             ("Bytes", P.human_bytes(info.bytes) + (f" ({info.bytes:,})" if info.bytes >= 1024
                                                    else ""))]
@@ -679,6 +938,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
     if info.layout_change:
         rows.append(("Layout change", f"⟲ {info.layout_change}"))
     st.markdown("\n".join(f"- **{k}**: {v}" for k, v in rows))
+    slot = st.container()                # history and comments go here
     if info.source_stack:
         with st.expander(f"Python call stack ({len(info.source_stack) + 1} frames)"):
             st.code("\n".join([info.source] + info.source_stack), language=None)
@@ -709,10 +969,25 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
             st.markdown("\n".join(f"- {_code(k)} = {_code(_clip(v, 300))}"
                                    for k, v in info.attributes))
     _kernel(opened, shown, info.name, info.opcode)
+    return slot
 
 
-def _show_in_graph(state: ViewState, module: HloModule, name: str):
-    return N.go_to(state, module, name, focus=True)
+def _show_in_graph(state: ViewState, opened: Opened, shown: Shown, name: str):
+    """Draw an instruction as its own node: go to its computation, open the fusions
+    around it and the boxes holding it (``GraphView.reveal``); no focus mode."""
+    new, center = N.go_to(state, shown.module, name, focus=False)
+    loc = P.locate(shown.module, name)
+    if loc is None:
+        return state, ""
+    try:
+        view, _ = view_for(opened, shown, new.with_(focus="", changed_only=False))
+    except (KeyError, HloParseError):
+        return new, center
+    if new.changed_only and ("node:" + loc.anchor) not in view.nodes:
+        new = new.with_(changed_only=False)           # it is not among the changes
+    for gid in view.reveal(loc.anchor):
+        new = new.toggle_expanded(gid)
+    return new, center
 
 
 def _enter(state: ViewState, comp: str, module: HloModule) -> ViewState:
@@ -768,13 +1043,20 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
 
 # --------------------------------------------------------------------------- details
 
-def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None) -> None:
-    """Module summary, opcode histogram, layout changes and files, in tabs that only
-    compute (and send to the browser) what the open tab shows."""
-    tabs = st.tabs(["Module summary", "Opcodes", "Layout changes", "Files"], key="details",
-                   on_change="rerun")
-    summary_tab, opcodes_tab, changes_tab, files_tab = tabs
-    if summary_tab.open is not False:
+def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None,
+            extra: Sequence[tuple[str, Callable[[], None]]] = ()) -> None:
+    """Module summary, opcode histogram, layout changes and files (after ``extra`` tabs,
+    e.g. the pass diff's), in tabs that only compute (and send to the browser) what the
+    open tab shows."""
+    names = [name for name, _ in extra] + ["Module summary", "Opcodes", "Layout changes",
+                                           "Files"]
+    tabs = st.tabs(names, key="details:" + "|".join(names), on_change="rerun")
+    for k, (tab, (name, draw)) in enumerate(zip(tabs, extra)):
+        if tab.open or (k == 0 and tab.open is None):
+            with tab, section(name):
+                draw()
+    summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra):]
+    if summary_tab.open or (not extra and summary_tab.open is None):
         with summary_tab, section("Module summary"):
             summary = _summary(shown.module, shown.key)
             cols = st.columns(2)

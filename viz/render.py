@@ -1,12 +1,29 @@
-"""The one path from (dump, ViewState) to a graph view, shared by the app and the CLI."""
+"""The one path from (dump, ViewState) to a graph view, shared by the app and the CLI.
+
+A view of a pass step is coloured by what the step changed (``viz.passes``): the diff
+is against ``ViewState.compare`` ('' = the previous step of a per-pass dump; 'none' = no
+diff; or any other stage), removed instructions come back as red ghost nodes, and
+``changed_only`` draws only the changes and their neighbours. Comment counts (from the
+store) add a badge to the nodes and groups that carry comments.
+"""
 
 from __future__ import annotations
 
-from compiler_bridge import Dump, HloModule
-from compiler_bridge.dump import AFTER, BEFORE, PASS
+from collections.abc import Mapping
+from dataclasses import replace
 
-from .graph import GraphOptions, GraphView, build_graph
+from compiler_bridge import Dump, HloModule, HloParseError
+from compiler_bridge.diff import ModuleDiff
+from compiler_bridge.dump import AFTER, BEFORE, PASS
+from compiler_bridge.passes import Timeline, step_diff
+
+from .graph import DEFAULT_BUDGET, GraphOptions, GraphView, build_graph
+from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
+from .share import (closed_groups, comment_decorations, comment_group_decorations,
+                    merge_decorations)
 from .state import ViewState
+
+MAX_GHOSTS = 40       # more removals than this are marked on their neighbours only
 
 
 def stage_path(dump: Dump, state: ViewState) -> str:
@@ -35,13 +52,95 @@ def module_for(dump: Dump, state: ViewState) -> HloModule:
     return dump.parse(stage_path(dump, state))
 
 
-def options_for(state: ViewState, budget: int = 1500, decorations=None) -> GraphOptions:
+def options_for(state: ViewState, budget: int = DEFAULT_BUDGET, decorations=None
+                ) -> GraphOptions:
     return GraphOptions(expanded=frozenset(state.expanded), grouping=state.grouping,
                         focus=state.focus, radius=state.radius, budget=budget,
                         selected=state.selected, decorations=decorations or {})
 
 
-def graph_for(dump: Dump, state: ViewState, budget: int = 1500) -> GraphView:
-    """The graph view the app shows for this state."""
+# --------------------------------------------------------------------------- diffs
+
+def compare_step(timeline: Timeline, state: ViewState) -> int | None:
+    """The step the state's stage is compared with, or None for no diff.
+
+    Default (``compare == ''``): the last parsed step before this one in a dump with
+    per-pass files; nothing in a dump without them (the plain explorer), where the
+    page offers "compare with before optimizations" (``compare='before_optimizations'``).
+    """
+    index = timeline.index_of(state.stage)
+    if index is None or state.compare == "none":
+        return None
+    if state.compare:
+        other = timeline.index_of(state.compare)
+        return other if other is not None and other != index else None
+    if not timeline.per_pass:
+        return None
+    return timeline.previous_ok(index)
+
+
+def diff_for(dump: Dump, state: ViewState, timeline: Timeline) -> ModuleDiff | None:
+    """The diff the view of ``state`` shows (None: no diff). Raises HloParseError when
+    either snapshot does not parse."""
+    index = timeline.index_of(state.stage)
+    against = compare_step(timeline, state)
+    if index is None or against is None:
+        return None
+    if not timeline.step(index).ok:
+        return None
+    return step_diff(dump, timeline, index, against)
+
+
+def graph_for(dump: Dump, state: ViewState, budget: int = DEFAULT_BUDGET, *,
+              timeline: Timeline | None = None,
+              comments: Mapping[str, int] | None = None) -> GraphView:
+    """The graph view the app shows for this state (with a timeline: the step's diff
+    colours; with comment counts: their badges)."""
     module = module_for(dump, state)
-    return build_graph(module, state.computation or None, options_for(state, budget))
+    comp = state.computation or None
+    notes: list[str] = []
+    diff = None
+    if timeline is not None:
+        try:
+            diff = diff_for(dump, state, timeline)
+        except HloParseError as e:
+            notes.append(f"cannot compare with the chosen step: {str(e).splitlines()[0]}")
+    deco: dict[str, dict[str, str]] = {}
+    options = options_for(state, budget)
+    if diff is not None:
+        deco = diff_decorations(diff, comp)
+        removed_here = sum(1 for r in diff.removed
+                           if r.computation == _old_name(diff, module, comp))
+        ghosts = removed_ghosts(diff, comp) if removed_here <= MAX_GHOSTS else []
+        if removed_here > MAX_GHOSTS:
+            notes.append(f"{removed_here} instructions of this computation were removed: too "
+                         "many to draw as ghosts, so their neighbours carry a red dashed "
+                         "border ('✕ n removed'); the Changes tab lists them all")
+        only: frozenset[str] = frozenset()
+        if state.changed_only and not state.focus:
+            only = frozenset(changed_nodes(diff, comp, radius=1, decorations=deco))
+            if not only:
+                notes.append("nothing in this computation changed in this step; "
+                             "showing all of it")
+        options = replace(options, ghosts=tuple(ghosts), only=only)
+    marks = comment_decorations(module, comments) if comments else {}
+    node_deco = merge_decorations(deco, marks)
+    view = build_graph(module, comp, replace(options, decorations=node_deco))
+    # closed groups say what is inside them: the diff's counts, the comments
+    groups = merge_decorations(group_decorations(view, deco) if deco else {},
+                               comment_group_decorations(view, marks) if marks else {})
+    groups = closed_groups(view, groups)
+    if groups:
+        view = build_graph(module, comp, replace(options,
+                                                 decorations={**node_deco, **groups}))
+    view.notes.extend(notes)
+    return view
+
+
+def _old_name(diff: ModuleDiff, module: HloModule, comp: str | None) -> str:
+    """The older snapshot's name of the computation shown."""
+    new = module.get_computation(comp) if comp else module.entry
+    if new is None:
+        return ""
+    back = {v: k for k, v in diff.computation_map.items()}
+    return back.get(new.name, new.name)

@@ -26,7 +26,9 @@ class ViewState:
     radius: int = 2
     overlay: str = ""              # runtime overlay
     viewport: str = ""             # 'x,y,w,h' of the SVG viewBox, set by the browser
-    compare: str = ""              # the stage to diff against ('' = previous step)
+    compare: str = ""              # the stage to diff against: '' = the previous step
+                                   # (per-pass dumps), 'none' = no diff, or a stage
+    changed_only: bool = False     # draw only what the step changed and its neighbours
 
     def to_query(self) -> dict[str, str]:
         """Query parameters, defaults left out, lists joined with '~'."""
@@ -36,7 +38,12 @@ class ViewState:
             value = getattr(self, f.name)
             if value == getattr(default, f.name):
                 continue
-            out[f.name] = "~".join(value) if isinstance(value, tuple) else str(value)
+            if isinstance(value, tuple):
+                out[f.name] = "~".join(value)
+            elif isinstance(value, bool):
+                out[f.name] = "1" if value else "0"
+            else:
+                out[f.name] = str(value)
         return out
 
     @classmethod
@@ -63,6 +70,8 @@ class ViewState:
             elif f.name == "grouping":
                 if raw in GROUPINGS:
                     kwargs[f.name] = raw
+            elif f.name == "changed_only":
+                kwargs[f.name] = raw.lower() in ("1", "true", "yes", "on")
             elif f.name == "overlay":
                 if raw in OVERLAYS:
                     kwargs[f.name] = raw

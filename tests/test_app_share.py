@@ -1,0 +1,264 @@
+"""Sharing in the page (AppTest): the store behind every dump, links, saved views,
+comments (inspector and graph badges), a link whose dump is gone, the upload cap, exports,
+and an app restarted on the same data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import ROOT, sample
+from streamlit.testing.v1 import AppTest
+from test_app import APP, app, click, ok, query, texts
+
+from compiler_bridge import open_dump
+from compiler_bridge.store import Store
+from viz.render import graph_for
+from viz.share import COMMENT_BORDER, share_link
+from viz.state import ViewState
+
+
+def data_dir() -> str:
+    return os.environ["HLOLENS_DATA"]          # a temporary folder (conftest)
+
+
+def submit(at: AppTest, label: str) -> AppTest:
+    """Click a form's submit button (AppTest names them FormSubmitter:<form>-<label>)."""
+    button = next(b for b in at.button if b.key and b.key.startswith("FormSubmitter:")
+                  and b.key.endswith("-" + label))
+    button.click().run()
+    ok(at)
+    return at
+
+
+def test_a_dump_given_with_dump_is_in_the_store_and_the_url_names_it(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    stored = Store(data_dir()).get(share_id)
+    assert stored.name == "transformer" and stored.modules[0]["name"] == "jit_train_step"
+    # the same link in a session of a server started without --dump
+    monkeypatch.delenv("HLOLENS_DUMP")
+    other = AppTest.from_file(APP, default_timeout=90)
+    other.query_params["dump"] = share_id
+    other.query_params["selected"] = "ynn_fusion.29"
+    other.run()
+    ok(other)
+    assert not other.exception and not other.error
+    assert "%ynn_fusion.29 = f32[2,32]{1,0} fusion(" in texts(other)
+
+
+def test_the_link_box_holds_the_whole_view(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    click(at, "node:ynn_fusion.29", dbl=True)
+    link = next(c.value for c in at.code if "?dump=" in c.value)
+    state = ViewState.from_query(query(at))
+    assert link == share_link(None, state)
+    assert f"dump={state.dump}" in link and "selected=ynn_fusion.29" in link
+    assert "expanded=fusion:ynn_fusion.29" in link
+    assert share_link("http://lens:8501/?old=1", state).startswith("http://lens:8501/?dump=")
+
+
+def test_save_a_view_and_restore_it(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29",
+                                                  "grouping": "source"})
+    at.text_input(key="save-name").input("layer norm fusion")
+    at.text_area(key="save-note").input("the reduce_sum <b>here</b>")
+    at.text_input(key="save-author").input("Ada")
+    submit(at, "Save")
+    share_id = query(at)["dump"]
+    (view,) = Store(data_dir()).views(share_id)
+    assert view.name == "layer norm fusion" and view.author == "Ada"
+    assert view.query["selected"] == "ynn_fusion.29" and view.query["grouping"] == "source"
+    # move away, then restore it from the list
+    click(at, "node:batch_0_.1")
+    at.button_group(key="pick-grouping").set_value("flat").run()
+    ok(at)
+    assert query(at)["selected"] == "batch_0_.1"
+    at.button(key=f"view:{view.id}").click().run()
+    ok(at)
+    q = query(at)
+    assert q["selected"] == "ynn_fusion.29" and q["grouping"] == "source"
+    assert q["dump"] == share_id
+    assert at.button(key=f"view:{view.id}").disabled          # it is the view on screen
+    # the author's name is remembered for the next form
+    assert at.text_input(key="comment-author").value == "Ada"
+
+
+def test_saved_views_are_listed_for_everyone_who_opens_the_dump(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    Store(data_dir()).save_view(share_id, "attention <script>x</script>",
+                                {"dump": share_id, "selected": "ynn_fusion.8"},
+                                note="look [here](http://evil.example)", author="Bo")
+    other = app(sample("transformer"), monkeypatch, {"dump": share_id})
+    assert any(e.label == "Saved views (1)" for e in other.expander)
+    button = next(b for b in other.button if b.key and b.key.startswith("view:"))
+    assert "\\<script\\>" in button.label                     # shown as text, escaped
+    captions = "\n".join(c.value for c in other.caption)
+    assert "\\[here\\]\\(http://evil" in captions              # no live markdown link
+    button.click().run()
+    ok(other)
+    assert query(other)["selected"] == "ynn_fusion.8"
+
+
+def test_a_comment_shows_in_the_inspector_and_as_a_badge(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    at.text_area(key="comment-text:ynn_fusion.29").input("why kCustom? <img src=x>")
+    at.text_input(key="comment-author").input("Cy")
+    submit(at, "Comment")
+    share_id = query(at)["dump"]
+    (c,) = Store(data_dir()).comments(share_id, module="0000")
+    assert (c.node, c.author, c.text) == ("ynn_fusion.29", "Cy", "why kCustom? <img src=x>")
+    assert any(e.label == "✎ Comments (1)" for e in at.expander)
+    page = texts(at)
+    assert "**Cy**" in page and "why kCustom? \\<img src=x\\>" in page
+    assert "comments on the node" in page                       # the legend
+    # the graph draws the badge: on the node, and on a closed box that holds it
+    dump = open_dump(sample("transformer"))
+    view = graph_for(dump, ViewState(), comments={"ynn_fusion.29": 1})
+    assert "✎ 1" in view.dot and COMMENT_BORDER in view.dot
+    box = next(g for n, g in view.group_of.items() if n == "ynn_fusion.29")
+    closed = graph_for(dump, ViewState(expanded=(box,)), comments={"ynn_fusion.29": 1})
+    assert "✎ 1 inside" in closed.dot
+    # a comment on an instruction inside a fusion marks the (closed) fusion node
+    inner = graph_for(dump, ViewState(), comments={"reduce_sum.27": 2})
+    assert "✎ 2" in inner.dot
+
+
+def test_an_empty_comment_is_refused(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    submit(at, "Comment")
+    assert any("Write something first" in w.value for w in at.warning)
+    assert Store(data_dir()).comments(query(at)["dump"]) == []
+
+
+def test_a_link_to_a_dump_that_is_gone_says_so_and_lists_the_dumps(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    monkeypatch.delenv("HLOLENS_DUMP")
+    gone = AppTest.from_file(APP, default_timeout=90)
+    gone.query_params["dump"] = "Zx9-no-such-dump"
+    gone.query_params["selected"] = "dot.1"
+    gone.run()
+    ok(gone)
+    assert not gone.exception
+    (message,) = [e.value for e in gone.error]
+    assert "not here" in message and "not in this HLO Lens store" in message
+    offer = gone.button(key=f"gone:{share_id}")
+    assert "transformer" in offer.label
+    offer.click().run()
+    ok(gone)
+    assert query(gone)["dump"] == share_id and not gone.error
+
+
+def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
+    from viz import page
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    monkeypatch.setattr(page, "upload_cap", lambda: 1000)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    ok(at)
+    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    uploader.upload("big.zip", b"PK\x03\x04" + b"0" * 5000).run()
+    assert not at.exception
+    message = "\n".join(e.value for e in at.error)
+    assert "big.zip" in message and "over this server's upload cap" in message
+    assert Store(data_dir()).list() == []
+
+
+def test_exports_are_offered(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Graph as SVG", "Graph as DOT", "HTML report", "Repro bundle (zip)",
+                      "Model Explorer graph JSON", "Model Explorer node data JSON"]
+
+
+def test_the_html_report_is_self_contained_and_escaped(monkeypatch, tmp_path):
+    from viz import page, share_page
+    from viz.layout import render_svg
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    state = ViewState.from_query(query(at))
+    store = Store(data_dir())
+    store.add_comment(state.dump, "0000", "ynn_fusion.29", "</td><script>alert(1)</script>")
+    stored = store.get(state.dump)
+    dump = open_dump(store.folder(state.dump))
+    opened = page.Opened(dump, state.dump, stored.name, "", "t", state.dump)
+    module = dump.stage(dump.main)
+    from compiler_bridge.passes import pass_timeline
+    shown = page.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
+                       module, "k", pass_timeline(dump, dump.main), 1)
+    view = graph_for(dump, state)
+    from viz import panels
+    info = panels.inspect(module, "ynn_fusion.29")
+    monkeypatch.setattr(share_page, "store", lambda: store)
+    report = share_page._report(opened, shown, view, render_svg(view.dot),
+                                page.Inspected("ynn_fusion.29", info, None), state,
+                                lambda: [{"kernel": "<b>k</b>", "us": 1.0}],
+                                "http://lens/?dump=" + state.dump)
+    assert "http://lens/?dump=" in report             # the link, as text
+    assert "<script>alert" not in report and "&lt;script&gt;alert(1)" in report
+    assert "&lt;b&gt;k&lt;/b&gt;" in report             # the runtime rows hook
+    assert "transformer.py:42" in report
+    body = report.replace("http://lens/?dump=" + state.dump, "")
+    assert "http://" not in body and "https://" not in body
+
+
+def test_an_app_restarted_on_the_same_data_folder_lists_dumps_and_views(tmp_path):
+    """Two separate processes on one HLOLENS_DATA: the first adds a dump and a saved
+    view, the second (a new server process) lists both."""
+    data = str(tmp_path / "data")
+    first = textwrap.dedent(f"""
+        import json, os
+        from streamlit.testing.v1 import AppTest
+        from compiler_bridge.store import Store
+        at = AppTest.from_file({APP!r}, default_timeout=90)
+        at.query_params["selected"] = "ynn_fusion.29"
+        at.run()
+        assert not at.exception and not at.error
+        sid = at.query_params["dump"]
+        at.text_input(key="save-name").input("after restart")
+        at.text_input(key="save-author").input("Di")
+        next(b for b in at.button if b.key and b.key.endswith("-Save")).click().run()
+        print(json.dumps({{"sid": sid, "views": len(Store().views(sid))}}))
+    """)
+    second = textwrap.dedent(f"""
+        import json
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_file({APP!r}, default_timeout=90)
+        at.run()
+        assert not at.exception and not at.error
+        stored = [b.key for b in at.button if b.key and b.key.startswith("stored:")]
+        at2 = AppTest.from_file({APP!r}, default_timeout=90)
+        at2.query_params["dump"] = stored[0].split(":", 1)[1]
+        at2.run()
+        views = [b.label for b in at2.button if b.key and b.key.startswith("view:")]
+        print(json.dumps({{"stored": stored, "views": views,
+                          "errors": [e.value for e in at2.error]}}))
+    """)
+    env = dict(os.environ, HLOLENS_DATA=data, HLOLENS_DUMP=sample("transformer"),
+               PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", first], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    made = json.loads(out.stdout.strip().splitlines()[-1])
+    assert made["views"] == 1
+    env.pop("HLOLENS_DUMP")                          # restarted without --dump
+    out = subprocess.run([sys.executable, "-c", second], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["stored"] == [f"stored:{made['sid']}"]
+    assert seen["views"] == ["after restart"] and seen["errors"] == []
+
+
+def test_a_dump_dump_removed_from_the_store_is_added_again(monkeypatch):
+    at = app(sample("cond_switch"), monkeypatch)
+    share_id = query(at)["dump"]
+    Store(data_dir()).remove(share_id)
+    again = app(sample("cond_switch"), monkeypatch)
+    assert query(again)["dump"] != share_id and not again.error
+    assert "jit_route" in texts(again)

@@ -1,0 +1,503 @@
+"""The pass explorer's parts of the page: stepper and timeline, diff tabs, history.
+
+``app.py`` places them: ``pass_panel`` above the graph (previous / next / slider, the
+timeline chart, what the step is compared with), ``detail_tabs`` before the module's
+own tabs (the diff as tables, the side-by-side text diff, every step as a table) and
+``history`` in the inspector. The data comes from ``compiler_bridge.passes`` (cached
+by the dump's content), the views from ``viz.passes``; every move goes through
+``viz.navigation`` and the URL, like the rest of the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import streamlit as st
+
+from compiler_bridge import HloParseError
+from compiler_bridge.diff import ModuleDiff, text_diff
+from compiler_bridge.dump import AFTER, BEFORE
+from compiler_bridge.passes import (PER_PASS_FLAG, PER_PASS_HINT, HistoryEvent, Timeline,
+                                    instruction_history, step_changes, step_diff)
+
+from . import navigation as N
+from . import passes as V
+from .page import (STAGES, Inspected, Navigator, Opened, Picked, Shown, _code, _controlled, _go,
+                   _go_option, _go_widget, _md, _show_in_graph, section, stage_label)
+from .render import compare_step
+from .state import ViewState
+
+CHART_HEIGHT = 190
+# below this many instructions over all steps, +/−/~ per step are counted at once
+# (one diff per changed step); above it, when the Steps tab asks for them
+CHANGES_AT_ONCE = 150_000
+ALL_TEXT = "\0all"           # the text diff's "every changed computation" choice
+
+
+# --------------------------------------------------------------------------- data
+
+def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
+                 ) -> tuple[ModuleDiff | None, int | None, str]:
+    """(diff, step compared with, error) for the step on screen; no diff without a
+    compare target, and none on a step that does not parse."""
+    against = compare_step(tl, state.with_(stage=tl.step(index).stage))
+    if against is None or not tl.step(index).ok:
+        return None, against, ""
+    try:
+        return step_diff(opened.dump, tl, index, against), against, ""
+    except HloParseError as e:
+        return None, against, str(e)
+
+
+@st.cache_resource(show_spinner="Counting what every step changed (once per dump)…",
+                   max_entries=16)
+def _changes(_dump, token: str, module_id: str, _tl: Timeline) -> list[dict]:
+    return step_changes(_dump, _tl)
+
+
+def _total(tl: Timeline) -> int:
+    return sum(s.instructions or 0 for s in tl.steps if not s.identical)
+
+
+def changes(opened: Opened, tl: Timeline, force: bool = False) -> list[dict] | None:
+    """+/−/~ per step (None when that would take long and nobody asked)."""
+    if not force and _total(tl) > CHANGES_AT_ONCE:
+        return None
+    return _changes(opened.dump, opened.token, tl.module_id, tl)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _figure(token: str, module_id: str, current: int, hide: bool, with_changes: bool,
+            _tl: Timeline, _counts: list[dict] | None):
+    fig = V.timeline_figure(_tl, current=current, hide_identical=hide, changes=_counts)
+    fig.update_layout(height=CHART_HEIGHT, title=None, margin={"l": 6, "r": 6, "t": 6, "b": 6},
+                      legend={"orientation": "h", "y": -0.18, "font": {"size": 10}})
+    return fig
+
+
+@st.cache_data(show_spinner="Following the instruction through the steps…", max_entries=256)
+def _history(_dump, token: str, module_id: str, index: int, name: str,
+             _tl: Timeline) -> list[HistoryEvent]:
+    return instruction_history(_dump, _tl, index, name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _tables(token: str, module_id: str, index: int, against: int, _diff: ModuleDiff
+            ) -> dict[str, list[dict]]:
+    return V.diff_tables(_diff)
+
+
+# --------------------------------------------------------------------------- stepper
+
+def _visible(tl: Timeline, index: int, hide: bool) -> list[int]:
+    visible = [s.index for s in tl.visible(hide)]
+    if index not in visible:
+        visible = sorted(visible + [index])
+    return visible
+
+
+def _to_index(state: ViewState, index: int, tl: Timeline):
+    return N.choose_step(state, tl.step(int(index)).stage)
+
+
+def step_from_selection(selection) -> int | None:
+    """The step index a click on the timeline chart picked (its points' customdata)."""
+    try:
+        points = selection["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for p in points or ():
+        data = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(data, (list, tuple)):
+            data = data[0] if data else None
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return int(data)
+    return None
+
+
+def _on_chart(key: str, tl: Timeline) -> None:
+    index = step_from_selection(st.session_state.get(key))
+    if index is not None and 0 <= index < len(tl):
+        _go(_to_index, index, tl)
+
+
+def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
+    """Previous / next / slider over the steps, the timeline chart (click a point to go
+    there), what the step is compared with, and the diff's one-line summary."""
+    tl = picked.timeline
+    if len(tl) < 2:
+        return
+    if not tl.per_pass:
+        _before_after_panel(nav, opened, picked)
+        return
+    state = nav.state
+    index = picked.index
+    step = picked.step
+    st.session_state.setdefault("pass-hide", True)
+    hide = bool(st.session_state["pass-hide"])
+    visible = _visible(tl, index, hide)
+    pos = visible.index(index)
+    left, right = st.columns([5, 4], gap="medium")
+    with left:
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            prev_stage = tl.step(visible[pos - 1]).stage if pos > 0 else ""
+            next_stage = tl.step(visible[pos + 1]).stage if pos + 1 < len(visible) else ""
+            st.button("◀", key="pass-prev", disabled=not prev_stage, shortcut="K",
+                      on_click=_go, args=(N.choose_step, prev_stage),
+                      help="The previous step (key K)")
+            st.button("Next ▶", key="pass-next", disabled=not next_stage, shortcut="J",
+                      type="primary", on_click=_go, args=(N.choose_step, next_stage),
+                      help="The next step (key J)")
+            _controlled("pass-slider", index)
+            st.select_slider("Step", visible, key="pass-slider", label_visibility="collapsed",
+                             format_func=str, on_change=_go_option,
+                             args=(_to_index, "pass-slider", visible, tl), width="stretch")
+        st.markdown(_step_title(tl, index))
+        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+            st.toggle("Hide identical steps", key="pass-hide",
+                      help="Steps whose text equals the previous step's (XLA writes one at "
+                           "each pipeline start) are skipped by the stepper and the chart")
+            _controlled("pass-only", state.changed_only)
+            st.toggle("Only what changed", key="pass-only", on_change=_go_widget,
+                      args=(N.set_changed_only, "pass-only"),
+                      help="Draw only the instructions this step added, changed or removed "
+                           "next to, and their neighbours")
+            _compare_picker(nav, tl, index)
+        _diff_line(opened, tl, index, state)
+    with right:
+        ch = changes(opened, tl)
+        fig = _figure(opened.token, tl.module_id, index, hide, ch is not None, tl, ch)
+        key = f"pass-chart:{tl.module_id}:{index}:{hide}"
+        st.plotly_chart(fig, key=key, on_select=partial(_on_chart, key, tl),
+                        selection_mode="points", config={"displayModeBar": False})
+    if step.error:
+        st.caption(f"⚠ Step {index} does not parse (the message is below); step to another "
+                   "one with ◀ ▶.")
+
+
+def _step_title(tl: Timeline, index: int) -> str:
+    s = tl.step(index)
+    head = f"step **{index}** of {len(tl) - 1} · "
+    if s.kind != "pass":
+        return head + f"**{_md(stage_label(s))}**"
+    out = head + f"**{_md(s.pass_name)}** · {_code(s.pipeline)} ({s.sequence:04d})"
+    if s.next_pass:
+        out += f" → {_code(s.next_pass)}"
+    if s.ok:
+        prev = tl.previous_ok(index)
+        delta = ""
+        if prev is not None and tl.step(prev).instructions is not None:
+            d = s.instructions - tl.step(prev).instructions
+            delta = f" ({d:+,})" if d else ""
+        out += (f"  \n:gray[{s.instructions:,} instructions{delta} · {s.fusions:,} fusions · "
+                f"{s.entry_instructions:,} in ENTRY · {V.human_bytes(s.tensor_bytes)} of ENTRY "
+                "tensors]")
+    return out
+
+
+def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
+    state = nav.state
+    prev = tl.previous_ok(index)
+    options = ["", "none"] + [s.stage for s in tl.steps if s.index != index and s.ok
+                              and not (s.identical and s.stage != state.compare)]
+    labels = {"": "vs the previous step" + (f" ({prev})" if prev is not None else ""),
+              "none": "vs nothing (plain graph)"}
+    labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
+    value = state.compare if state.compare in options else ""
+    _controlled("pass-compare", value)
+    st.selectbox("Compared with", options, key="pass-compare", format_func=labels.get,
+                 on_change=_go_option, args=(N.set_compare, "pass-compare", options),
+                 label_visibility="collapsed", width="stretch",
+                 help="The step the graph colours, tables and text diff compare this one "
+                      "with; type a pass name to find one")
+
+
+def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> None:
+    step = tl.step(index)
+    if not step.ok:
+        return
+    if step.identical and not state.compare:
+        st.caption("Same text as the previous step: this pass changed nothing.")
+        return
+    d, against, error = current_diff(opened, tl, index, state)
+    if error:
+        st.warning(f"Cannot compare with step {against}: {_code(error.splitlines()[0])}")
+    elif d is None:
+        if against is None and state.compare != "none":
+            st.caption("The first step: nothing to compare with.")
+    elif d.is_empty:
+        st.caption(f"No instruction changed since {_step_name(tl, against)}"
+                   + (" (only the order or the header)" if d.reordered or d.header_changes
+                      else "") + ".")
+    else:
+        st.caption(f"vs {_step_name(tl, against)}: {_md(V.diff_summary(d))}")
+
+
+def _step_name(tl: Timeline, index: int) -> str:
+    s = tl.step(index)
+    return f"step {index}" if s.kind == "pass" else STAGES.get(s.kind, s.kind)
+
+
+def _before_after_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
+    """A dump without per-pass files: compare after with before optimizations on request,
+    and say how to get per-pass files."""
+    state = nav.state
+    tl = picked.timeline
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        if picked.stage == AFTER and tl.index_of(BEFORE) is not None:
+            _controlled("pass-vs-before", state.compare == BEFORE)
+            st.toggle("Show what changed since before optimizations", key="pass-vs-before",
+                      on_change=_go_widget, args=(_vs_before, "pass-vs-before"),
+                      help="Colour the graph by what XLA's passes added and changed, and "
+                           "fill the Changes and Text diff tabs")
+        st.caption(f"No per-pass snapshots in this dump. To step through every pass, dump "
+                   f"with `{PER_PASS_FLAG}`.", help=PER_PASS_HINT)
+    if state.compare == BEFORE and picked.stage == AFTER:
+        _diff_line(opened, tl, picked.index, state)
+
+
+def _vs_before(state: ViewState, on: bool) -> ViewState:
+    return N.set_compare(state, BEFORE if on else "")
+
+
+# --------------------------------------------------------------------------- tabs
+
+def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
+                ) -> list[tuple[str, Callable[[], None]]]:
+    """The diff tabs for the page's details (none for a module with one snapshot)."""
+    tl = shown.timeline
+    if tl is None or len(tl) < 2:
+        return []
+    tabs = [("Changes", lambda: _changes_tab(nav, opened, shown)),
+            ("Text diff", lambda: _text_tab(nav, opened, shown))]
+    if tl.per_pass:
+        tabs.append(("Steps", lambda: _steps_tab(nav, opened, shown)))
+    return tabs
+
+
+def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: str) -> str:
+    if error:
+        return f"Cannot compare with step {against}: {_code(error.splitlines()[0])}"
+    if not tl.per_pass and state.compare != BEFORE:
+        return ("Nothing is compared yet: turn on *Show what changed since before "
+                "optimizations* above (at the after-optimizations stage).")
+    if state.compare == "none":
+        return "Nothing is compared: pick a step under *Compared with* above."
+    return "The first step has nothing to compare with."
+
+
+def _changes_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
+    tl, index, state = shown.timeline, shown.index, nav.state
+    d, against, error = current_diff(opened, tl, index, state)
+    if d is None:
+        st.caption(_no_diff_reason(tl, index, state, against, error))
+        return
+    st.markdown(f"**{_md(stage_label(tl.step(against)))} → {_md(stage_label(tl.step(index)))}**"
+                f"  \n{_md(V.diff_summary(d))}")
+    tables = _tables(opened.token, tl.module_id, index, against, d)
+    names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
+             "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
+    kinds = [k for k in names if tables[k]]
+    if not kinds:
+        st.caption("No instruction was added, removed or changed.")
+        return
+    pick_key = "diff-table"
+    if st.session_state.get(pick_key) not in kinds:
+        st.session_state[pick_key] = kinds[0]
+    count = {k: len(tables[k]) for k in kinds}
+    st.segmented_control("Table", kinds, key=pick_key, required=True,
+                         format_func=lambda k: f"{names[k]} ({count[k]:,})",
+                         label_visibility="collapsed")
+    kind = st.session_state[pick_key]
+    rows = tables[kind]
+    if kind == "layout conflicts":
+        moved = sum(r["bytes moved"] for r in rows)
+        st.caption(f"copies and transposes this step inserted to resolve layout conflicts: "
+                   f"{V.human_bytes(moved)} moved in all")
+    table_key = f"diff-rows:{tl.module_id}:{index}:{against}:{kind}"
+    st.dataframe(rows, hide_index=True, key=table_key,
+                 on_select=partial(_on_row, table_key, rows, kind, opened, shown),
+                 selection_mode="single-row",
+                 height=min(38 + 35 * len(rows), 420))
+    if len(rows) >= 2000:
+        st.caption("The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
+                   "--json` lists them all.")
+    st.caption("Click a row to select that instruction in the graph.")
+
+
+_NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "instruction",
+                "fusions": "fusion", "layout changes": "instruction",
+                "layout conflicts": "inserted"}
+
+
+def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
+    sel = st.session_state.get(key)
+    try:
+        picked = sel["selection"]["rows"]
+    except (KeyError, TypeError):
+        return
+    if not picked or not 0 <= picked[0] < len(rows):
+        return
+    name = str(rows[picked[0]].get(_NAME_COLUMN[kind], ""))
+    if not name:
+        return
+    if kind == "removed" or shown.module.find(name) is None:
+        _go(lambda s: (s.with_(selected=name), ""))       # the inspector tells its story
+        return
+    _go(_select_and_show, opened, shown, name)
+
+
+def _select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
+    new, center = _show_in_graph(state, opened, shown, name)
+    return new.with_(selected=name), center
+
+
+def _changed_computations(d: ModuleDiff) -> list[str]:
+    """Computations (newer names; older ones for removed computations) the diff touches,
+    most changes first."""
+    count: dict[str, int] = {}
+
+    def bump(name: str) -> None:
+        if name:
+            count[name] = count.get(name, 0) + 1
+    for r in d.added:
+        bump(r.computation)
+    for r in d.removed:
+        bump(d.computation_map.get(r.computation, r.computation))
+    for c in d.changed:
+        bump(c.new.computation)
+        if c.old.computation != c.new.computation:
+            bump(d.computation_map.get(c.old.computation, c.old.computation))
+    for name in d.computations_added + d.computations_removed:
+        bump(name)
+    for name in d.reordered:
+        bump(name)
+    return sorted(count, key=lambda n: -count[n])
+
+
+def _text_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
+    tl, index, state = shown.timeline, shown.index, nav.state
+    d, against, error = current_diff(opened, tl, index, state)
+    if d is None:
+        st.caption(_no_diff_reason(tl, index, state, against, error))
+        return
+    comps = _changed_computations(d)
+    if not comps:
+        st.caption("The text of every computation is the same (after pairing renamed "
+                   "instructions).")
+        return
+    on_screen = state.computation or (shown.module.entry.name if shown.module.entry else "")
+    small = (tl.step(index).instructions or 0) <= 4000
+    options = ([ALL_TEXT] if small and len(comps) > 1 else []) + comps
+    key = f"text-diff-comp:{tl.module_id}"
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = ALL_TEXT if ALL_TEXT in options else \
+            on_screen if on_screen in options else options[0]
+    cols = st.columns([3, 1], vertical_alignment="bottom")
+    cols[0].selectbox("Computation", options, key=key,
+                      format_func=lambda c: f"every changed computation ({len(comps)})"
+                      if c == ALL_TEXT else c)
+    context = cols[1].number_input("Context lines", 0, 50, 3, key="text-diff-context")
+    chosen = st.session_state[key]
+    back = {v: k for k, v in d.computation_map.items()}
+    wanted = None if chosen == ALL_TEXT else {chosen, back.get(chosen, chosen)}
+    diffs = text_diff(d, context=int(context), computations=wanted)
+    st.html(V.text_diff_html(diffs, old_title=f"step {against}: {stage_label(tl.step(against))}",
+                             new_title=f"step {index}: {stage_label(tl.step(index))}"))
+
+
+def _steps_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
+    tl, index = shown.timeline, shown.index
+    hide = bool(st.session_state.get("pass-hide", True))
+    ch = changes(opened, tl)
+    if ch is None:
+        if st.button(f"Count what every step changed ({len(tl)} diffs of "
+                     f"{max(s.instructions or 0 for s in tl.steps):,} instructions)",
+                     key="count-changes"):
+            ch = changes(opened, tl, force=True)
+    rows = V.timeline_rows(tl, ch, hide_identical=hide)
+    for r in rows:
+        r["now"] = "▶" if r["step"] == index else ""
+    rows = [{"now": r.pop("now"), **r} for r in rows]
+    key = f"steps:{tl.module_id}:{index}:{hide}"
+    st.dataframe(rows, hide_index=True, key=key, on_select=partial(_on_step_row, key, rows, tl),
+                 selection_mode="single-row",
+                 height=min(38 + 35 * len(rows), 460))
+    st.caption("Click a row to go to that step.")
+
+
+def _on_step_row(key: str, rows: list[dict], tl: Timeline) -> None:
+    sel = st.session_state.get(key)
+    try:
+        picked = sel["selection"]["rows"]
+    except (KeyError, TypeError):
+        return
+    if picked and 0 <= picked[0] < len(rows):
+        _go(_to_index, rows[picked[0]]["step"], tl)
+
+
+# --------------------------------------------------------------------------- history
+
+def history(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected) -> None:
+    """In the inspector: the steps that created, changed, fused or removed the selected
+    instruction, each a button to that step. A name this step removed is explained."""
+    tl = shown.timeline
+    name = inspected.name
+    if tl is None or len(tl) < 2 or not name or ":" in name:
+        return
+    index = shown.index
+    with inspected.slot:
+        if inspected.info is None:
+            index = _removed_here(nav, opened, shown, name)
+            if index is None:
+                return
+        with section("History"):
+            _history_box(nav, opened, tl, index, name, shown.index)
+
+
+def _removed_here(nav: Navigator, opened: Opened, shown: Shown, name: str) -> int | None:
+    """The selected name is not in this step: if the step removed it, say so; returns the
+    step where it still exists (to follow its history from), else None."""
+    d, against, _ = current_diff(opened, shown.timeline, shown.index, nav.state)
+    if d is None or against is None:
+        return None
+    ref = d.removed_ref(name)
+    change = d.change_of_old(name)
+    if ref is None and change is None:
+        return None
+    if change is not None:
+        st.info(f"In step {against} this was {_code(name)}; this step made it "
+                f"{_code(change.new.name)}: {_md(change.describe())}")
+        st.button(f"Select {change.new.name}", key=f"renamed:{name}", on_click=_go,
+                  args=(lambda s: (s.with_(selected=change.new.name), ""),))
+    else:
+        old = d.old.find(name)
+        st.error(f"✕ Removed by this step (it was in {_code(ref.where)} at step {against}).")
+        if old is not None:
+            st.code(old.text, language=None, wrap_lines=True)
+    return against
+
+
+def _history_box(nav: Navigator, opened: Opened, tl: Timeline, index: int, name: str,
+                 shown_index: int) -> None:
+    title = "History across passes" if tl.per_pass else "History: before → after"
+    box = st.expander(title, key=f"history:{tl.module_id}:{index}:{name}", on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        events = _history(opened.dump, opened.token, tl.module_id, index, name, tl)
+        if not events:
+            st.caption("No step changed it: it is the same from the first step to the last.")
+            return
+        st.caption(f"{len(events)} step{'s' if len(events) != 1 else ''} changed it; "
+                   "click one to go there.")
+        for k, e in enumerate(events[:60]):
+            target = e.name_after or e.name_before
+            label = f"step {e.index} · {tl.step(e.index).pass_name} — {e.event}: {e.detail}"
+            st.button(_md(label[:220]), key=f"hist:{name}:{k}", type="tertiary",
+                      disabled=e.index == shown_index, on_click=_go,
+                      args=(N.step_to, tl.step(e.index).stage, target),
+                      help=_md(f"{e.label}: {e.name_before or '—'} → {e.name_after or '—'}"))
+        if len(events) > 60:
+            st.caption(f"… and {len(events) - 60} more")

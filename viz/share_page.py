@@ -1,0 +1,305 @@
+"""Sharing parts of the page: the link, saved views, comments, exports.
+
+Every dump on screen lives in the store (``compiler_bridge.store``) under a random share
+id, which the URL carries as ``dump``; the rest of the URL is the ``ViewState``. So the
+link is the state, saved views are states with a name, and comments hang on (dump,
+module, instruction). User-written text (view names, notes, comments, author names) is
+shown escaped, never as markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from functools import partial
+
+import streamlit as st
+
+from compiler_bridge import DumpError, HloModule
+from compiler_bridge.store import Comment, SavedView
+
+from . import navigation as N
+from .export import html_report, model_explorer_graphs, model_explorer_node_data
+from .graph import GraphView
+from .page import (STAGES, Inspected, Navigator, Opened, Shown, _code, _go, _md, describe,
+                   section, stage_label, store)
+from .passes import DIFF_LEGEND, REMOVED_BORDER, diff_summary
+from .render import diff_for
+from .share import (COMMENT_LEGEND, file_stem, report_inspector, share_link, when)
+from .state import ViewState
+
+log = logging.getLogger("hlolens")
+AUTHOR = "hlolens-author"       # session: the name last typed in a form
+
+
+def _text(text: str) -> str:
+    """User text as markdown that shows exactly that text (line breaks kept)."""
+    return "  \n".join(_md(line) for line in text.splitlines()) or "—"
+
+
+# --------------------------------------------------------------------------- comments
+
+def comments_of(opened: Opened, module_id: str) -> list[Comment]:
+    if not opened.share_id:
+        return []
+    try:
+        return store().comments(opened.share_id, module=module_id)
+    except (DumpError, OSError) as e:
+        log.warning("comments of %s: %s", opened.share_id, e)
+        return []
+
+
+def comment_counts(opened: Opened, shown: Shown) -> dict[str, int]:
+    """Instruction -> number of comments, for the graph's badges."""
+    out: dict[str, int] = {}
+    for c in comments_of(opened, shown.dump_module.id):
+        out[c.node] = out.get(c.node, 0) + 1
+    return out
+
+
+def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected) -> None:
+    """In the inspector: the selected node's comments and a form to add one."""
+    name = inspected.name
+    if not name or ":" in name:
+        return
+    with inspected.slot, section("Comments"):
+        mine = [c for c in comments_of(opened, shown.dump_module.id) if c.node == name]
+        box = st.expander(f"✎ Comments ({len(mine)})", expanded=bool(mine),
+                          key=f"comments:{shown.dump_module.id}:{name}")
+        with box:
+            for c in mine:
+                st.markdown(f"**{_md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
+                            f"{_text(c.text)}")
+            if not opened.share_id:
+                st.caption("Comments need the dump in the store; this one could not be "
+                           "added to it.")
+                return
+            _seed_author("comment-author")
+            with st.form(f"comment:{name}", border=False):
+                st.text_area("Add a comment", key=f"comment-text:{name}", max_chars=5000,
+                             height=80, placeholder="What is going on here?")
+                st.text_input("Your name", key="comment-author", max_chars=100)
+                st.form_submit_button("Comment", on_click=_add_comment,
+                                      args=(opened.share_id, shown.dump_module.id, name))
+        msg = st.session_state.pop(f"comment-msg:{name}", "")
+        if msg:
+            st.warning(msg)
+
+
+def _seed_author(key: str) -> None:
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state.get(AUTHOR, "")
+
+
+def _remember_author(author: str) -> None:
+    """The name typed in one form fills the others (in callbacks, before they draw)."""
+    st.session_state[AUTHOR] = author
+    for key in ("save-author", "comment-author"):
+        st.session_state[key] = author
+
+
+def _add_comment(share_id: str, module_id: str, name: str) -> None:
+    text = st.session_state.get(f"comment-text:{name}", "")
+    author = st.session_state.get("comment-author", "").strip()
+    if not text.strip():
+        st.session_state[f"comment-msg:{name}"] = "Write something first."
+        return
+    try:
+        store().add_comment(share_id, module_id, name, text, author=author)
+    except (DumpError, OSError) as e:
+        st.session_state[f"comment-msg:{name}"] = f"Not saved: {describe(e)}"
+        return
+    _remember_author(author)
+    st.session_state[f"comment-text:{name}"] = ""
+    st.toast(f"Comment added to {name}")
+
+
+# --------------------------------------------------------------------------- views
+
+def saved_views(nav: Navigator, opened: Opened) -> None:
+    """Sidebar: this dump's saved views, for everyone who opens it; one click restores."""
+    if not opened.share_id:
+        return
+    try:
+        views = store().views(opened.share_id)
+    except (DumpError, OSError) as e:
+        st.sidebar.caption(f"Saved views cannot be read: {_md(describe(e))}")
+        return
+    box = st.sidebar.expander(f"Saved views ({len(views)})", expanded=bool(views),
+                              key="saved-views")
+    with box:
+        if not views:
+            st.caption("None yet: *Save view* (top right) keeps this view under a name, "
+                       "for everyone who opens this dump.")
+            return
+        current = nav.state.to_query()
+        for v in reversed(views):
+            here = {k: x for k, x in v.query.items() if k != "dump"} == \
+                {k: x for k, x in current.items() if k != "dump"}
+            st.button(_md(v.name) + (" · on screen" if here else ""), key=f"view:{v.id}",
+                      type="tertiary", disabled=here,
+                      on_click=_go, args=(N.restore_view, v.query),
+                      help=_view_help(v), width="stretch")
+            line = f"{_md(v.author or 'anonymous')} · {when(v.created_at)} · {_where(v)}"
+            if v.note:
+                line += f"  \n{_text(v.note)}"
+            st.caption(line)
+
+
+def _where(v: SavedView) -> str:
+    q = ViewState.from_query(v.query)
+    stage = STAGES.get(q.stage, q.stage.replace("pass:", "pass "))
+    parts = [f"module {_md(q.module)}" if q.module else "", _md(stage),
+             _code(q.selected) if q.selected else ""]
+    return " · ".join(p for p in parts if p)
+
+
+def _view_help(v: SavedView) -> str:
+    return "Restore this view: " + _md(", ".join(f"{k}={x}" for k, x in v.query.items()
+                                                 if k != "dump")[:300])
+
+
+def _save_view(share_id: str) -> None:
+    name = st.session_state.get("save-name", "").strip()
+    note = st.session_state.get("save-note", "")
+    author = st.session_state.get("save-author", "").strip()
+    if not name:
+        st.session_state["save-msg"] = "Give the view a name."
+        return
+    state = Navigator().state
+    try:
+        store().save_view(share_id, name, state.to_query(), note=note, author=author)
+    except (DumpError, OSError) as e:
+        st.session_state["save-msg"] = f"Not saved: {describe(e)}"
+        return
+    _remember_author(author)
+    st.session_state["save-name"] = ""
+    st.session_state["save-note"] = ""
+    st.toast(f"Saved the view “{name}”")
+
+
+# --------------------------------------------------------------------------- toolbar
+
+def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
+            view: GraphView | None, svg: str, inspected: Inspected | None,
+            runtime_rows: Callable[[], list[dict] | None] | None = None) -> None:
+    """Top right: Link (the full link, with a copy button), Save view, Export (not for a
+    step that does not parse: ``shown`` None)."""
+    state = nav.state
+    with where.container(horizontal=True, horizontal_alignment="right", gap="small"):
+        with st.popover("Link", icon=":material/link:", help="A link to exactly this view"):
+            _link(opened, state)
+        with st.popover("Save view", icon=":material/bookmark_add:",
+                        help="Keep this view under a name, for everyone who opens this dump"):
+            _save_form(opened)
+        if shown is not None:
+            with st.popover("Export", icon=":material/download:",
+                            help="The graph, a report, the module's files"):
+                _exports(opened, shown, view, svg, inspected, state, runtime_rows)
+
+
+def _link(opened: Opened, state: ViewState) -> None:
+    link = share_link(st.context.url, state)
+    st.markdown("**Link to this view**")
+    st.code(link, language=None, wrap_lines=True)
+    if opened.share_id:
+        st.caption("Anyone who can reach this server opens exactly this view: dump, module, "
+                   "step, selection, open groups, zoom. Nothing to upload. Copy it with the "
+                   "icon at the right of the box.")
+    else:
+        st.caption("This dump is not in the store, so the link works only while this "
+                   "server runs with the same --dump.")
+
+
+def _save_form(opened: Opened) -> None:
+    if not opened.share_id:
+        st.caption("Saving views needs the dump in the store; this one could not be added.")
+        return
+    _seed_author("save-author")
+    with st.form("save-view", border=False):
+        st.text_input("Name", key="save-name", max_chars=200,
+                      placeholder="e.g. layout copy before the big dot")
+        st.text_area("Note", key="save-note", max_chars=2000, height=80,
+                     placeholder="What to look at (optional)")
+        st.text_input("Your name", key="save-author", max_chars=100)
+        st.form_submit_button("Save", type="primary", on_click=_save_view,
+                              args=(opened.share_id,))
+    msg = st.session_state.pop("save-msg", "")
+    if msg:
+        st.warning(msg)
+
+
+def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
+             inspected: Inspected | None, state: ViewState,
+             runtime_rows: Callable[[], list[dict] | None] | None) -> None:
+    m = shown.dump_module
+    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
+    stage = (f"step{step.index}" if step is not None and step.kind == "pass"
+             else shown.stage.replace("_optimizations", ""))
+    stem = file_stem(m.name, stage, view.computation if view is not None else "")
+    if view is not None and svg:
+        st.download_button("Graph as SVG", data=partial(str, svg), file_name=stem + ".svg",
+                           mime="image/svg+xml", on_click="ignore", width="stretch",
+                           icon=":material/image:")
+        st.download_button("Graph as DOT", data=partial(str, view.dot), file_name=stem + ".dot",
+                           mime="text/vnd.graphviz", on_click="ignore", width="stretch",
+                           icon=":material/account_tree:")
+        report = partial(_report, opened, shown, view, svg, inspected, state, runtime_rows,
+                         share_link(st.context.url, state))
+        st.download_button("HTML report", data=report, file_name=stem + ".html",
+                           mime="text/html", on_click="ignore", width="stretch",
+                           icon=":material/description:",
+                           help="One self-contained file (no network): the graph, the "
+                                "selected node, the runtime table when there is one")
+    else:
+        st.caption("The graph exports appear once the graph is laid out.")
+    st.download_button("Repro bundle (zip)", data=partial(opened.dump.repro_bundle, m.id),
+                       file_name=file_stem(m.id, m.name) + ".repro.zip",
+                       mime="application/zip", on_click="ignore", width="stretch",
+                       icon=":material/folder_zip:",
+                       help=f"Every file of module {m.label} (and the dump's traces)")
+    st.download_button("Model Explorer graph JSON",
+                       data=partial(_json, model_explorer_graphs, shown.module),
+                       file_name=stem + ".me-graph.json", mime="application/json",
+                       on_click="ignore", width="stretch", icon=":material/hub:")
+    st.download_button("Model Explorer node data JSON",
+                       data=partial(_json, model_explorer_node_data, shown.module),
+                       file_name=stem + ".me-node-data.json", mime="application/json",
+                       on_click="ignore", width="stretch", icon=":material/data_object:",
+                       help="Output bytes per instruction (runtimes once measured)")
+
+
+def _json(fn, module: HloModule) -> str:
+    return json.dumps(fn(module))
+
+
+def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
+            inspected: Inspected | None, state: ViewState,
+            runtime_rows: Callable[[], list[dict] | None] | None, link: str = "") -> str:
+    """The self-contained HTML report (built when the button is clicked)."""
+    m = shown.dump_module
+    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
+    where = stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
+    info = inspected.info if inspected is not None else None
+    notes = [f"Dump {opened.name}, module {m.label}, {where}, computation {view.computation}."]
+    if link and opened.share_id:
+        notes.append(f"Open this view in HLO Lens: {link}")
+    legend = list(view.legend)
+    if shown.timeline is not None:
+        try:
+            d = diff_for(opened.dump, state.with_(stage=shown.stage), shown.timeline)
+        except Exception:                          # the report goes out without the diff
+            d = None
+        if d is not None:
+            notes.append("Changes: " + diff_summary(d))
+            legend = [(name, "#ffc9c9" if color == REMOVED_BORDER else color)
+                      for name, color in DIFF_LEGEND] + legend
+    if comments_of(opened, m.id):
+        legend.append(COMMENT_LEGEND)
+    notes.extend(view.notes)
+    mine = [c for c in comments_of(opened, m.id) if info is not None and c.node == info.name]
+    rows = runtime_rows() if runtime_rows is not None else None
+    return html_report(title=f"{m.name} · {where}", svg=svg, view_query=state.to_query(),
+                       inspector=report_inspector(info, mine) if info is not None else None,
+                       runtime_rows=rows, legend=legend, notes=notes)
