@@ -17,7 +17,7 @@ from compiler_bridge.diff import ModuleDiff
 from compiler_bridge.dump import AFTER, BEFORE, PASS
 from compiler_bridge.passes import Timeline, step_diff
 
-from .graph import DEFAULT_BUDGET, GraphOptions, GraphView, build_graph
+from .graph import GraphOptions, GraphView, build_graph
 from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
 from .share import (closed_groups, comment_decorations, comment_group_decorations,
                     merge_decorations)
@@ -52,10 +52,10 @@ def module_for(dump: Dump, state: ViewState) -> HloModule:
     return dump.parse(stage_path(dump, state))
 
 
-def options_for(state: ViewState, budget: int = DEFAULT_BUDGET, decorations=None
+def options_for(state: ViewState, budget: int | None = None, decorations=None
                 ) -> GraphOptions:
     return GraphOptions(expanded=frozenset(state.expanded), grouping=state.grouping,
-                        focus=state.focus, radius=state.radius, budget=budget,
+                        focus=state.focus, radius=state.radius, budget=budget or state.budget,
                         selected=state.selected, decorations=decorations or {})
 
 
@@ -91,7 +91,7 @@ def diff_for(dump: Dump, state: ViewState, timeline: Timeline) -> ModuleDiff | N
     return step_diff(dump, timeline, index, against)
 
 
-def graph_for(dump: Dump, state: ViewState, budget: int = DEFAULT_BUDGET, *,
+def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
               timeline: Timeline | None = None,
               comments: Mapping[str, int] | None = None) -> GraphView:
     """The graph view the app shows for this state (with a timeline: the step's diff

@@ -29,6 +29,7 @@ class ViewState:
     compare: str = ""              # the stage to diff against: '' = the previous step
                                    # (per-pass dumps), 'none' = no diff, or a stage
     changed_only: bool = False     # draw only what the step changed and its neighbours
+    budget: int = 1500             # most nodes drawn before groups are kept closed
 
     def to_query(self) -> dict[str, str]:
         """Query parameters, defaults left out, lists joined with '~'."""
@@ -65,6 +66,11 @@ class ViewState:
             elif f.name == "radius":
                 try:
                     kwargs[f.name] = max(0, min(int(raw), 20))
+                except ValueError:
+                    pass
+            elif f.name == "budget":
+                try:
+                    kwargs[f.name] = max(50, min(int(raw), 6000))
                 except ValueError:
                     pass
             elif f.name == "grouping":
