@@ -37,10 +37,12 @@ from compiler_bridge import (
 from compiler_bridge.analysis import layout_changes
 from compiler_bridge.dump import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
+from compiler_bridge.runtimes import RuntimeReport
 from compiler_bridge.store import Store, StoreError, StoredDump
 
 from . import navigation as N
 from . import panels as P
+from . import runtime as RV
 from .categories import BORDERS
 from .component import center_on, graph_events, graph_view
 from .graph import GraphView
@@ -48,7 +50,7 @@ from .layout import LayoutError, render_svg
 from .layout import engine as layout_engine
 from .layout import warm as layout_warm
 from .passes import DIFF_LEGEND, REMOVED_BORDER
-from .render import compare_step, graph_for
+from .render import compare_step, graph_for, runtime_overlay
 from .share import COMMENT_LEGEND
 from .state import GROUPINGS, ViewState
 
@@ -724,29 +726,37 @@ def _choose_comp(state: ViewState, name: str, module: HloModule) -> ViewState:
 def _view(_dump: Dump, token: str, module: str, stage: str, computation: str,
           expanded: tuple[str, ...], grouping: str, focus: str, radius: int,
           compare: str = "", changed_only: bool = False,
-          comments: tuple[tuple[str, int], ...] = (), _timeline: Timeline | None = None
-          ) -> tuple[GraphView, float]:
+          comments: tuple[tuple[str, int], ...] = (), _timeline: Timeline | None = None,
+          overlay: str = "", runtime_key: str = "", _runtime: RuntimeReport | None = None,
+          budget: int = 1500) -> tuple[GraphView, float]:
     state = ViewState(module=module, stage=stage, computation=computation, expanded=expanded,
                       grouping=grouping, focus=focus, radius=radius, compare=compare,
-                      changed_only=changed_only)
+                      changed_only=changed_only, overlay=overlay, budget=budget)
     t0 = time.perf_counter()
     # the selection is highlighted by the browser, so it is no part of the key
-    view = graph_for(_dump, state, timeline=_timeline, comments=dict(comments))
+    view = graph_for(_dump, state, timeline=_timeline, comments=dict(comments),
+                     runtime=_runtime)
     return view, time.perf_counter() - t0
 
 
 def view_for(opened: Opened, shown: Shown, state: ViewState,
-             comments: Mapping[str, int] | None = None) -> tuple[GraphView, float]:
+             comments: Mapping[str, int] | None = None,
+             runtime: tuple[str, RuntimeReport] | None = None) -> tuple[GraphView, float]:
     """The (cached) graph view of ``state``: diff colours when the step is compared with
-    another, comment badges from ``comments`` (instruction -> count)."""
+    another, comment badges from ``comments`` (instruction -> count), runtime colours
+    from ``runtime`` (its cache key and report) when ``state.overlay`` is on."""
     comp = state.computation if shown.module.get_computation(state.computation or "") else ""
     tl = shown.timeline
     against = compare_step(tl, state) if tl is not None else None
     compare = tl.step(against).stage if against is not None else "none"
+    overlay, runtime_key, report = "", "", None
+    if runtime is not None and state.overlay and shown.stage == AFTER:
+        overlay, (runtime_key, report) = state.overlay, runtime
     return _view(opened.dump, opened.token, shown.dump_module.id, shown.stage, comp,
                  tuple(sorted(state.expanded)), state.grouping, state.focus, state.radius,
                  compare, state.changed_only and against is not None,
-                 tuple(sorted((comments or {}).items())), tl)
+                 tuple(sorted((comments or {}).items())), tl, overlay, runtime_key, report,
+                 state.budget)
 
 
 # Layouts run on a worker thread: a view Graphviz takes minutes over never blocks the page
@@ -777,11 +787,12 @@ def _timed_render(dot: str) -> tuple[str, float]:
 
 
 def graph(nav: Navigator, opened: Opened, shown: Shown,
-          comments: Mapping[str, int] | None = None) -> tuple[GraphView | None, str]:
+          comments: Mapping[str, int] | None = None,
+          runtime: tuple[str, RuntimeReport] | None = None) -> tuple[GraphView | None, str]:
     """The graph of the computation on screen; returns the view and its SVG ('' while
-    Graphviz is still busy)."""
+    Graphviz is still busy). ``runtime``: (cache key, report) to colour it by runtime."""
     state = nav.state
-    view, build_s = view_for(opened, shown, state, comments)
+    view, build_s = view_for(opened, shown, state, comments, runtime)
     job, started = _layout_job(view.dot)
     try:
         svg, layout_s = job.result(timeout=LAYOUT_WAIT)
@@ -799,7 +810,10 @@ def graph(nav: Navigator, opened: Opened, shown: Shown,
             st.caption(f"ℹ {_md(note)}")
     graph_view(svg, selected=state.selected, viewport=state.viewport, key=GRAPH_KEY,
                height=GRAPH_HEIGHT)
-    legend(view, diff=_has_diff(shown, state), comments=bool(comments))
+    overlay = None
+    if runtime is not None and state.overlay and shown.stage == AFTER:
+        overlay = runtime_overlay(runtime[1], state, shown.module, shown.dump_module.id, view)
+    legend(view, diff=_has_diff(shown, state), comments=bool(comments), overlay=overlay)
     return view, svg
 
 
@@ -828,7 +842,13 @@ def _layout_pending(nav: Navigator, view: GraphView, started: float, job: Future
         poll()
 
 
-def legend(view: GraphView, diff: bool = False, comments: bool = False) -> None:
+def legend(view: GraphView, diff: bool = False, comments: bool = False,
+           overlay: RV.Overlay | None = None) -> None:
+    if overlay is not None:
+        extra = " · a diff shows as the border colour" if diff else ""
+        st.markdown(f'<div class="hl-legend hl-runtime-legend">{RV.legend_html(overlay)}'
+                    f'<span>blank: runs no kernel or not measured{extra}</span></div>',
+                    unsafe_allow_html=True)
     items = []
     if diff:
         for name, color in DIFF_LEGEND:
@@ -1044,18 +1064,20 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
 # --------------------------------------------------------------------------- details
 
 def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None,
-            extra: Sequence[tuple[str, Callable[[], None]]] = ()) -> None:
+            extra: Sequence[tuple[str, Callable[[], None]]] = (),
+            more: Sequence[tuple[str, Callable[[], None]]] = ()) -> None:
     """Module summary, opcode histogram, layout changes and files (after ``extra`` tabs,
-    e.g. the pass diff's), in tabs that only compute (and send to the browser) what the
-    open tab shows."""
-    names = [name for name, _ in extra] + ["Module summary", "Opcodes", "Layout changes",
-                                           "Files"]
+    e.g. the pass diff's, the first of them open at first, and ``more`` tabs, e.g. the
+    runtimes, open when clicked), in tabs that only compute (and send to the browser)
+    what the open tab shows."""
+    names = [name for name, _ in extra] + [name for name, _ in more] + [
+        "Module summary", "Opcodes", "Layout changes", "Files"]
     tabs = st.tabs(names, key="details:" + "|".join(names), on_change="rerun")
-    for k, (tab, (name, draw)) in enumerate(zip(tabs, extra)):
-        if tab.open or (k == 0 and tab.open is None):
+    for k, (tab, (name, draw)) in enumerate(zip(tabs, list(extra) + list(more))):
+        if tab.open or (k == 0 and k < len(extra) and tab.open is None):
             with tab, section(name):
                 draw()
-    summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra):]
+    summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra) + len(more):]
     if summary_tab.open or (not extra and summary_tab.open is None):
         with summary_tab, section("Module summary"):
             summary = _summary(shown.module, shown.key)
