@@ -3,16 +3,18 @@
     streamlit run app.py -- --dump DIR       # `make run` opens the bundled transformer sample
 
 Everything the page shows is in the URL (dump, module, stage or pass step, computation,
-selection, open groups, focus, viewport), so a link or a reload restores the view; dumps
-live in the store ($HLOLENS_DATA), so a link works for anyone on this server. Each part
-below is a function of ``viz.page``, ``viz.pass_page`` or ``viz.share_page``; a part that
-fails shows a message and the rest still works.
+selection, open groups, focus, runtime overlay and trace, viewport), so a link or a
+reload restores the view; dumps and the traces uploaded for them live in the store
+($HLOLENS_DATA), so a link works for anyone on this server. Each part below is a
+function of ``viz.page``, ``viz.pass_page``, ``viz.runtime_page`` or ``viz.share_page``;
+a part that fails shows a message and the rest still works.
 """
 
 import streamlit as st
 
 from viz import page
 from viz import pass_page as passes
+from viz import runtime_page as runtimes
 from viz import share_page as share
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
@@ -44,8 +46,12 @@ if shown is None:                                # a step that does not parse: s
 
 with page.section("Graph events"):
     page.handle_graph_events(nav, shown)         # clicks and pans since the last run
+rt = None
+with page.section("Runtimes"):
+    rt = runtimes.Runtimes(nav, opened, shown)   # the trace; the report when asked for
 with page.section("Graph controls"):
     page.graph_controls(nav, shown)              # sidebar: grouping, focus, hops
+    runtimes.overlay_control(nav, rt)            # sidebar: colour by measured/predicted
 with page.section("Search"):
     page.search_box(nav, shown)
 with page.section("Breadcrumb"):
@@ -54,15 +60,20 @@ with page.section("Breadcrumb"):
 svg, inspected = "", None
 graph_col, inspector_col = st.columns([3, 2], gap="medium")
 with graph_col, page.section("Graph"):
-    view, svg = page.graph(nav, opened, shown, share.comment_counts(opened, shown))
+    runtimes.graph_messages(nav, rt)             # no trace, a broken one, another stage
+    view, svg = page.graph(nav, opened, shown, share.comment_counts(opened, shown),
+                           rt.for_graph() if rt else None)
 with inspector_col, page.section("Inspector"):
     inspected = page.inspector(nav, opened, shown, view)
+    runtimes.inspector(nav, rt, inspected, view)         # its measured/predicted time
     passes.history(nav, opened, shown, inspected)        # the steps that changed it
     share.comments(nav, opened, shown, inspected)
 
-page.details(nav, opened, shown, view,           # Changes, Text diff, Steps; summary...
-             passes.detail_tabs(nav, opened, shown))
+page.details(nav, opened, shown, view,           # Changes, Text diff, Steps; Runtimes;
+             passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
+             more=[("Runtimes", lambda: runtimes.panel(nav, rt))])
 with page.section("Sharing"):
     share.toolbar(toolbar, nav, opened, shown, view, svg, inspected,
-                  runtime_rows=None)             # the runtime panel's rows, once wired
+                  runtime_rows=rt.export_rows if rt else None,
+                  runtime_legend=rt.export_legend if rt else None)
     share.saved_views(nav, opened)               # sidebar: this dump's saved views

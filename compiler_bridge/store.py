@@ -6,6 +6,7 @@ where app replicas share storage)::
     dumps/<hash>/...           the dump's files as uploaded
     manifests/<hash>.json      written last: a dump exists iff its manifest does
     notes/<uid>.json           saved views and comments (remote stores: shared by replicas)
+    traces/<hash>/...          traces uploaded for the dump (``trace_shelf``)
     tmp/                       staging for uploads in progress (local stores)
     hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
 
@@ -495,9 +496,14 @@ class Store:
             if self.remote:
                 self.fs.rm(self._path("manifests", h + ".json"))
                 self.fs.rm(self._path("dumps", h), recursive=True)
+                try:                     # traces uploaded beside it (trace_shelf)
+                    self.fs.rm(self._path("traces", h), recursive=True)
+                except FileNotFoundError:
+                    pass
             else:
                 os.remove(os.path.join(self.base, "manifests", h + ".json"))
                 shutil.rmtree(os.path.join(self.base, "dumps", h), ignore_errors=True)
+                shutil.rmtree(os.path.join(self.base, "traces", h), ignore_errors=True)
             with self._db() as db:
                 for table in ("dumps", "shares", "views", "comments", "archives"):
                     db.execute(f"DELETE FROM {table} WHERE hash=?", (h,))

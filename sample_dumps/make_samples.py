@@ -73,7 +73,9 @@ SAMPLES = [
     Sample("cond_switch", "cond_switch.py", ("jit_route",), keep_ll=True,
            description="lax.switch (4 branches) + lax.cond, LLVM IR kept"),
     Sample("legacy_jax0430", "mlp_train.py", ("jit_train_step",), python=LEGACY_PYTHON,
-           description="the MLP train step dumped by JAX 0.4.30 (old HLO text format)"),
+           trace=True,
+           description="the MLP train step dumped by JAX 0.4.30 (old HLO text format), "
+                       "profiler trace without per-op events"),
 ]
 
 # module_NNNN.<name>.<rest> (files) or module_NNNN.<name> (the per-module subfolder)
@@ -98,6 +100,8 @@ def run_program(sample: Sample, python: str) -> None:
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     cmd = [python, f"sample_dumps/programs/{sample.program}", dump_rel]
+    if sample.trace:
+        cmd.append("--trace")         # programs that always trace ignore it
     print(f"[{sample.name}] XLA_FLAGS={env['XLA_FLAGS']!r}")
     print(f"[{sample.name}] $ {' '.join(cmd)}", flush=True)
     proc = subprocess.run(cmd, cwd=REPO, env=env, text=True,

@@ -21,7 +21,8 @@ from viz.passes import ADDED_FILL, CHANGED_FILL
 from viz.render import graph_for
 from viz.state import ViewState
 
-DETAILS = "details:Changes|Text diff|Steps|Module summary|Opcodes|Layout changes|Files"
+DETAILS = ("details:Changes|Text diff|Steps|Runtimes|Module summary|Opcodes|Layout changes|"
+           "Files")
 
 
 @pytest.fixture(scope="module")
@@ -219,8 +220,8 @@ def test_without_per_pass_files_before_and_after_are_compared_on_request(monkeyp
     assert query(at)["compare"] == "before_optimizations"
     page = texts(at)
     assert "added in this step" in page and "vs before optimizations:" in page
-    at.session_state["details:Changes|Text diff|Module summary|Opcodes|Layout changes|Files"] = \
-        "Text diff"
+    at.session_state["details:Changes|Text diff|Runtimes|Module summary|Opcodes|"
+                     "Layout changes|Files"] = "Text diff"
     at.run()
     ok(at)
     assert any('class="hl-diff"' in h.value for h in at.get("html"))

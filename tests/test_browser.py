@@ -557,3 +557,85 @@ def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, a
     assert params(other)["selected"] == name
     assert other.locator('[data-testid="stException"]').count() == 0
     assert not page.outside_requests and not other.outside_requests
+
+
+# --------------------------------------------------------------------------- runtimes
+
+OVERLAY_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .some(h => h.shadowRoot && [...h.shadowRoot.querySelectorAll('svg g.node text')]
+        .some(t => t.textContent.startsWith('◷ ')))"""
+SCATTER = """() => [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout &&
+    String((p.layout.title || {}).text || '').includes('predicted vs measured'))"""
+SCATTER_NAMES = f"""() => ({SCATTER})().data.filter(t => t.mode === 'markers')
+    .flatMap(t => t.customdata.map(c => c[0]))"""
+POINT_AT = f"""(name) => {{
+  const gd = ({SCATTER})();
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  for (const t of gd.data) {{
+    const i = (t.customdata || []).findIndex(c => c[0] === name);
+    if (i >= 0) return {{x: box.left + xa._offset + xa.l2p(xa.d2l(t.x[i])),
+                         y: box.top + ya._offset + ya.l2p(ya.d2l(t.y[i]))}};
+  }}
+  return null;
+}}"""
+
+
+def test_runtime_overlay_scatter_and_click(server, new_page, transformer_zip, artifacts_dir):
+    """Issue 5: open a sample with a trace, switch the overlay to "measured" (the graph is
+    coloured, the URL carries it), the scatter shows one point per matched kernel, and
+    clicking a point selects that node (the URL carries selected=...)."""
+    import re
+
+    from compiler_bridge.runtimes import runtime_report
+    report = runtime_report(open_dump(sample("transformer")), device="cpu", auto_model=False)
+    measured = sorted(r.instruction for r in report.measured_rows)
+    slowest = max(report.measured_rows, key=lambda r: r.measured_us).instruction
+
+    page = new_page()
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, transformer_zip)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_param(page, "dump")
+    wait_idle(page)
+
+    # the overlay: a sidebar control, in the URL, colours and values in the graph
+    t0 = time.time()
+    page.locator(".st-key-pick-overlay button").filter(
+        has_text=re.compile(r"^\s*measured\s*$")).click()
+    wait_param(page, "overlay", "measured")
+    page.wait_for_function(OVERLAY_DRAWN, timeout=30_000)
+    TIMINGS["overlay_to_coloured_graph_s"] = round(time.time() - t0, 2)
+    visible_text(page, "measured µs per execution (median)").wait_for()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-16-runtime-overlay.png")
+
+    # the Runtimes tab: one point per matched kernel
+    t0 = time.time()
+    page.get_by_role("tab", name="Runtimes").click()
+    page.wait_for_function(f"() => !!({SCATTER})()", timeout=30_000)
+    TIMINGS["runtimes_tab_to_scatter_s"] = round(time.time() - t0, 2)
+    wait_idle(page)
+    assert sorted(page.evaluate(SCATTER_NAMES)) == measured
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    assert chart.locator(".scatterlayer path.point").count() == len(measured)
+    chart.scroll_into_view_if_needed()
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-17-runtime-panel.png")
+
+    # a click on the slowest kernel's point selects it in the graph
+    at = page.evaluate(POINT_AT, slowest)
+    t0 = time.time()
+    page.mouse.click(at["x"], at["y"])
+    wait_param(page, "selected", slowest)
+    TIMINGS["point_click_to_url_s"] = round(time.time() - t0, 2)
+    assert params(page)["overlay"] == "measured"
+    selected = page.locator(".hl-selected")
+    selected.wait_for()
+    assert selected.get_attribute("id") == f"node:{slowest}"
+    visible_text(page, f"%{slowest} = ").wait_for()             # the inspector
+    wait_idle(page)
+    page.locator(".hl-root").scroll_into_view_if_needed()
+    shot(page, artifacts_dir, "browser-18-runtime-selected.png")
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert not page.outside_requests

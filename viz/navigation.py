@@ -11,7 +11,7 @@ from __future__ import annotations
 from compiler_bridge import HloModule
 
 from .panels import locate
-from .state import ViewState
+from .state import OVERLAYS, ViewState
 
 
 def choose_dump(state: ViewState, dump: str) -> ViewState:
@@ -19,13 +19,14 @@ def choose_dump(state: ViewState, dump: str) -> ViewState:
 
 
 def choose_module(state: ViewState, module: str) -> ViewState:
-    """Another module: everything below it starts over (grouping stays, and the stage
-    unless it is a pass step, which belongs to one module)."""
+    """Another module: everything below it starts over (grouping stays, the runtime
+    overlay and trace, which belong to the dump, and the stage unless it is a pass step,
+    which belongs to one module)."""
     if module == state.module:
         return state
     stage = ViewState().stage if state.stage.startswith("pass:") else state.stage
     return ViewState(dump=state.dump, module=module, stage=stage, grouping=state.grouping,
-                     radius=state.radius, overlay=state.overlay)
+                     radius=state.radius, overlay=state.overlay, trace=state.trace)
 
 
 def choose_step(state: ViewState, stage: str) -> tuple[ViewState, str]:
@@ -99,6 +100,16 @@ def set_focus(state: ViewState, on: bool) -> tuple[ViewState, str]:
 
 def set_radius(state: ViewState, radius: int) -> ViewState:
     return state.with_(radius=max(0, min(int(radius), 20)))
+
+
+def set_overlay(state: ViewState, overlay: str) -> ViewState:
+    """Colour the graph by measured, predicted or predicted/measured runtime ('' = off)."""
+    return state.with_(overlay=overlay if overlay in OVERLAYS else "")
+
+
+def set_trace(state: ViewState, trace: str) -> ViewState:
+    """The trace the runtimes come from ('' = the dump's own, or an uploaded trace's id)."""
+    return state.with_(trace=trace)
 
 
 def select(state: ViewState, name: str) -> tuple[ViewState, str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -846,6 +846,8 @@ def legend(view: GraphView, diff: bool = False, comments: bool = False,
            overlay: RV.Overlay | None = None) -> None:
     if overlay is not None:
         extra = " · a diff shows as the border colour" if diff else ""
+        if not overlay.values:           # why is said above the graph
+            overlay = replace(overlay, note="nothing to colour in this computation")
         st.markdown(f'<div class="hl-legend hl-runtime-legend">{RV.legend_html(overlay)}'
                     f'<span>blank: runs no kernel or not measured{extra}</span></div>',
                     unsafe_allow_html=True)

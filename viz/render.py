@@ -5,6 +5,11 @@ is against ``ViewState.compare`` ('' = the previous step of a per-pass dump; 'no
 diff; or any other stage), removed instructions come back as red ghost nodes, and
 ``changed_only`` draws only the changes and their neighbours. Comment counts (from the
 store) add a badge to the nodes and groups that carry comments.
+
+With a runtime report and ``ViewState.overlay`` set, the after-optimizations graph is
+coloured by runtime (``viz.runtime.overlay``): the fill is the runtime (nodes that run
+no kernel are blank), a diff keeps its border colour and label, a comment its violet
+border; closed groups show totals per step, a while/conditional/call its body's too.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.diff import ModuleDiff
 from compiler_bridge.dump import AFTER, BEFORE, PASS
 from compiler_bridge.passes import Timeline, step_diff
+from compiler_bridge.runtimes import RuntimeReport
 
+from . import runtime as R
 from .graph import GraphOptions, GraphView, build_graph
 from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
 from .share import (closed_groups, comment_decorations, comment_group_decorations,
@@ -24,6 +31,7 @@ from .share import (closed_groups, comment_decorations, comment_group_decoration
 from .state import ViewState
 
 MAX_GHOSTS = 40       # more removals than this are marked on their neighbours only
+NO_KERNEL = {"fillcolor": "#ffffff", "fontcolor": "#868e96"}   # under a runtime overlay
 
 
 def stage_path(dump: Dump, state: ViewState) -> str:
@@ -91,13 +99,56 @@ def diff_for(dump: Dump, state: ViewState, timeline: Timeline) -> ModuleDiff | N
     return step_diff(dump, timeline, index, against)
 
 
+def module_id_for(dump: Dump, state: ViewState) -> str:
+    mod = dump.module(state.module) if state.module else dump.main
+    return mod.id if mod is not None else ""
+
+
+def runtime_overlay(report: RuntimeReport | None, state: ViewState, module: HloModule,
+                    module_id: str, view: GraphView | None = None) -> R.Overlay | None:
+    """The runtime overlay of ``state`` (None: off, or not the after-optimizations stage,
+    the one that ran); with ``view``, closed groups get totals too."""
+    if report is None or state.overlay not in R.MODES or state.stage != AFTER:
+        return None
+    return R.overlay(report, state.overlay, view=view, module_id=module_id,
+                     inclusive=R.inclusive_totals(report, module, module_id))
+
+
+def _blank_non_kernels(module: HloModule, comp: str | None, state: ViewState,
+                       valued: Mapping[str, object]) -> dict[str, dict[str, str]]:
+    """Instructions drawn without a runtime (parameters, tuples, what is fused into an
+    opened fusion): blank, so the colours on screen are runtimes only."""
+    c = module.get_computation(comp) if comp else module.entry
+    if c is None:
+        return {}
+    insts = list(c.instructions)
+    for gid in state.expanded:
+        if gid.startswith("fusion:"):
+            inst = c.get(gid[len("fusion:"):])
+            fused = module.get_computation(inst.called_names[0]) \
+                if inst is not None and inst.called_names else None
+            if fused is not None:
+                insts.extend(fused.instructions)
+    return {i.name: dict(NO_KERNEL) for i in insts if i.name not in valued}
+
+
+def _border_only(decorations: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """A diff's decorations without their fill (under a runtime overlay the fill is the
+    runtime; the diff keeps its border colour and label)."""
+    return {k: {a: v for a, v in d.items() if a != "fillcolor"} for k, d in decorations.items()}
+
+
 def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
               timeline: Timeline | None = None,
-              comments: Mapping[str, int] | None = None) -> GraphView:
+              comments: Mapping[str, int] | None = None,
+              runtime: RuntimeReport | None = None) -> GraphView:
     """The graph view the app shows for this state (with a timeline: the step's diff
-    colours; with comment counts: their badges)."""
+    colours; with comment counts: their badges; with a runtime report and
+    ``state.overlay``: runtime colours)."""
     module = module_for(dump, state)
     comp = state.computation or None
+    mid = module_id_for(dump, state) if runtime is not None else ""
+    overlay = runtime_overlay(runtime, state, module, mid)
     notes: list[str] = []
     diff = None
     if timeline is not None:
@@ -124,10 +175,21 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                              "showing all of it")
         options = replace(options, ghosts=tuple(ghosts), only=only)
     marks = comment_decorations(module, comments) if comments else {}
-    node_deco = merge_decorations(deco, marks)
+    if overlay is not None:      # fill: the runtime; border: the diff, then comments
+        runtime_deco = merge_decorations(
+            _blank_non_kernels(module, comp, state, overlay.decorations), overlay.decorations)
+        node_deco = merge_decorations(_border_only(deco), runtime_deco, marks)
+    else:
+        node_deco = merge_decorations(deco, marks)
     view = build_graph(module, comp, replace(options, decorations=node_deco))
-    # closed groups say what is inside them: the diff's counts, the comments
-    groups = merge_decorations(group_decorations(view, deco) if deco else {},
+    # closed groups say what is inside them: the diff's counts, runtime totals, comments
+    diff_groups = group_decorations(view, deco) if deco else {}
+    runtime_groups: dict[str, dict[str, str]] = {}
+    if overlay is not None:
+        diff_groups = _border_only(diff_groups)
+        totals = runtime_overlay(runtime, state, module, mid, view)
+        runtime_groups = {g: d for g, d in totals.decorations.items() if g in view.groups}
+    groups = merge_decorations(diff_groups, runtime_groups,
                                comment_group_decorations(view, marks) if marks else {})
     groups = closed_groups(view, groups)
     if groups:

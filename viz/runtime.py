@@ -16,8 +16,10 @@ rows and graph decorations. No Streamlit, no file reading.
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 from compiler_bridge.metrics import HIGHER_IS_BETTER, METRICS
@@ -259,8 +261,15 @@ def _hex(color: str) -> str:
 
 
 def _sample(scale: str, t: float) -> str:
+    """The colour at ``t`` (0..1) of a plotly scale, in 512 steps (memoized: plotly's
+    sampler parses the scale on every call, ~0.4 ms)."""
+    return _sample_step(scale, round(min(max(t, 0.0), 1.0) * 511))
+
+
+@lru_cache(maxsize=4096)
+def _sample_step(scale: str, step: int) -> str:
     from plotly.colors import sample_colorscale
-    return _hex(sample_colorscale(scale, [min(max(t, 0.0), 1.0)])[0])
+    return _hex(sample_colorscale(scale, [step / 511])[0])
 
 
 def _dark(color: str) -> bool:
@@ -278,14 +287,72 @@ def _per_step(r: KernelRow, which: str) -> float | None:
     return v * n
 
 
+def inclusive_totals(report: RuntimeReport, module, module_id: str | None = None
+                     ) -> dict[str, tuple[float | None, float, float]]:
+    """Per step, what each ``while`` / ``conditional`` / ``call`` costs with everything
+    the computations it calls run (transitively): its own self time plus their kernels.
+
+    Returns instruction -> (measured µs or None when nothing in it was measured,
+    predicted µs, predicted µs over the measured kernels only). ``module``: the
+    ``HloModule`` the report's rows come from.
+    """
+    rows = [r for r in report.rows if module_id is None or r.module_id == module_id]
+    per_comp: dict[str, list[float]] = {}
+    for r in rows:
+        meas, pred = _per_step(r, "measured"), _per_step(r, "predicted") or 0.0
+        acc = per_comp.setdefault(r.computation, [0.0, 0.0, 0.0, 0.0])
+        acc[1] += pred
+        if meas is not None:
+            acc[0] += meas
+            acc[2] += pred
+            acc[3] += 1
+    own = {r.instruction: r for r in rows}
+    out: dict[str, tuple[float | None, float, float]] = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode not in ("while", "conditional", "call") or not inst.called_names:
+                continue
+            seen: set[str] = set()
+            stack = list(inst.called_names)
+            while stack:
+                name = stack.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                called = module.get_computation(name)
+                if called is not None:
+                    for sub in called.instructions:
+                        stack.extend(sub.called_names)
+            meas, pred, pred_m, n = 0.0, 0.0, 0.0, 0
+            r = own.get(inst.name)
+            if r is not None:
+                m, p = _per_step(r, "measured"), _per_step(r, "predicted") or 0.0
+                pred += p
+                if m is not None:
+                    meas, pred_m, n = meas + m, pred_m + p, n + 1
+            for name in seen:
+                acc = per_comp.get(name)
+                if acc is not None:
+                    meas, pred, pred_m, n = meas + acc[0], pred + acc[1], pred_m + acc[2], \
+                        n + int(acc[3])
+            if pred > 0 or n:
+                out[inst.name] = (meas if n else None, pred, pred_m)
+    return out
+
+
 def overlay(report: RuntimeReport, mode: str = "measured", view=None,
-            module_id: str | None = None, parents: Mapping[str, str] | None = None) -> Overlay:
+            module_id: str | None = None, parents: Mapping[str, str] | None = None,
+            inclusive: Mapping[str, tuple[float | None, float, float]] | None = None
+            ) -> Overlay:
     """Colour kernels by measured time, predicted time, or predicted/measured.
 
     ``view``: a ``viz.graph.GraphView`` (its ``group_of`` and ``groups`` give group
     totals: a group shows the sum over its kernels per step, or for ``ratio`` the ratio of
-    sums). Node labels get the value; tooltips say what it is.
+    sums). Node labels get the value; tooltips say what it is. ``inclusive``
+    (:func:`inclusive_totals`): control-flow instructions count with what they run, in
+    group totals and in a "Σ with body" label line.
     """
+    inclusive = inclusive or {}
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     rows = [r for r in report.rows if module_id is None or r.module_id == module_id]
@@ -309,7 +376,17 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
             reps = f" ×{r.executions_per_run:g}" if r.executions_per_run and \
                 r.executions_per_run > 1 else ""
             share = f" · {r.share:.1%}" if mode == "measured" and r.share is not None else ""
-            labels[r.instruction] = f"⏱ {_fmt_us(v)}{reps}{share}"
+            labels[r.instruction] = f"◷ {_fmt_us(v)}{reps}{share}"
+        inc = inclusive.get(r.instruction)
+        if inc is not None:
+            meas_i, pred_i, pred_m = inc
+            if mode == "ratio":
+                if meas_i and pred_m:
+                    labels[r.instruction] += f"\nΣ with body ×{pred_m / meas_i:.2f}"
+            else:
+                total = meas_i if mode == "measured" else pred_i
+                if total:
+                    labels[r.instruction] += f"\nΣ with body {_fmt_us(total)} per step"
     # group totals
     group_values: dict[str, float] = {}
     group_of = getattr(view, "group_of", None) or {}
@@ -319,13 +396,16 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
         for r in rows:
             gid = group_of.get(r.instruction, "")
             meas, pred = _per_step(r, "measured"), _per_step(r, "predicted")
+            pred_m = pred or 0.0          # predicted over the measured kernels only
+            if r.instruction in inclusive:
+                meas, pred, pred_m = inclusive[r.instruction]
             seen = set()
             while gid and gid not in seen:
                 seen.add(gid)
                 acc = sums.setdefault(gid, [0.0, 0.0, 0.0])
                 if meas is not None:
                     acc[0] += meas
-                    acc[2] += pred or 0.0   # predicted over the measured kernels only
+                    acc[2] += pred_m
                 acc[1] += pred or 0.0
                 info = groups.get(gid)
                 gid = (info.parent if info is not None else "") or \
@@ -378,7 +458,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
     if report.measured is None and mode != "predicted":
         note = f"nothing measured: {report.trace_error or 'no trace'}"
     elif missing:
-        note = f"{missing} kernels have no {mode} value"
+        note = f"{missing} kernel{' has' if missing == 1 else 's have'} no {mode} value"
     all_values = dict(values)
     all_values.update(group_values)
     return Overlay(mode, decorations, title, stops, all_values, missing, note)
@@ -386,11 +466,11 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
 
 def legend_html(ov: Overlay) -> str:
     """A small HTML legend (colour swatches) for the overlay."""
-    cells = "".join(f'<span style="background:{c};padding:2px 8px;margin-right:2px;'
-                    f'color:{"#fff" if _dark(c) else "#000"}">{lab}</span>'
-                    for lab, c in ov.stops)
-    note = f'<div style="color:#868e96">{ov.note}</div>' if ov.note else ""
-    return f'<div><b>{ov.title}</b><br>{cells}{note}</div>'
+    cells = "".join(f'<span style="background:{_hex(c)};padding:2px 8px;margin-right:2px;'
+                    f'color:{"#fff" if _dark(c) else "#000"}">{html.escape(lab)}</span>'
+                    for lab, c in ov.stops) if ov.values or ov.mode == "ratio" else ""
+    note = f'<div style="color:#868e96">{html.escape(ov.note)}</div>' if ov.note else ""
+    return f'<div><b>{html.escape(ov.title)}</b><br>{cells}{note}</div>'
 
 
 def selectable(points: Sequence[Mapping]) -> str | None:
@@ -400,3 +480,20 @@ def selectable(points: Sequence[Mapping]) -> str | None:
         if cd:
             return str(cd[0])
     return None
+
+
+def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
+    """The kernel table as text cells (the HTML report): slowest measured first."""
+    out = []
+    for r in kernel_rows(report, limit):
+        reps = r["executions_per_run"]
+        out.append({
+            "instruction": r["instruction"], "opcode": r["opcode"],
+            "share of step": f"{r['share']:.1%}" if r["share"] is not None else "–",
+            "measured": _fmt_us(r["measured_us"]), "predicted": _fmt_us(r["predicted_us"]),
+            "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
+            "per step": f"×{reps:g}" if reps else "–",
+            "flops": _si(r["flops"]), "bytes": _si(r["bytes"], "B"), "bound": r["bound"],
+            "computation": r["computation"],
+        })
+    return out

@@ -183,9 +183,12 @@ def _save_view(share_id: str) -> None:
 
 def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             view: GraphView | None, svg: str, inspected: Inspected | None,
-            runtime_rows: Callable[[], list[dict] | None] | None = None) -> None:
+            runtime_rows: Callable[[], list[dict] | None] | None = None,
+            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> None:
     """Top right: Link (the full link, with a copy button), Save view, Export (not for a
-    step that does not parse: ``shown`` None)."""
+    step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
+    the kernel table and the runtime overlay's colours for the HTML report (called when
+    it is downloaded)."""
     state = nav.state
     with where.container(horizontal=True, horizontal_alignment="right", gap="small"):
         with st.popover("Link", icon=":material/link:", help="A link to exactly this view"):
@@ -196,7 +199,8 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
         if shown is not None:
             with st.popover("Export", icon=":material/download:",
                             help="The graph, a report, the module's files"):
-                _exports(opened, shown, view, svg, inspected, state, runtime_rows)
+                _exports(opened, shown, view, svg, inspected, state, runtime_rows,
+                         runtime_legend)
 
 
 def _link(opened: Opened, state: ViewState) -> None:
@@ -232,7 +236,8 @@ def _save_form(opened: Opened) -> None:
 
 def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
              inspected: Inspected | None, state: ViewState,
-             runtime_rows: Callable[[], list[dict] | None] | None) -> None:
+             runtime_rows: Callable[[], list[dict] | None] | None,
+             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> None:
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
     stage = (f"step{step.index}" if step is not None and step.kind == "pass"
@@ -246,7 +251,7 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
                            mime="text/vnd.graphviz", on_click="ignore", width="stretch",
                            icon=":material/account_tree:")
         report = partial(_report, opened, shown, view, svg, inspected, state, runtime_rows,
-                         share_link(st.context.url, state))
+                         share_link(st.context.url, state), runtime_legend=runtime_legend)
         st.download_button("HTML report", data=report, file_name=stem + ".html",
                            mime="text/html", on_click="ignore", width="stretch",
                            icon=":material/description:",
@@ -276,7 +281,8 @@ def _json(fn, module: HloModule) -> str:
 
 def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
             inspected: Inspected | None, state: ViewState,
-            runtime_rows: Callable[[], list[dict] | None] | None, link: str = "") -> str:
+            runtime_rows: Callable[[], list[dict] | None] | None, link: str = "",
+            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> str:
     """The self-contained HTML report (built when the button is clicked)."""
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
@@ -300,6 +306,8 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     notes.extend(view.notes)
     mine = [c for c in comments_of(opened, m.id) if info is not None and c.node == info.name]
     rows = runtime_rows() if runtime_rows is not None else None
+    if runtime_legend is not None:
+        legend = runtime_legend() + legend
     return html_report(title=f"{m.name} · {where}", svg=svg, view_query=state.to_query(),
                        inspector=report_inspector(info, mine) if info is not None else None,
                        runtime_rows=rows, legend=legend, notes=notes)

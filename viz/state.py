@@ -24,7 +24,9 @@ class ViewState:
     grouping: str = "layers"       # how big computations are grouped
     focus: str = ""                # show only the k-hop neighbourhood of this node
     radius: int = 2
-    overlay: str = ""              # runtime overlay
+    overlay: str = ""              # runtime overlay: '', 'measured', 'predicted', 'ratio'
+    trace: str = ""                # the trace runtimes come from: '' = the dump's own
+                                   # (else the newest uploaded one), or an uploaded trace's id
     viewport: str = ""             # 'x,y,w,h' of the SVG viewBox, set by the browser
     compare: str = ""              # the stage to diff against: '' = the previous step
                                    # (per-pass dumps), 'none' = no diff, or a stage
@@ -81,6 +83,8 @@ class ViewState:
             elif f.name == "overlay":
                 if raw in OVERLAYS:
                     kwargs[f.name] = raw
+            elif f.name == "trace":
+                kwargs[f.name] = raw[:64]
             else:
                 kwargs[f.name] = raw[:2000]
         return cls(**kwargs)

@@ -80,6 +80,14 @@ def main():
         params, opt_state, loss = train_step(params, opt_state, batch)
         loss = jax.block_until_ready(loss)
         print(f"step {step}: loss {float(loss):.4f}")
+    if "--trace" in sys.argv[2:]:
+        # 3 more steps under the profiler (compiled already, so the trace holds only the
+        # runs); what JAX 0.4.30's CPU profiler writes has no per-op events
+        import os
+        with jax.profiler.trace(os.path.join(sys.argv[1], "trace"), create_perfetto_trace=True):
+            for step in range(3):
+                params, opt_state, loss = train_step(params, opt_state, batch)
+                jax.block_until_ready(loss)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,644 @@
+"""The runtime parts of the page: measured and predicted kernel runtimes.
+
+``app.py`` places them: ``overlay_control`` in the sidebar (none / measured / predicted /
+ratio, in the URL as ``overlay``), ``graph_messages`` above the graph (what keeps the
+overlay from showing measurements: no trace, a broken one, another stage), the report
+for the graph (``Runtimes.for_graph``), the *Runtimes* tab (``panel``: the trace and a
+place to add one, the predictor and why, metrics with their noise floor, scatter,
+roofline, kernels) and the HTML report's kernel table (``Runtimes.export_rows``).
+
+Traces: the dump's own (``plugins/profile/<session>/`` inside it) are used without
+asking. A trace uploaded apart is checked against the dump first (a corrupt file, one
+without per-op events or one of another program is refused with the reason), then kept
+in the store beside the dump (``compiler_bridge.trace_shelf``) and named in the URL
+(``trace=<id>``), so a link shows the same runtimes to anyone who opens it. A dump that
+is not in the store keeps uploads in the session only.
+
+The report is computed when something needs it (the overlay, the open tab, an export),
+once per dump content, module, trace and cost model (``st.cache_resource``). Every
+move (a click on a point or a row) goes through ``viz.navigation`` and the URL.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import streamlit as st
+
+from compiler_bridge import DumpError
+from compiler_bridge.devices import CALIBRATED_PATH, profile_for_platform
+from compiler_bridge.dump import AFTER, Dump
+from compiler_bridge.learned import default_model_path
+from compiler_bridge.runtimes import RuntimeReport, runtime_report
+from compiler_bridge.trace_shelf import TraceShelf, trace_id
+from compiler_bridge.traces import TraceError, measure, trace_sessions, uploaded
+
+from . import navigation as N
+from . import panels as P
+from . import runtime as V
+from .graph import GraphView
+from .page import (STAGES, Inspected, Navigator, Opened, Shown, _code, _controlled, _go,
+                   _go_option, _go_widget, _md, _show_in_graph, store, upload_cap)
+from .share import when
+from .state import OVERLAYS
+
+log = logging.getLogger("hlolens")
+
+SESSION_TRACES = "rt-session-traces"   # {dump token: {trace id: (name, bytes, time)}}
+UPLOAD_GEN = "rt-upload-gen"           # a new uploader key after each upload
+MESSAGE = "rt-message"                 # (kind, text) of the last upload
+TRACE_TYPES = ["gz", "json", "pb"]     # perfetto_trace.json.gz, *.trace.json.gz, *.xplane.pb
+OVERLAY_NAMES = {"": "none", "measured": "measured", "predicted": "predicted",
+                 "ratio": "ratio"}
+CHART_CONFIG = {"displayModeBar": False}
+
+
+# --------------------------------------------------------------------------- traces
+
+@dataclass(frozen=True)
+class TraceChoice:
+    """One trace the runtimes can come from."""
+
+    key: str          # '' (the dump's own) or an uploaded trace's id (the URL's ``trace``)
+    label: str        # for the picker
+    origin: str       # 'dump' | 'store' | 'session'
+    name: str         # the file, for messages
+
+
+def shelf() -> TraceShelf:
+    return TraceShelf(store())
+
+
+def _session_traces(opened: Opened) -> dict[str, tuple[str, bytes, float]]:
+    return st.session_state.setdefault(SESSION_TRACES, {}).setdefault(opened.token, {})
+
+
+def trace_choices(opened: Opened) -> list[TraceChoice]:
+    """The dump's own trace first (if any), then uploaded ones, newest first."""
+    out: list[TraceChoice] = []
+    sessions = trace_sessions(opened.dump)
+    if sessions:
+        first = next(iter(sessions.values()))[0]
+        more = f" (+{len(sessions) - 1} more sessions)" if len(sessions) > 1 else ""
+        out.append(TraceChoice("", f"in the dump: {first.path}{more}", "dump", first.path))
+    if opened.share_id:
+        try:
+            stored = shelf().list(opened.share_id)
+        except (DumpError, OSError) as e:
+            log.warning("traces of %s: %s", opened.share_id, e)
+            stored = []
+        for t in stored:
+            out.append(TraceChoice(t.id, f"uploaded: {t.name} · {P.human_bytes(t.size)} · "
+                                         f"{when(t.uploaded_at)}", "store", t.name))
+    for tid, (name, data, at) in sorted(_session_traces(opened).items(),
+                                        key=lambda kv: -kv[1][2]):
+        out.append(TraceChoice(tid, f"uploaded (this session only): {name} · "
+                                    f"{P.human_bytes(len(data))}", "session", name))
+    return out
+
+
+def pick_trace(choices: list[TraceChoice], wanted: str) -> tuple[TraceChoice | None, str]:
+    """The choice the URL's ``trace`` names ('' = the dump's own, else the newest
+    upload), and a warning when the named one is not here."""
+    if wanted:
+        for c in choices:
+            if c.key == wanted:
+                return c, ""
+    default = choices[0] if choices else None
+    if not wanted:
+        return default, ""
+    instead = f"showing {default.label}" if default is not None else "nothing is measured"
+    return default, (f"The trace `{_md(wanted)}` this link names is not stored with this "
+                     f"dump (removed, or uploaded on another server): {_md(instead)}.")
+
+
+def _mtime(path: str) -> str:
+    try:
+        return str(os.stat(path).st_mtime_ns)
+    except OSError:
+        return "-"
+
+
+@st.cache_resource(show_spinner="Reading the trace, predicting every kernel's runtime…",
+                   max_entries=16)
+def _report(_dump: Dump, token: str, module_id: str, origin: str, trace: str,
+            model: str, _load: Callable[[], list] | None) -> RuntimeReport:
+    traces = _load() if _load is not None else None
+    return runtime_report(_dump, modules=[module_id], traces=traces)
+
+
+class Runtimes:
+    """The runtimes of the module on screen: the trace they come from, and the report,
+    computed (cached) the first time something asks for it."""
+
+    def __init__(self, nav: Navigator, opened: Opened, shown: Shown) -> None:
+        self.nav = nav
+        self.opened = opened
+        self.shown = shown
+        self.choices = trace_choices(opened)
+        self.choice, self.warning = pick_trace(self.choices, nav.state.trace)
+        f = shown.dump_module.after_optimizations
+        self.device = profile_for_platform(f.platform if f is not None else "cpu")
+        self.model_path = default_model_path(self.device.kind)
+        self.model = f"{_mtime(self.model_path)}:{_mtime(CALIBRATED_PATH)}"
+        self.error = ""
+        self._report: RuntimeReport | None = None
+        self._load = self._loader()        # now: exports run outside the script's thread
+
+    @property
+    def key(self) -> str:
+        """What the report depends on besides the dump and module (graph cache keys)."""
+        c = self.choice
+        return f"{c.origin if c else 'none'}:{c.key if c else ''}|{self.model}"
+
+    def _loader(self) -> Callable[[], list] | None:
+        c, opened = self.choice, self.opened
+        if c is None or c.origin == "dump":
+            return None
+        if c.origin == "session":
+            name, data, _ = _session_traces(opened)[c.key]
+            return lambda: [uploaded(name, data)]
+        return lambda: [uploaded(c.name, shelf().read(opened.share_id, c.key))]
+
+    def report(self) -> RuntimeReport | None:
+        """The report (None when it cannot be made: ``error`` says why)."""
+        if self._report is None and not self.error:
+            c = self.choice
+            try:
+                self._report = _report(self.opened.dump, self.opened.token,
+                                       self.shown.dump_module.id, c.origin if c else "none",
+                                       c.key if c else "", self.model, self._load)
+            except Exception as e:         # a model file that does not load, a lost trace
+                log.exception("runtime report")
+                self.error = f"{type(e).__name__}: {e}" if not isinstance(e, DumpError) \
+                    else str(e)
+        return self._report
+
+    def for_graph(self) -> tuple[str, RuntimeReport] | None:
+        """(key, report) for the graph when the overlay is on at the stage that ran."""
+        if not self.nav.state.overlay or self.shown.stage != AFTER:
+            return None
+        r = self.report()
+        return (self.key, r) if r is not None else None
+
+    def export_rows(self) -> list[dict] | None:
+        """The HTML report's kernel table: when there is a trace or the overlay is on."""
+        if self.choice is None and not self.nav.state.overlay:
+            return None
+        r = self.report()
+        if r is None or not (r.measured_rows or self.nav.state.overlay):
+            return None
+        return V.report_rows(r)
+
+    def export_legend(self) -> list[tuple[str, str]]:
+        """The overlay's colours for the HTML report (none when it is off)."""
+        got = self.for_graph()
+        if got is None:
+            return []
+        ov = V.overlay(got[1], self.nav.state.overlay, module_id=self.shown.dump_module.id)
+        if not ov.values:
+            return []
+        return [(f"{ov.title}: {label}" if k == 0 else label, color)
+                for k, (label, color) in enumerate(ov.stops)]
+
+    def problem(self, r: RuntimeReport, in_panel: bool = False) -> str:
+        """Why nothing is measured for this module (markdown, naming the file), or ''."""
+        if self.choice is None:
+            where = "above" if in_panel else "in the *Runtimes* tab below"
+            return ("**No profiler trace for this dump**, so nothing is measured. Add one "
+                    f"{where} (perfetto_trace.json.gz, *.trace.json.gz or *.xplane.pb), or "
+                    "record dump and trace together with "
+                    "`python -m compiler_bridge profile SCRIPT.py --out DIR`.")
+        if r.trace_error:
+            source, sep, message = r.trace_error.partition(": ")
+            if not sep:
+                source, message = self.choice.name, r.trace_error
+            message = message.rstrip()
+            if not message.endswith((".", ")")):
+                message += "."
+            return f"**Nothing measured** from {_code(source)}: {_md(message)}"
+        if not r.measured_rows:
+            mid = self.shown.dump_module.id
+            others = ", ".join(f"{i} {_md(n)}" for i, n in (
+                (k, m.name) for k, m in (r.measured.modules.items() if r.measured else ())))
+            return (f"**The trace has no events for module {mid}** (it did not run while "
+                    "profiling)" + (f"; it measured module {others}, pick it in the sidebar."
+                                    if others else "."))
+        return ""
+
+
+# --------------------------------------------------------------------------- sidebar
+
+def overlay_control(nav: Navigator, rt: Runtimes | None) -> None:
+    """Sidebar: colour the graph by runtime, and where the runtimes come from."""
+    state = nav.state
+    sb = st.sidebar
+    _controlled("pick-overlay", state.overlay)
+    sb.segmented_control(
+        "Runtime overlay", list(OVERLAYS), key="pick-overlay", required=True,
+        format_func=OVERLAY_NAMES.get, on_change=_go_widget,
+        args=(N.set_overlay, "pick-overlay"), width="stretch",
+        help="Colour each kernel by its measured time (the trace), its predicted time "
+             "(roofline or learned model), or predicted / measured; boxes show totals per "
+             "step. The Runtimes tab below has the numbers.")
+    if rt is None:
+        return
+    if rt.choice is None:
+        sb.caption(":material/timer: No trace for this dump: *predicted* works; add a trace "
+                   "in the Runtimes tab.")
+    elif rt.choice.origin == "dump":
+        sb.caption(":material/timer: Trace in the dump: "
+                   + _code(os.path.basename(rt.choice.name)))
+    else:
+        sb.caption(f":material/timer: Uploaded trace: {_code(rt.choice.name)}")
+
+
+# --------------------------------------------------------------------------- graph
+
+def graph_messages(nav: Navigator, rt: Runtimes | None) -> None:
+    """Above the graph, with the overlay on: what keeps it from showing measurements."""
+    state = nav.state
+    if not state.overlay or rt is None:
+        return
+    if rt.warning:
+        st.warning(rt.warning)
+    if rt.shown.stage != AFTER:
+        cols = st.columns([4, 1], vertical_alignment="center")
+        cols[0].info(f"The runtime overlay colours the module **after optimizations** (what "
+                     f"ran); this is {_md(_stage_name(rt.shown))}.")
+        cols[1].button("Show after optimizations", key="rt-to-after", on_click=_go,
+                       args=(N.choose_step, AFTER))
+        return
+    r = rt.report()
+    if r is None:
+        st.error(f"Runtimes cannot be computed: {_code(rt.error)}")
+        return
+    if state.overlay != "predicted":
+        problem = rt.problem(r)
+        if problem:
+            st.warning(problem + " The graph shows no measured colours; *predicted* still "
+                       "works.")
+
+
+def _stage_name(shown: Shown) -> str:
+    if shown.timeline is not None:
+        step = shown.timeline.step(shown.index)
+        if step.kind == "pass":
+            return f"pass step {step.index} ({step.pass_name})"
+    return STAGES.get(shown.stage, shown.stage)
+
+
+# --------------------------------------------------------------------------- inspector
+
+def inspector(nav: Navigator, rt: Runtimes | None, inspected: Inspected,
+              view: GraphView | None = None) -> None:
+    """In the inspector: the selected kernel's runtime, or a box's totals per step, when
+    there is a trace or the overlay is on (at the stage that ran)."""
+    name = inspected.name
+    if rt is None or not name or rt.shown.stage != AFTER:
+        return
+    if rt.choice is None and not nav.state.overlay:
+        return
+    if inspected.info is None and not (view is not None and name in view.groups):
+        return
+    r = rt.report()
+    if r is None:
+        return
+    if inspected.info is None:
+        line = group_line(r, view, name, rt.shown.module, rt.shown.dump_module.id)
+        if line:
+            with inspected.slot:
+                st.markdown(line)
+        return
+    row = r.row(name, rt.shown.dump_module.id)
+    if row is not None:
+        with inspected.slot:
+            st.markdown(kernel_line(r, row, rt.shown.module))
+
+
+def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: str) -> str:
+    """A box's kernels per step: measured, predicted and their ratio (markdown, or '')."""
+    inc = V.inclusive_totals(r, module, module_id)
+    got = {mode: V.overlay(r, mode, view=view, module_id=module_id,
+                           inclusive=inc).values.get(gid) for mode in V.MODES}
+    if got["predicted"] is None:
+        return ""
+    parts = []
+    if got["measured"] is not None:
+        parts.append(f"measured **{V._fmt_us(got['measured'])}** per step")
+    parts.append(f"predicted **{V._fmt_us(got['predicted'])}** ({r.predictor})")
+    if got["ratio"] is not None:
+        parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
+    return ":material/timer: **Runtime of its kernels**: " + \
+        _md(" · ".join(parts)).replace("\\*", "*")
+
+
+def kernel_line(r: RuntimeReport, row, module) -> str:
+    """One kernel's runtime, measured beside predicted, as a markdown line."""
+    fmt = V._fmt_us
+    parts = []
+    t = row.timing
+    if row.measured_us is not None and t is not None:
+        spread = f"p10 {fmt(t.p10_us)} · p90 {fmt(t.p90_us)}, {t.count} executions"
+        parts.append(f"measured **{fmt(row.measured_us)}** ({spread})")
+        if row.executions_per_run and row.executions_per_run > 1:
+            parts.append(f"×{row.executions_per_run:g} per step")
+        if row.share is not None:
+            parts.append(f"{row.share:.1%} of step time")
+    elif r.measured is not None:
+        parts.append("not measured (no event for it in the trace)")
+    ratio = f", ×{row.ratio:.2f} of measured" if row.ratio is not None else ""
+    parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
+    inc = V.inclusive_totals(r, module, row.module_id).get(row.instruction)
+    if inc is not None and inc[0]:
+        parts.append(f"with body {fmt(inc[0])} per step")
+    if row.cost.flops or row.cost.bytes:
+        parts.append(f"{V._si(row.cost.flops, 'flop')}, {V._si(row.cost.bytes, 'B')}, "
+                     f"{row.bound}-bound")
+    else:
+        parts.append(f"{row.bound}-bound")
+    return ":material/timer: **Runtime**: " + _md(" · ".join(parts)).replace("\\*", "*")
+
+
+# --------------------------------------------------------------------------- panel
+
+def panel(nav: Navigator, rt: Runtimes | None) -> None:
+    """The Runtimes tab."""
+    if rt is None:
+        st.caption("Runtimes are not available for this module.")
+        return
+    _trace_row(nav, rt)
+    r = rt.report()
+    if r is None:
+        st.error(f"Runtimes cannot be computed: {_code(rt.error)}")
+        return
+    st.markdown(predictor_line(r, rt))
+    if rt.shown.stage != AFTER:
+        st.caption(f"These are the kernels of the module after optimizations (what ran); "
+                   f"this is {_md(_stage_name(rt.shown))}. Picking one shows it there.")
+    problem = rt.problem(r, in_panel=True)
+    if problem:
+        st.warning(problem)
+    measured = r.measured_rows
+    if r.measured is not None and measured:
+        st.caption(_measured_line(r))
+    notes = [n for n in r.notes if "has no events in the trace" not in n or not measured]
+    if notes:
+        with st.expander(f"Notes on the trace ({len(notes)})"):
+            st.markdown("\n".join(f"- {_md(n)}" for n in notes))
+    if len(measured) >= 2:
+        _metrics(r)
+    selected = nav.state.selected
+    if measured:
+        left, right = st.columns(2, gap="medium")
+        with left:
+            fig = V.scatter_figure(r, selected=selected)
+            fig.update_layout(height=420, title={"font": {"size": 14}})
+            key = f"rt-scatter:{rt.shown.dump_module.id}:{rt.key}:{selected}"
+            st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
+                            selection_mode="points", config=CHART_CONFIG)
+        with right:
+            fig = V.roofline_figure(r, selected=selected)
+            fig.update_layout(height=420, title={"font": {"size": 14}})
+            key = f"rt-roofline:{rt.shown.dump_module.id}:{rt.key}:{selected}"
+            st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
+                            selection_mode="points", config=CHART_CONFIG)
+        st.caption("Click a point to select that kernel in the graph. Left: on the dashed "
+                   "diagonal the prediction is exact, in the grey band within ×2. Right: "
+                   "how close each kernel came to the device's roofs.")
+    _kernels(nav, rt, r)
+
+
+def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
+    """Which predictor, and why that one."""
+    dev = r.device
+    path = _code(_home(rt.model_path))
+    if r.predictor == "learned":
+        text = (f"**Predictor: learned model** ({_md(r.predictor_detail)}): a correction "
+                f"to the roofline of {_md(dev.name)}, used because a model for "
+                f"{_md(dev.kind)} devices is saved at {path}.")
+        tau = r.roofline_metrics.get("kendall_tau") if r.roofline_metrics else None
+        if tau is not None and not math.isnan(tau):
+            text += f" The roofline alone ranks these kernels with Kendall tau {tau:.2f}."
+    else:
+        text = (f"**Predictor: roofline** on {_md(dev.name)}: max(flops / peak, bytes / "
+                "bandwidth) + launch overhead per kernel, because no learned model for "
+                f"{_md(dev.kind)} devices is saved yet (`python -m compiler_bridge train "
+                f"DUMP_DIRS… --out {_home(rt.model_path)}` trains one on dumps with traces; "
+                "the app then uses it).")
+    if dev.measured:
+        text += " Device profile: calibrated on this machine."
+    elif dev.kind == "cpu":
+        text += (" Device profile: generic CPU (`python -m compiler_bridge calibrate` "
+                 "measures this machine).")
+    return text
+
+
+def _home(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home and path.startswith(home + os.sep) else path
+
+
+def _measured_line(r: RuntimeReport) -> str:
+    m = r.measured
+    mt = m.module(r.rows[0].module_id) if r.rows else None
+    parts = [f"{len(r.measured_rows)} of {len(r.rows)} kernels measured",
+             f"{m.matched_events:,} per-op events matched"
+             + (f", {m.unmatched_events:,} match nothing" if m.unmatched_events else "")]
+    if mt is not None:
+        parts.append(f"{len(mt.step_us)} runs, step {V._fmt_us(mt.step_median_us)} "
+                     "(median, while profiling)")
+    parts.append(f"{r.stat} per execution")
+    return " · ".join(parts) + f" · from {_md(', '.join(m.sources))}"
+
+
+def _fmt_metric(value, percent: bool) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.0%}" if percent else f"{value:.2f}"
+
+
+def _metrics(r: RuntimeReport) -> None:
+    rows = V.metrics_rows(r)
+    learned = r.predictor != "roofline"
+    table = []
+    for m in rows:
+        row = {"metric": m["metric"], r.predictor: _fmt_metric(m["value"], m["percent"]),
+               "noise floor": _fmt_metric(m["noise_floor"], m["percent"])}
+        if learned:
+            row["roofline"] = _fmt_metric(m["roofline"], m["percent"])
+        row["better"] = "higher" if m["higher_is_better"] else "lower"
+        row["what it measures"] = m["help"]
+        table.append(row)
+    st.dataframe(table, hide_index=True, key="rt-metrics", width="stretch",
+                 column_config={"what it measures": st.column_config.TextColumn(width="large")})
+    st.caption("Noise floor: the same metric between two halves of the measured runs (the "
+               "trace against itself). A model cannot be expected to beat it; with few runs "
+               "it is itself noisy.")
+
+
+TABLE_CONFIG = {
+    "instruction": st.column_config.TextColumn("instruction", pinned=True),
+    "share": st.column_config.NumberColumn("share of step", format="percent"),
+    "measured_us": st.column_config.NumberColumn("measured µs", format="%.2f"),
+    "predicted_us": st.column_config.NumberColumn("predicted µs", format="%.2f"),
+    "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
+    "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
+    "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
+    "p90_us": st.column_config.NumberColumn("p90 µs", format="%.2f"),
+    "flops": st.column_config.NumberColumn("flops", format="compact"),
+    "bytes": st.column_config.NumberColumn("bytes", format="compact"),
+    "intensity": st.column_config.NumberColumn("flop / byte", format="%.2f"),
+}
+
+
+def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
+    rows = V.kernel_rows(r)
+    if not rows:
+        st.caption("This module runs no kernels.")
+        return
+    names = [x["instruction"] for x in rows]
+    order = "measured share of step time" if r.measured_rows else "predicted time"
+    st.markdown(f"**Kernels** ({len(rows):,}, by {order})")
+    key = f"rt-kernels:{rt.shown.dump_module.id}:{rt.key}:{nav.state.selected}"
+    columns = [c for c in V.TABLE_COLUMNS if r.measured_rows or c not in
+               ("share", "measured_us", "ratio", "executions_per_run", "p10_us", "p90_us")]
+    st.dataframe(rows, hide_index=True, key=key, column_order=columns,
+                 column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
+                 selection_mode="single-row", height=min(38 + 35 * len(rows), 460))
+    st.caption("Click a row to select that kernel in the graph. Kernels in a loop body run "
+               "once per iteration: *runs per step* counts them, *share of step* sums them.")
+
+
+# --------------------------------------------------------------------------- selection
+
+def _select_kernel(state, rt: Runtimes, name: str):
+    """Show a kernel in the graph: the after-optimizations module (what ran), its
+    computation, the boxes around it opened; selected."""
+    if rt.shown.stage != AFTER:
+        state, _ = N.choose_step(state, AFTER)
+        module = rt.opened.dump.stage(rt.shown.dump_module, AFTER)
+        new, center = N.go_to(state, module, name, focus=False)
+        return new.with_(selected=name), center
+    new, center = _show_in_graph(state, rt.opened, rt.shown, name)
+    return new.with_(selected=name), center
+
+
+def _on_points(key: str, rt: Runtimes) -> None:
+    event = st.session_state.get(key)
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return
+    name = V.selectable(points)
+    if name:
+        _go(_select_kernel, rt, name)
+
+
+def _on_row(key: str, names: list[str], rt: Runtimes) -> None:
+    event = st.session_state.get(key)
+    try:
+        picked = event["selection"]["rows"]
+    except (KeyError, TypeError):
+        return
+    if picked and 0 <= picked[0] < len(names):
+        _go(_select_kernel, rt, names[picked[0]])
+
+
+# --------------------------------------------------------------------------- trace row
+
+def _trace_row(nav: Navigator, rt: Runtimes) -> None:
+    """The trace the runtimes come from (a picker when there are several), a place to
+    add one, and what happened to the last upload."""
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    with left:
+        if len(rt.choices) > 1:
+            keys = [c.key for c in rt.choices]
+            labels = {c.key: c.label for c in rt.choices}
+            _controlled("rt-trace", rt.choice.key)
+            st.selectbox("Trace", keys, key="rt-trace", format_func=labels.get,
+                         on_change=_go_option, args=(N.set_trace, "rt-trace", keys),
+                         help="Where the measured runtimes come from; the link names it")
+        elif rt.choice is not None:
+            st.markdown(f"**Trace**: {_code(rt.choice.label)}")
+    where = right if rt.choice is not None else left
+    with where:
+        if rt.choice is not None:
+            with st.popover("Add a trace", icon=":material/upload_file:", width="stretch"):
+                _uploader(rt)
+        else:
+            _uploader(rt)
+    kind, text = st.session_state.pop(MESSAGE, ("", ""))
+    if kind == "error":
+        st.error(text)
+    elif kind:
+        st.success(text)
+
+
+def _uploader(rt: Runtimes) -> None:
+    gen = st.session_state.setdefault(UPLOAD_GEN, 0)
+    key = f"rt-upload:{gen}"
+    kept = "kept with the dump in the store, so links show it too" if rt.opened.share_id \
+        else "kept for this session (this dump is not in the store)"
+    st.file_uploader(
+        "Add a profiler trace of this program", type=TRACE_TYPES, key=key,
+        on_change=_on_upload, args=(key, rt.opened),
+        help="What jax.profiler.trace(DIR, create_perfetto_trace=True) writes under "
+             "DIR/plugins/profile/<session>/: perfetto_trace.json.gz, <host>.trace.json.gz "
+             f"or <host>.xplane.pb. It is checked against this dump, then {kept}.")
+
+
+def add_trace(opened: Opened, name: str, data: bytes) -> tuple[str, str]:
+    """Check an uploaded trace against the dump and keep it; returns (trace id, message)
+    or raises TraceError naming the file."""
+    if len(data) > upload_cap():
+        raise TraceError(name, f"{P.human_bytes(len(data))} is over this server's upload cap "
+                               f"of {P.human_bytes(upload_cap())}")
+    if not data:
+        raise TraceError(name, "the file is empty")
+    m = measure(opened.dump, [uploaded(name, data)])
+    tid = trace_id(data)
+    where = "kept with the dump in the store, so the link shows it to anyone"
+    if opened.share_id:
+        try:
+            shelf().add(opened.share_id, name, data)
+        except (DumpError, OSError) as e:
+            log.warning("trace %s not stored: %s", name, e)
+            _session_traces(opened)[tid] = (name, data, time.time())
+            where = f"kept for this session only (the store refused it: {e})"
+    else:
+        _session_traces(opened)[tid] = (name, data, time.time())
+        where = "kept for this session only"
+    kernels = sum(len(t.kernels) for t in m.modules.values())
+    modules = ", ".join(f"{mid} {t.name}" for mid, t in m.modules.items())
+    return tid, (f"Added {_code(name)}: {m.matched_events:,} per-op events matched "
+                 f"{kernels:,} kernels of module {_md(modules)}"
+                 + (f" ({m.unmatched_events:,} events match nothing)" if m.unmatched_events
+                    else "") + f"; {where}.")
+
+
+def _on_upload(key: str, opened: Opened) -> None:
+    f = st.session_state.get(key)
+    st.session_state[UPLOAD_GEN] = st.session_state.get(UPLOAD_GEN, 0) + 1
+    if f is None:
+        return
+    name = f.name
+    try:
+        tid, message = add_trace(opened, name, f.getvalue())
+    except TraceError as e:
+        st.session_state[MESSAGE] = ("error", f"**{_md(name)} cannot be used**: "
+                                              f"{_md(e.message)}")
+        return
+    except Exception as e:                 # a reader bug must not take the page down
+        log.exception("trace upload %s", name)
+        st.session_state[MESSAGE] = ("error", f"**{_md(name)} cannot be used**: "
+                                              f"{_code(f'{type(e).__name__}: {e}')}")
+        return
+    st.session_state[MESSAGE] = ("success", message)
+    _go(N.set_trace, tid)
