@@ -345,3 +345,21 @@ def test_a_slow_layout_never_blocks_the_page(monkeypatch):
         at.run()
     assert not any("still laying out" in w.value for w in at.warning)
     assert "laid out in" in texts(at)
+
+
+def test_node_budget_is_in_the_url_and_limits_the_view():
+    from viz.navigation import set_budget
+    from viz.state import ViewState
+    assert set_budget(ViewState(), 20).budget == 50
+    assert ViewState.from_query({"budget": "2500"}).budget == 2500
+    assert ViewState.from_query({"budget": "junk"}).budget == 1500
+    assert ViewState(budget=800).to_query() == {"budget": "800"}
+
+
+def test_node_budget_control_writes_the_url(monkeypatch):
+    at = app(sample("transformer"), monkeypatch)
+    at.number_input(key="pick-budget").set_value(800).run()
+    ok(at)
+    assert query(at)["budget"] == "800"
+    again = app(sample("transformer"), monkeypatch, query(at))
+    assert again.number_input(key="pick-budget").value == 800

@@ -102,6 +102,11 @@ def set_radius(state: ViewState, radius: int) -> ViewState:
     return state.with_(radius=max(0, min(int(radius), 20)))
 
 
+def set_budget(state: ViewState, budget: int) -> ViewState:
+    """The most nodes a view draws before it keeps groups closed."""
+    return state.with_(budget=max(50, min(int(budget), 6000)))
+
+
 def set_overlay(state: ViewState, overlay: str) -> ViewState:
     """Colour the graph by measured, predicted or predicted/measured runtime ('' = off)."""
     return state.with_(overlay=overlay if overlay in OVERLAYS else "")
