@@ -485,6 +485,22 @@ class HloModule:
         _ = self.frontend_attributes
         return self
 
+    def reachable(self, roots) -> list[HloComputation]:
+        """The computations ``roots`` (names) call, directly or not, themselves included,
+        in module order (callees before callers, as XLA writes them)."""
+        seen: set[str] = set()
+        stack = list(roots)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            comp = self._by_name.get(name)
+            if comp is not None:
+                for inst in comp.instructions:
+                    stack.extend(inst.called_names)
+        return [c for c in self.computations if c.name in seen]
+
     def callers(self) -> dict[str, list[HloInstruction]]:
         """Computation name -> the instructions that call it."""
         out: dict[str, list[HloInstruction]] = {}

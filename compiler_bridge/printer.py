@@ -89,23 +89,6 @@ def print_module(module: HloModule, *, header_attributes: dict[str, str] | None 
     return "\n".join(parts)
 
 
-def _callees(module: HloModule, roots: list[str]) -> list[str]:
-    """Computation names reachable from ``roots``, callees first, in module order."""
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        comp = module.get_computation(name)
-        if comp is None:
-            continue
-        for inst in comp.instructions:
-            stack.extend(inst.called_names)
-    return [c.name for c in module.computations if c.name in seen]
-
-
 def extract_text(module: HloModule, name: str) -> str:
     """A standalone module (HLO text) holding one computation or one instruction.
 
@@ -118,8 +101,7 @@ def extract_text(module: HloModule, name: str) -> str:
     comp = module.get_computation(name)
     parts: list[str] = []
     if comp is not None:
-        for cname in _callees(module, [comp.name]):
-            c = module.computation(cname)
+        for c in module.reachable([comp.name]):
             if c is not comp:
                 parts.append(print_computation(c, entry=False))
         parts.append(print_computation(comp, entry=True))
@@ -128,8 +110,8 @@ def extract_text(module: HloModule, name: str) -> str:
         inst = module.find(name)
         if inst is None:
             raise KeyError(f"module {module.name} has no computation or instruction {name!r}")
-        for cname in _callees(module, list(inst.called_names)):
-            parts.append(print_computation(module.computation(cname), entry=False))
+        for c in module.reachable(inst.called_names):
+            parts.append(print_computation(c, entry=False))
         owner = inst.computation
         lines = []
         params: list[str] = []

@@ -312,17 +312,7 @@ def inclusive_totals(report: RuntimeReport, module, module_id: str | None = None
         for inst in comp.instructions:
             if inst.opcode not in ("while", "conditional", "call") or not inst.called_names:
                 continue
-            seen: set[str] = set()
-            stack = list(inst.called_names)
-            while stack:
-                name = stack.pop()
-                if name in seen:
-                    continue
-                seen.add(name)
-                called = module.get_computation(name)
-                if called is not None:
-                    for sub in called.instructions:
-                        stack.extend(sub.called_names)
+            seen = {c.name for c in module.reachable(inst.called_names)}
             meas, pred, pred_m, n = 0.0, 0.0, 0.0, 0
             r = own.get(inst.name)
             if r is not None:
