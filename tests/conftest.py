@@ -4,12 +4,44 @@ from __future__ import annotations
 
 import glob
 import os
+import subprocess
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_dumps")
-PEER = os.path.join(os.path.dirname(ROOT), "shared", "peer_hlo")
+
+
+def _peer_corpus() -> str:
+    """../shared/peer_hlo beside the checkout; for a clone of a local checkout (CI clones
+    the work tree), beside the checkout it was cloned from; or $HLOLENS_PEER_HLO."""
+    candidates = [os.environ.get("HLOLENS_PEER_HLO", ""),
+                  os.path.join(os.path.dirname(ROOT), "shared", "peer_hlo")]
+    try:
+        origin = subprocess.run(["git", "-C", ROOT, "config", "--get", "remote.origin.url"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        origin = ""
+    if origin.startswith("file://"):
+        origin = origin[7:]
+    if origin and os.path.isdir(origin):
+        candidates.append(os.path.join(os.path.dirname(os.path.abspath(origin)), "shared",
+                                       "peer_hlo"))
+    for c in candidates:
+        if c and os.path.isfile(os.path.join(c, "golden.jsonl.gz")):
+            return c
+    return candidates[1]
+
+
+PEER = _peer_corpus()
+
+
+def peer_file(prefix: str) -> str:
+    """The peer module whose file name starts with ``prefix`` (skips when the corpus is absent)."""
+    hits = sorted(glob.glob(os.path.join(PEER, prefix + "*.hlo")))
+    if not hits:
+        pytest.skip(f"the peer corpus ({PEER}) is not available")
+    return hits[0]
 
 
 def sample(name: str) -> str:

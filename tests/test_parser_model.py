@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import glob
-import os
 
 import pytest
 
 from compiler_bridge import HloParseError, parse_hlo, parse_shape
 from compiler_bridge.shapes import UNBOUNDED
 
-from conftest import PEER, read, sample_file
+from conftest import peer_file, read, sample_file
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +24,7 @@ def legacy_after():
 
 
 def peer(prefix: str):
-    path = glob.glob(os.path.join(PEER, prefix + "*.hlo"))[0]
+    path = peer_file(prefix)
     return parse_hlo(read(path), path)
 
 
