@@ -3,15 +3,25 @@ the data the runtime benchmark (``bench/runtime_bench.py``) and ``python -m comp
 train`` learn and test on, beside the two committed sample traces.
 
 Each program runs in its own child process (XLA reads ``XLA_FLAGS`` once per process) with
-``JAX_PLATFORMS=cpu`` and ``XLA_FLAGS=--xla_dump_to=<folder> --xla_dump_hlo_as_text``:
-one warm-up step (compiles), then ``--steps`` steps under
-``jax.profiler.trace(<folder>/trace, create_perfetto_trace=True)`` (several runs, so the
-spread between runs gives a noise floor). Inputs are NumPy arrays with fixed seeds, so the
-only compiled module is the program's own. Object files and LLVM IR are deleted afterwards
-(the folders stay small); each folder is an ordinary dump that the app opens as is.
+``JAX_PLATFORMS=cpu``: one warm-up step (compiles), then ``--steps`` steps under
+``jax.profiler.trace(<folder>/trace, create_perfetto_trace=True)``. Inputs are NumPy arrays
+with fixed seeds, so the only compiled module is the program's own. Object files and LLVM
+IR are deleted afterwards (the folders stay small); each folder is an ordinary dump that the
+app opens as is.
 
-    .venv/bin/python bench/make_traced_programs.py               # all programs (~4 min, 2 cores)
+Measurements are taken in ``--rounds`` rounds: round 1 runs every program once with
+``XLA_FLAGS=--xla_dump_to=<folder> --xla_dump_hlo_as_text`` (the dump), each later round
+runs every program again in a fresh process (same compilation, no dump) and adds another
+profiling session to its ``trace/`` folder; the order of programs rotates between rounds.
+Why: these 2 cores are shared with other jobs, and re-measuring a program a minute later
+moves its kernels' medians by 10-70% (DESIGN.md section 4: contention, page faults), far
+more than the spread between runs of one session. Spreading a program's runs over several
+sessions minutes apart gives a label (the median over every run) that reflects the machine
+rather than the moment, and lets the benchmark report the noise between sessions.
+
+    .venv/bin/python bench/make_traced_programs.py               # all programs (~5 min, 2 cores)
     .venv/bin/python bench/make_traced_programs.py mlp_s attn_m  # some
+    .venv/bin/python bench/make_traced_programs.py --rounds 1    # one session each (faster)
     .venv/bin/python bench/make_traced_programs.py --list
 """
 
@@ -98,6 +108,25 @@ PROGRAMS: dict[str, tuple[str, str, dict]] = {
                     dict(n_params=24)),
     "optimizer_wide": ("Adam update over 64 parameter arrays, grad accumulation, global-norm "
                        "clip (a 64-operand fusion)", "optimizer", dict(n_params=64)),
+    # one more size of each family, so a held-out program has a sibling on both sides
+    "mlp_infer_narrow": ("6-layer 128-wide gelu MLP, inference, batch 256", "mlp_infer",
+                         dict(width=128, depth=6, batch=256)),
+    "cnn_deep": ("CNN 32x32x8 -> conv16 -> conv16 -> conv32, train, batch 8", "cnn",
+                 dict(hw=32, cin=8, ch=(16, 16, 32), batch=8)),
+    "attn_m_infer": ("transformer block d128 seq128 4 heads, inference, batch 4",
+                     "transformer", dict(d=128, seq=128, heads=4, batch=4, train=False)),
+    "attn_l": ("transformer block d256 seq128 8 heads, train, batch 1", "transformer",
+               dict(d=256, seq=128, heads=8, batch=1)),
+    "rnn_m": ("GRU over 24 steps (lax.scan), hidden 128, batch 8, train", "rnn",
+              dict(hidden=128, inp=64, steps=24, batch=8)),
+    "while_solver_m": ("Jacobi + power iteration (lax.while_loop), 384x384", "solver",
+                       dict(n=384)),
+    "elementwise_m": ("elementwise-heavy, shapes 1/2 of `elementwise`", "elementwise",
+                      dict(scale=2)),
+    "reductions_m": ("reduction-heavy, shapes 1/2 of `reductions`", "reductions",
+                     dict(scale=2)),
+    "layout_m": ("layout/gather, shapes 1/2 of `layout_gather`", "layout", dict(scale=2)),
+    "layout_xs": ("layout/gather, shapes 1/16 of `layout_gather`", "layout", dict(scale=16)),
 }
 
 
@@ -400,12 +429,24 @@ def child(name: str, folder: str, steps: int) -> None:
     import jax
     _, builder, kwargs = PROGRAMS[name]
     fn, args, feed = BUILDERS[builder](**kwargs)
+    import tempfile
     out = jax.block_until_ready(fn(*args))   # compile + warm up
-    with jax.profiler.trace(os.path.join(folder, "trace"), create_perfetto_trace=True):
-        for _ in range(steps):
-            if feed is not None:
-                args = feed(out, args)
-            out = jax.block_until_ready(fn(*args))
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".session-") as tmp:
+        with jax.profiler.trace(tmp, create_perfetto_trace=True):
+            for _ in range(steps):
+                if feed is not None:
+                    args = feed(out, args)
+                out = jax.block_until_ready(fn(*args))
+        # <folder>/trace/plugins/profile/<session>: a new session beside earlier rounds'
+        dest = os.path.join(folder, "trace", "plugins", "profile")
+        os.makedirs(dest, exist_ok=True)
+        for session in sorted(os.listdir(os.path.join(tmp, "plugins", "profile"))):
+            target = os.path.join(dest, session)
+            k = 1
+            while os.path.exists(target):
+                k += 1
+                target = os.path.join(dest, f"{session}_{k}")
+            shutil.move(os.path.join(tmp, "plugins", "profile", session), target)
 
 
 # --------------------------------------------------------------------------- driver
@@ -416,12 +457,19 @@ def prune(folder: str) -> None:
             os.remove(p)
 
 
-def make(name: str, steps: int) -> float:
+def make(name: str, steps: int, dump: bool = True) -> float:
+    """One session of one program: with ``dump``, a fresh folder with the dump and the
+    first trace; else one more profiling session in the existing folder's ``trace/``."""
     folder = os.path.join(OUT, name)
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
+    if dump:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+    elif not os.path.isdir(folder):
+        raise SystemExit(f"[{name}] {folder} does not exist: make it with a dump first")
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_dump_to={folder} --xla_dump_hlo_as_text"
+    env.pop("XLA_FLAGS", None)
+    if dump:
+        env["XLA_FLAGS"] = f"--xla_dump_to={folder} --xla_dump_hlo_as_text"
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     t0 = time.perf_counter()
@@ -431,14 +479,17 @@ def make(name: str, steps: int) -> float:
     if proc.returncode != 0:
         print(proc.stdout[-3000:])
         raise SystemExit(f"[{name}] failed with exit code {proc.returncode}")
-    prune(folder)
+    if dump:
+        prune(folder)
     return time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="programs to make (default: all)")
-    p.add_argument("--steps", type=int, default=16, help="traced steps per program")
+    p.add_argument("--steps", type=int, default=8, help="traced steps per program and round")
+    p.add_argument("--rounds", type=int, default=4,
+                   help="profiling sessions per program, taken in rounds over all programs")
     p.add_argument("--list", action="store_true")
     p.add_argument("--child", nargs=2, metavar=("NAME", "FOLDER"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -454,11 +505,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown programs: {', '.join(unknown)} (see --list)")
     total = time.perf_counter()
-    for name in names:
-        secs = make(name, args.steps)
-        print(f"[{name}] {secs:5.1f} s -> {os.path.relpath(os.path.join(OUT, name), ROOT)}",
-              flush=True)
-    print(f"{len(names)} programs in {time.perf_counter() - total:.0f} s")
+    for r in range(max(args.rounds, 1)):
+        shift = (r * 7) % len(names)
+        order = names if r == 0 else names[shift:] + names[:shift]
+        for name in order:
+            secs = make(name, args.steps, dump=(r == 0))
+            print(f"[round {r + 1}/{args.rounds}] [{name}] {secs:5.1f} s -> "
+                  f"{os.path.relpath(os.path.join(OUT, name), ROOT)}", flush=True)
+    print(f"{len(names)} programs x {args.rounds} sessions in "
+          f"{time.perf_counter() - total:.0f} s")
     return 0
 
 

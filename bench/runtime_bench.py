@@ -6,7 +6,8 @@ the learned model is trained on all the others and predicts it; the roofline use
 machine's profile, measured by ``calibrate`` at the start of the run. Per program:
 Kendall tau, Spearman, median APE, time-weighted APE and top-10 recall of each predictor
 against the measured median per execution, and the noise floor (the same metrics between
-two halves of the runs). The summary is the mean over programs.
+two halves of the measurements: alternate profiling sessions). The summary is the mean
+over programs.
 
     .venv/bin/python bench/make_traced_programs.py      # once (~3 min)
     .venv/bin/python bench/runtime_bench.py [--seeds 3] [--no-write]
@@ -44,7 +45,7 @@ def programs() -> list[str]:
 def _f(x: float, pct: bool = False) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
-    return f"{x:.0%}" if pct else f"{x:.2f}"
+    return f"{x:.1%}" if pct else f"{x:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["## Runtime prediction accuracy: calibrated roofline vs learned model", ""]
     lines.append(f"Command: {command()} — {machine()}; {len(folds)} programs, {len(ds)} "
                  f"measured kernels, {secs:.0f} s in all. Measured value: the {args.stat} "
-                 "self time per execution over all traced runs (each program ran 3–16 "
-                 "steps under `jax.profiler.trace`). Leave-one-program-out: the learned "
+                 "self time per execution over all traced runs (each generated program ran "
+                 "in 4 profiling sessions of 8 steps, taken in rounds over all programs "
+                 "about a minute apart; the two samples' traces are one session of 3 runs). "
+                 "Leave-one-program-out: the learned "
                  f"model ({cfg.hidden} hidden units, {cfg.embed}-d opcode embeddings, "
                  f"{cfg.steps} Adam steps, {cfg.seeds} seeds averaged, squared log error + "
                  f"pairwise ranking loss weight {cfg.rank_weight}) is trained on all other "
@@ -92,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
                  if device.bandwidth_curve else
                  f"Command: {command()} — {machine()}; {len(folds)} programs.")
     lines.append("")
-    lines.append("Noise floor: the same metric between two halves of the runs (odd vs even "
-                 "runs) — how well the measurement agrees with itself; no predictor can be "
-                 "expected to beat it. Programs share these 2 cores with other jobs, which "
-                 "is part of the noise.")
+    lines.append("Noise floor: the same metric between two halves of the measurements "
+                 "(sessions 1+3 vs 2+4; odd vs even runs for the one-session samples) — how "
+                 "well the measurement agrees with itself; no predictor can be expected to "
+                 "beat it. Programs share these 2 cores with other jobs, which is part of "
+                 "the noise.")
     lines.append("")
     lines.append("**Mean over held-out programs**")
     lines.append("")

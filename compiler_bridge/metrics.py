@@ -8,8 +8,8 @@
 * ``top10_recall``: share of the 10 slowest measured kernels that are among the 10
   slowest predicted (``k = min(10, n)``).
 
-The *noise floor* of a metric is its value between two halves of the measurements (odd
-and even runs): a prediction cannot be expected to agree with the measurement better than
+The *noise floor* of a metric is its value between two halves of the measurements
+(alternate profiling sessions when a trace has several, else odd and even runs): a prediction cannot be expected to agree with the measurement better than
 the measurement agrees with itself.
 """
 

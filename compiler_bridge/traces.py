@@ -413,10 +413,17 @@ class KernelTiming:
                 "min": self.min_us, "mean": self.total_us / max(self.count, 1)}[name]
 
     def halves(self, stat: str = "median") -> tuple[float, float] | None:
-        """The statistic over two disjoint halves of the data (alternate runs; alternate
-        executions when there is one run), or None when there is too little data."""
+        """The statistic over two disjoint halves of the data, or None when there is too
+        little: alternate profiling sessions when there are several (a session minutes
+        later differs more than two runs of one session: the honest spread), else
+        alternate runs, else alternate executions."""
         runs = sorted(self.per_run)
-        if len(runs) >= 2:
+        sessions = sorted({r.rpartition("#")[0] for r in runs})
+        if len(sessions) >= 2:
+            first = set(sessions[0::2])
+            a = [x for r in runs if r.rpartition("#")[0] in first for x in self.per_run[r]]
+            b = [x for r in runs if r.rpartition("#")[0] not in first for x in self.per_run[r]]
+        elif len(runs) >= 2:
             a = [x for r in runs[0::2] for x in self.per_run[r]]
             b = [x for r in runs[1::2] for x in self.per_run[r]]
         else:

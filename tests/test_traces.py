@@ -201,3 +201,23 @@ def test_an_uploaded_trace_is_read_from_bytes():
     m = measure(open_dump(sample("scan_while")), [uploaded("my.trace.json.gz", data)])
     assert m.matched_events == 819 and m.sources == ["my.trace.json.gz"]
     assert isinstance(uploaded("a", b""), TraceSource)
+
+
+def test_noise_floor_halves_split_by_profiling_session(tmp_path):
+    """With several sessions, the halves are alternate sessions (the spread between
+    sessions minutes apart), not alternate runs inside them: two sessions holding the same
+    trace give identical halves, while alternate runs of one session differ."""
+    src = glob.glob(os.path.join(sample("scan_while"), "trace", "plugins", "profile", "*",
+                                 "perfetto_trace.json.gz"))[0]
+    copies = []
+    for session in ("2026_01_01_00_00_00", "2026_01_01_00_05_00"):
+        os.makedirs(tmp_path / session)
+        copies.append(str(shutil.copy(src, tmp_path / session)))
+    dump = open_dump(sample("scan_while"))
+    one = measure(dump, [copies[0]]).module("0000").kernels["ynn_fusion"]
+    two = measure(dump, copies).module("0000").kernels["ynn_fusion"]
+    assert two.runs == 2 * one.runs and two.count == 2 * one.count
+    a, b = two.halves()
+    assert a == b == one.median_us
+    a1, b1 = one.halves()
+    assert a1 != b1     # alternate runs of one session: real spread

@@ -478,9 +478,10 @@ def _metrics(r: RuntimeReport) -> None:
         table.append(row)
     st.dataframe(table, hide_index=True, key="rt-metrics", width="stretch",
                  column_config={"what it measures": st.column_config.TextColumn(width="large")})
-    st.caption("Noise floor: the same metric between two halves of the measured runs (the "
-               "trace against itself). A model cannot be expected to beat it; with few runs "
-               "it is itself noisy.")
+    st.caption("Noise floor: the same metric between two halves of the measurements "
+               "(alternate profiling sessions when the trace has several, else alternate "
+               "runs: the trace against itself). A model cannot be expected to beat it; with "
+               "few runs it is itself noisy.")
 
 
 TABLE_CONFIG = {
