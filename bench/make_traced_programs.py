@@ -154,8 +154,8 @@ def _mlp(sizes, batch):
 
     @jax.jit
     def train_step(ps, x, y):
-        l, g = jax.value_and_grad(loss)(ps, x, y)
-        return jax.tree_util.tree_map(lambda p, d: p - 0.01 * d, ps, g), l
+        value, g = jax.value_and_grad(loss)(ps, x, y)
+        return jax.tree_util.tree_map(lambda p, d: p - 0.01 * d, ps, g), value
 
     return train_step, (params, x, y), lambda out, args: (out[0],) + args[1:]
 

@@ -95,7 +95,7 @@ _STMT_START = re.compile(rf"(?:ROOT\s|%{_NAME}\s*=|{_NAME}\s+=|\}})")
 _STMT_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]|ENTRY[ \t]|%{_NAME}[ \t]*=|{_NAME}[ \t]+="
                         rf"|%?{_NAME}[ \t]*\([^\n]*\)[ \t]*->)")
 _INT = re.compile(r"[+-]?\d+")
-_MODULE = re.compile(rf"HloModule(?![\w.\-])")
+_MODULE = re.compile(r"HloModule(?![\w.\-])")
 _TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)(?![\w.\-])")
 _TABLE_STRING = re.compile(r'(\d+)[ \t]+("(?:[^"\\\n]|\\.)*")')
 _TABLE_BRACED = re.compile(r"(\d+)[ \t]+(\{[^{}]*\})")
