@@ -202,8 +202,8 @@ def _cnn(hw, cin, ch, batch, stride=1):
 
     @jax.jit
     def train_step(p, x, y):
-        l, g = jax.value_and_grad(loss)(p, x, y)
-        return jax.tree_util.tree_map(lambda a, b: a - 0.01 * b, p, g), l
+        value, g = jax.value_and_grad(loss)(p, x, y)
+        return jax.tree_util.tree_map(lambda a, b: a - 0.01 * b, p, g), value
 
     return train_step, ((convs, dense), x, y), lambda out, args: (out[0],) + args[1:]
 
