@@ -248,8 +248,8 @@ def _transformer(d, seq, heads, batch, layers=1, train=True):
 
     @jax.jit
     def train_step(ps, x):
-        l, g = jax.value_and_grad(lambda ps: jnp.mean(forward(ps, x) ** 2))(ps)
-        return jax.tree_util.tree_map(lambda a, b: a - 1e-3 * b, ps, g), l
+        value, g = jax.value_and_grad(lambda ps: jnp.mean(forward(ps, x) ** 2))(ps)
+        return jax.tree_util.tree_map(lambda a, b: a - 1e-3 * b, ps, g), value
 
     return train_step, (params, x), lambda out, args: (out[0],) + args[1:]
 
@@ -281,8 +281,8 @@ def _rnn(hidden, inp, steps, batch):
 
     @jax.jit
     def train_step(p, xs):
-        l, g = jax.value_and_grad(loss)(p, xs)
-        return jax.tree_util.tree_map(lambda a, b: a - 0.01 * b, p, g), l
+        value, g = jax.value_and_grad(loss)(p, xs)
+        return jax.tree_util.tree_map(lambda a, b: a - 0.01 * b, p, g), value
 
     return train_step, (p, xs), lambda out, args: (out[0],) + args[1:]
 

@@ -469,13 +469,13 @@ def _fit_fn():
         def loss(p):
             corr = _forward(p, x, counts, weighted)
             err = corr - target
-            l = jnp.sum(weights * err * err) / wsum
+            fit_loss = jnp.sum(weights * err * err) / wsum
             # ranking on predicted log times (log roofline + correction): the pair
             # (pi, pj) has label[pi] > label[pj]; gap = log_roof[pi] - log_roof[pj]
             d = corr[pi] - corr[pj] + gap
-            l = l + rank * jnp.sum(pw * jax.nn.softplus(-2.0 * d))
+            fit_loss = fit_loss + rank * jnp.sum(pw * jax.nn.softplus(-2.0 * d))
             reg = sum(jnp.sum(v * v) for k_, v in p.items() if k_.startswith("w"))
-            return l + wd * reg
+            return fit_loss + wd * reg
 
         def total(stacked):
             return jnp.sum(jax.vmap(loss)(stacked))

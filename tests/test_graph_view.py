@@ -117,7 +117,7 @@ def test_labels_carry_name_opcode_and_shape_with_layout(transformer):
     for inst in transformer.entry.instructions:
         if view.shown_as.get(inst.name) != f"node:{inst.name}" or inst.shape.is_tuple:
             continue
-        line = next(l for l in view.dot.split("\n") if f'id="node:{inst.name}"' in l)
+        line = next(ln for ln in view.dot.split("\n") if f'id="node:{inst.name}"' in ln)
         label = re.search(r'label="([^"]*)"', line).group(1)
         assert inst.name[:40] in label and str(inst.shape)[:40] in label
 
@@ -206,6 +206,6 @@ def test_hub_edges_are_thinned_and_counted_in_labels():
     drawn_in = len(re.findall(rf" -> {root_id}[ ;]", view.dot))
     assert drawn_in <= 16
     hidden = len({view.shown_as[o] for o in root.operand_names}) - drawn_in
-    line = next(l for l in view.dot.split("\n") if l.strip().startswith(root_id + " ["))
+    line = next(ln for ln in view.dot.split("\n") if ln.strip().startswith(root_id + " ["))
     assert f"⋯ {hidden} more operands not drawn" in line
     assert any("not drawn" in n for n in view.notes)

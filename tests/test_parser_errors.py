@@ -55,7 +55,8 @@ def test_binary_file_is_rejected_with_offset():
 
 
 def _has(name, pattern):
-    import glob, os
+    import glob
+    import os
     from conftest import SAMPLES
     return bool(glob.glob(os.path.join(SAMPLES, name, pattern)))
 

@@ -448,7 +448,9 @@ def search(module: HloModule, query: str, *, regex: bool = False,
         match = pattern.search
     else:
         needle = query.lower()
-        match = lambda text: needle in text.lower()
+
+        def match(text: str) -> bool:
+            return needle in text.lower()
     exact = query.lower().lstrip("%")
     ranked: list[tuple[int, int, Hit]] = []
     for idx, inst in enumerate(module.instructions()):
