@@ -133,7 +133,8 @@ def _print_report(report, top: int) -> None:
     nf = m.get("noise_floor") or {}
     if report.metrics:
         print(f"\naccuracy over {m['kernels_compared']} measured kernels "
-              "(noise floor: one half of the runs against the other):")
+              "(noise floor: one half of the measurements against the other, by "
+              "profiling session when the trace has several, else by run):")
         for k in ("kendall_tau", "spearman", "median_ape", "time_weighted_ape", "top10_recall"):
             print(f"  {k:18s} {_fmt(m[k]):>6s}   (noise floor {_fmt(nf.get(k))})")
     print(f"events: {m['matched_events']} matched, {m['unmatched_events']} unmatched")
