@@ -10,7 +10,10 @@ module; the median over repeats is kept.
 * matmul: ``x @ y`` (XLA:CPU runs it through YNNPACK); ``x.T @ y`` (a plain ``dot``,
   Eigen) is measured too, from its start to its ``end:`` completion marker, since its
   thunk runs asynchronously; the faster of the two;
-* vector: a long FMA chain and a ``tanh`` chain on a cache-resident array (one fusion);
+* vector: a long FMA chain and a ``tanh`` chain on a cache-resident array (one fusion,
+  small enough that XLA:CPU runs it on one thread), and the FMA chain on an array large
+  enough that XLA:CPU splits the fusion over threads (``outer_dimension_partitions``): the
+  ratio of the two rates is the parallel speed-up (``threads``);
 * bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
   (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
   program output (a fresh buffer each run: ``output_bandwidth``);
@@ -65,6 +68,14 @@ def _programs(quick: bool):
         return x
     v = jnp.ones((n_vec,), jnp.float32)
     out["fma_chain"] = (jax.jit(fma_chain), (v,), ("flops", 2.0 * chain * n_vec))
+    n_par = n_vec * 16   # 1 MiB: split over threads, still cache-sized
+
+    def fma_split(x):
+        for _ in range(chain):
+            x = x * 0.999 + 0.001
+        return x
+    out["fma_split"] = (jax.jit(fma_split), (jnp.ones((n_par,), jnp.float32),),
+                        ("flops", 2.0 * chain * n_par))
     out["tanh_chain"] = (jax.jit(tanh_chain), (v,), ("transcendentals", chain // 2 * n_vec))
 
     sizes = [1 << 13, 1 << 15, 1 << 17, 1 << 19, 1 << 21] + ([] if quick else [1 << 23])
@@ -170,8 +181,12 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     vec = rate("fma_chain")
     trans = rate("tanh_chain")
     trans_cost = max(vec / trans, 1.0)
-    say(f"vector f32: {vec / 1e9:.1f} GFLOP/s; tanh: {trans / 1e9:.2f} G/s "
-        f"= {trans_cost:.1f} flops each")
+    threads = min(max(rate("fma_split") / vec, 1.0), float(os.cpu_count() or 1))
+    if threads != threads:   # NaN: not measured
+        threads = 1.0
+    say(f"vector f32: {vec / 1e9:.1f} GFLOP/s on one thread, x{threads:.2f} when XLA "
+        f"splits a fusion over threads; tanh: {trans / 1e9:.2f} G/s = {trans_cost:.1f} "
+        "flops each")
     overhead = statistics.median(loop["small"]) if loop["small"] else 1.0
     per_buffer = 0.0
     if loop["wide"]:
@@ -199,7 +214,7 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         name, kind, {"f32": mm}, vector_flops=vec,
         bandwidth=curve[-1][1] if curve else out_bw, output_bandwidth=out_bw,
         launch_overhead_us=overhead, per_buffer_us=per_buffer,
-        transcendental_flops=trans_cost, bandwidth_curve=curve,
+        transcendental_flops=trans_cost, bandwidth_curve=curve, threads=threads,
         source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
                f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
         measured=True,

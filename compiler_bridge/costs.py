@@ -81,6 +81,7 @@ class KernelCost:
     in_place: bool = False           # an in-place dynamic-update-slice
     loop_kernels: int = 0            # while/conditional: kernels its body/branch runs each time
     output_bytes: float = 0.0        # bytes written straight into a program output buffer
+    partitions: int = 1              # XLA:CPU splits the kernel over this many threads
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -99,7 +100,7 @@ class KernelCost:
                 "bytes_written": self.bytes_written, "bytes": self.bytes,
                 "intensity": self.intensity, "dtype": self.dtype, "matmul": self.matmul,
                 "buffers": self.buffers, "trip_count": self.trip_count,
-                "in_place": self.in_place}
+                "in_place": self.in_place, "partitions": self.partitions}
 
 
 # --------------------------------------------------------------------------- which kernels
@@ -510,7 +511,21 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
     return KernelCost(inst.name, comp, inst.opcode, inst.fusion_kind or "", flops, trans,
                       read, written, _dtype(inst, module), mm, buffers,
                       _trip_count(inst) if inst.opcode == "while" else None, in_place,
-                      loop_kernels=loop_kernels, output_bytes=output_bytes)
+                      loop_kernels=loop_kernels, output_bytes=output_bytes,
+                      partitions=_partitions(inst))
+
+
+def _partitions(inst: HloInstruction) -> int:
+    """Threads XLA:CPU runs a loop fusion on: the product of the backend config's
+    ``outer_dimension_partitions`` (absent or empty: one)."""
+    if "outer_dimension_partitions" not in inst.attributes.get("backend_config", ""):
+        return 1
+    cfg = inst.backend_config
+    parts = cfg.get("outer_dimension_partitions") if isinstance(cfg, dict) else None
+    try:
+        return max(math.prod(int(p) for p in parts), 1) if parts else 1
+    except (TypeError, ValueError):
+        return 1
 
 
 def _writes_program_output(inst: HloInstruction) -> bool:
@@ -569,12 +584,21 @@ def roofline_us(cost: KernelCost, device: DeviceProfile) -> float:
     if cost.opcode in CONTROL_FLOW and cost.buffers == 0:
         n = control_iterations(cost) * max(cost.loop_kernels, 1)
         return device.launch_overhead_us * (n + 1)
-    peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
+    return max(compute_seconds(cost, device), memory_seconds(cost, device)) * 1e6 \
+        + device.launch_overhead_us + device.per_buffer_us * cost.buffers
+
+
+def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
+    """Flops (transcendentals at their cost in flops) over the peak: the matmul rate for
+    dots and convolutions, else the vector rate of one thread times the threads the kernel
+    is split over, up to the device's measured parallel speed-up."""
+    if cost.matmul:
+        peak = device.matmul_rate(cost.dtype)
+    else:
+        peak = device.vector_flops * min(float(max(cost.partitions, 1)),
+                                         max(device.threads, 1.0))
     work = cost.flops + cost.transcendentals * device.transcendental_flops
-    compute_s = work / peak if peak > 0 else 0.0
-    memory_s = memory_seconds(cost, device)
-    return max(compute_s, memory_s) * 1e6 + device.launch_overhead_us \
-        + device.per_buffer_us * cost.buffers
+    return work / peak if peak > 0 else 0.0
 
 
 def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:
@@ -593,8 +617,7 @@ def bound(cost: KernelCost, device: DeviceProfile) -> str:
     """'compute', 'memory' or 'overhead': which term of the roofline is largest."""
     if cost.opcode in CONTROL_FLOW and cost.buffers == 0:
         return "overhead"
-    peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
-    compute = (cost.flops + cost.transcendentals * device.transcendental_flops) / peak * 1e6
+    compute = compute_seconds(cost, device) * 1e6
     memory = memory_seconds(cost, device) * 1e6
     overhead = device.launch_overhead_us + device.per_buffer_us * cost.buffers
     return max((compute, "compute"), (memory, "memory"), (overhead, "overhead"))[1]

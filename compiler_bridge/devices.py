@@ -41,6 +41,9 @@ class DeviceProfile:
     # bytes/s of writing a program output (a fresh buffer each run: page faults, cold
     # cache lines); 0: same as any write
     output_bandwidth: float = 0.0
+    # how much faster a kernel XLA:CPU splits over threads (outer_dimension_partitions)
+    # runs its vector work, at most: `vector_flops` is one thread's rate
+    threads: float = 1.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

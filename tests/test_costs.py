@@ -124,6 +124,32 @@ def test_roofline_formula():
     assert roofline_us(mm, dev) == pytest.approx(1000.0 + 2.0)
 
 
+def test_a_fusion_split_over_threads_gets_the_parallel_vector_rate():
+    """XLA:CPU's backend config says how many threads run a loop fusion; the compute term
+    divides by min(partitions, the profile's measured speed-up), never for dots."""
+    hlo = module("transformer")
+    split = hlo.find("multiply_add_fusion")
+    assert '"outer_dimension_partitions":["2"]' in split.attributes["backend_config"]
+    c = kernel_cost(split, hlo)
+    assert c.partitions == 2 and c.to_json()["partitions"] == 2
+    single = [kernel_cost(i, hlo) for i in kernels(hlo) if i.opcode == "fusion"
+              and '"outer_dimension_partitions":[]' in i.attributes.get("backend_config", "")]
+    assert single and all(k.partitions == 1 for k in single)
+    # compute-bound on this profile: no memory term, no overhead
+    one = DeviceProfile("t", "cpu", {"f32": 1e12}, vector_flops=1e6, bandwidth=1e18,
+                        launch_overhead_us=0.0, threads=1.0)
+    many = DeviceProfile("t", "cpu", {"f32": 1e12}, vector_flops=1e6, bandwidth=1e18,
+                         launch_overhead_us=0.0, threads=1.8)
+    assert roofline_us(c, many) == pytest.approx(roofline_us(c, one) / 1.8)
+    four = DeviceProfile("t", "cpu", {"f32": 1e12}, vector_flops=1e6, bandwidth=1e18,
+                         launch_overhead_us=0.0, threads=4.0)
+    assert roofline_us(c, four) == pytest.approx(roofline_us(c, one) / 2)   # 2 partitions
+    assert roofline_us(single[0], four) == pytest.approx(roofline_us(single[0], one))
+    # an old profile file without the field reads as one thread
+    assert DeviceProfile.from_json({k: v for k, v in one.to_json().items()
+                                    if k != "threads"}).threads == 1.0
+
+
 def test_bandwidth_curve_interpolates_in_log_space():
     dev = DeviceProfile("t", "cpu", {"f32": 1e12}, 1e11, 1e10, 1.0,
                         bandwidth_curve=[[1e3, 1e11], [1e5, 1e10]])

@@ -198,9 +198,13 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     bw = dev.bandwidth
     grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     mm = dev.matmul_rate("f32")
-    for peak, name, dash in ((mm, f"matmul peak {_si(mm, 'flop/s')}", "solid"),
-                             (dev.vector_flops, f"vector peak {_si(dev.vector_flops, 'flop/s')}",
-                              "dot")):
+    roofs = [(mm, f"matmul peak {_si(mm, 'flop/s')}", "solid"),
+             (dev.vector_flops, f"vector peak {_si(dev.vector_flops, 'flop/s')}", "dot")]
+    if dev.threads > 1.05:   # fusions XLA:CPU splits over threads reach higher
+        split = dev.vector_flops * dev.threads
+        roofs.append((split, f"vector peak, split over threads {_si(split, 'flop/s')}",
+                      "dashdot"))
+    for peak, name, dash in roofs:
         fig.add_trace(go.Scatter(x=grid, y=[min(peak, bw * x) for x in grid], mode="lines",
                                  name=name, line=dict(color="#495057", dash=dash, width=1.5),
                                  hoverinfo="skip"))
