@@ -19,7 +19,7 @@ more than the spread between runs of one session. Spreading a program's runs ove
 sessions minutes apart gives a label (the median over every run) that reflects the machine
 rather than the moment, and lets the benchmark report the noise between sessions.
 
-    .venv/bin/python bench/make_traced_programs.py               # all programs (~5 min, 2 cores)
+    .venv/bin/python bench/make_traced_programs.py               # all programs (~6 min, 2 cores)
     .venv/bin/python bench/make_traced_programs.py mlp_s attn_m  # some
     .venv/bin/python bench/make_traced_programs.py --rounds 1    # one session each (faster)
     .venv/bin/python bench/make_traced_programs.py --list
@@ -127,6 +127,29 @@ PROGRAMS: dict[str, tuple[str, str, dict]] = {
                      dict(scale=2)),
     "layout_m": ("layout/gather, shapes 1/2 of `layout_gather`", "layout", dict(scale=2)),
     "layout_xs": ("layout/gather, shapes 1/16 of `layout_gather`", "layout", dict(scale=16)),
+    "mlp_infer_384": ("4-layer 384-wide gelu MLP, inference, batch 64", "mlp_infer",
+                      dict(width=384, depth=4, batch=64)),
+    "mlp_infer_thin": ("8-layer 64-wide gelu MLP, inference, batch 1024", "mlp_infer",
+                       dict(width=64, depth=8, batch=1024)),
+    "mlp_b": ("MLP 512-768-512-10 train step, batch 96", "mlp",
+              dict(sizes=(512, 768, 512, 10), batch=96)),
+    "cnn_s2": ("CNN 48x48x4 -> conv24 s2 -> conv48 s2, train, batch 4", "cnn",
+               dict(hw=48, cin=4, ch=(24, 48), batch=4, stride=2)),
+    "attn_long_infer": ("transformer block d64 seq256 2 heads, inference, batch 2",
+                        "transformer", dict(d=64, seq=256, heads=2, batch=2, train=False)),
+    "attn_192": ("transformer block d192 seq96 6 heads, train, batch 2", "transformer",
+                 dict(d=192, seq=96, heads=6, batch=2)),
+    "rnn_w": ("GRU over 12 steps (lax.scan), hidden 192, batch 16, train", "rnn",
+              dict(hidden=192, inp=96, steps=12, batch=16)),
+    "while_solver_xs": ("Jacobi + power iteration (lax.while_loop), 192x192", "solver",
+                        dict(n=192)),
+    "optimizer_m": ("Adam update over 40 parameter arrays, grad accumulation", "optimizer",
+                    dict(n_params=40)),
+    "elementwise_xs": ("elementwise-heavy, shapes 1/4 of `elementwise`", "elementwise",
+                       dict(scale=4)),
+    "reductions_xs": ("reduction-heavy, shapes 1/4 of `reductions`", "reductions",
+                      dict(scale=4)),
+    "layout_4": ("layout/gather, shapes 1/4 of `layout_gather`", "layout", dict(scale=4)),
 }
 
 

@@ -9,7 +9,7 @@ against the measured median per execution, and the noise floor (the same metrics
 two halves of the measurements: alternate profiling sessions). The summary is the mean
 over programs.
 
-    .venv/bin/python bench/make_traced_programs.py      # once (~3 min)
+    .venv/bin/python bench/make_traced_programs.py      # once (~6 min)
     .venv/bin/python bench/runtime_bench.py [--seeds 3] [--no-write]
 """
 
@@ -40,6 +40,17 @@ def programs() -> list[str]:
         print("generated/traced/ is empty: run bench/make_traced_programs.py first",
               file=sys.stderr)
     return out + gen
+
+
+def family_of(names: list[str]) -> dict[str, str]:
+    """Program -> family (the builder in make_traced_programs; the transformer sample is a
+    transformer, the scan/while sample a family of its own)."""
+    from bench.make_traced_programs import PROGRAMS
+    out = {"transformer": "transformer"}
+    for n in names:
+        if n in PROGRAMS:
+            out[n] = PROGRAMS[n][1]
+    return out
 
 
 def _f(x: float, pct: bool = False) -> str:
@@ -73,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg.steps = args.steps
     folds = L.leave_one_program_out(ds, device, cfg, log=print)
     summary = L.summarize(folds)
+    families = family_of(ds.programs)
+    strict = L.summarize(L.leave_one_program_out(ds, device, cfg, group_of=families))
     secs = time.perf_counter() - t0
 
     lines = ["## Runtime prediction accuracy: calibrated roofline vs learned model", ""]
@@ -114,6 +127,18 @@ def main(argv: list[str] | None = None) -> int:
                                              + _f(goal, pct))
         lines.append(f"| {k} | {_f(r, pct)} | **{_f(l_, pct)}** | {_f(n, pct)} | {goal_txt} | "
                      f"{'yes' if better else 'no'} |")
+    lines.append("")
+    fams = sorted({families.get(p, p) for p in ds.programs})
+    lines.append("Stricter: leave one *family* out (each program predicted by a model that "
+                 f"saw no program of its family; {len(fams)} families: {', '.join(fams)}): "
+                 "learned Kendall tau "
+                 f"{_f(strict['learned']['kendall_tau'])}, median APE "
+                 f"{_f(strict['learned']['median_ape'], True)}, top-10 recall "
+                 f"{_f(strict['learned']['top10_recall'], True)} (roofline "
+                 f"{_f(summary['roofline']['kendall_tau'])}, "
+                 f"{_f(summary['roofline']['median_ape'], True)}, "
+                 f"{_f(summary['roofline']['top10_recall'], True)}). This is how the model "
+                 "does on a kind of program it was never trained on.")
     lines.append("")
     lines.append("**Per held-out program** (roofline / learned / noise floor)")
     lines.append("")

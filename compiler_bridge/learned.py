@@ -681,16 +681,25 @@ class FoldResult:
 
 
 def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
-                          log=None) -> list[FoldResult]:
+                          log=None, group_of: dict[str, str] | None = None) -> list[FoldResult]:
     """For each program: train on the others, predict it; metrics per held-out program
-    for the roofline (``device``) and the learned model, with the noise floor."""
+    for the roofline (``device``) and the learned model, with the noise floor.
+
+    ``group_of`` (program -> group, e.g. its family) makes it stricter: a program's whole
+    group is left out of its training set, so no sibling of another size helps."""
     out = []
+    models: dict[str, LearnedModel] = {}
+    group_of = group_of or {}
     for prog in ds.programs:
         held = np.array([p == prog for p in ds.program])
         test = ds.subset(held)
         if len(test) < 2:
             continue
-        model = train(ds.subset(~held), device, cfg)
+        group = group_of.get(prog, prog)
+        model = models.get(group)
+        if model is None:
+            out_of_group = np.array([group_of.get(p, p) != group for p in ds.program])
+            model = models[group] = train(ds.subset(out_of_group), device, cfg)
         pred = model.predict_dataset(test)
         res = FoldResult(prog, len(test), _metrics(test.roofline_us, test.label_us),
                          _metrics(pred, test.label_us), noise_floor(test))

@@ -83,3 +83,29 @@ def test_leave_one_program_out_reports_each_program(dataset):
         assert -1 <= f.learned["kendall_tau"] <= 1
     s = L.summarize(folds)
     assert set(s) == {"roofline", "learned", "noise_floor"}
+
+
+def test_leaving_a_group_out_trains_without_any_of_its_programs(dataset, monkeypatch):
+    seen: list[list[str]] = []
+    real = L.train
+
+    def spy(ds, device, cfg=None, meta=None):
+        seen.append(sorted(set(ds.program)))
+        return real(ds, device, cfg, meta)
+    monkeypatch.setattr(L, "train", spy)
+    # a third program: scan_while's kernels again under another name, in its group
+    twin = dataset.subset(np.array([p == "scan_while" for p in dataset.program]))
+    twin.program, twin.programs = ["twin"] * len(twin), ["twin"]
+    ds = L.Dataset.concat([dataset, twin])
+    assert ds.programs == ["scan_while", "transformer", "twin"]
+    plain = L.leave_one_program_out(ds, CPU, TINY)
+    assert seen == [["transformer", "twin"], ["scan_while", "twin"],
+                    ["scan_while", "transformer"]]
+    # with the twin in training, scan_while is predicted from its own kernels: far better
+    # than when its whole group is left out
+    seen.clear()
+    strict = L.leave_one_program_out(ds, CPU, TINY, group_of={"scan_while": "g", "twin": "g"})
+    assert seen == [["transformer"], ["scan_while", "twin"]]     # one model per group
+    assert [f.program for f in strict] == ["scan_while", "transformer", "twin"]
+    assert strict[0].learned == strict[2].learned
+    assert plain[0].learned["median_ape"] <= strict[0].learned["median_ape"]
