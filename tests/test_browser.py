@@ -372,6 +372,12 @@ def pick_stage(page, typed: str, option: str) -> None:
     picker = page.locator(".st-key-pick-stage")
     picker.click()
     page.keyboard.type(typed)
+    # the list filters as keys arrive: click only once it holds nothing but matches, or a
+    # re-render can move another option under the pointer
+    page.wait_for_function(
+        """t => { const o = [...document.querySelectorAll('[role="option"]')];
+                 return o.length > 0 && o.every(e => e.textContent.toLowerCase().includes(t)); }""",
+        arg=typed.lower(), timeout=10_000)
     page.get_by_role("option").filter(has_text=option).first.click()
 
 
@@ -499,7 +505,7 @@ def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, a
     svg_node(page, f"node:{name}").click()
     wait_param(page, "selected", name)
     wait_idle(page)
-    pick_stage(page, "fusion", "25 · fusion")
+    pick_stage(page, "25 · fusion", "25 · fusion")
     wait_param(page, "stage", "pass:0024")
     visible_text(page, f"%{name} = ").wait_for()
     wait_idle(page)
