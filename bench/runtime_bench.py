@@ -154,8 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("")
     met = [k for k in GOALS if (summary["learned"][k] >= GOALS[k]) == HIGHER_IS_BETTER[k]]
     missed = [k for k in GOALS if k not in met]
-    lines.append("Goals: " + (", ".join(f"{k} met" for k in met) or "none met")
-                 + ("; " + ", ".join(f"{k} missed" for k in missed) if missed else "") + ".")
+    def exact(k: str) -> str:
+        v = summary["learned"][k]
+        return f"{v:.2%}" if k in ("median_ape",) else f"{v:.3f}"
+    lines.append("Goals: " + (", ".join(f"{k} met ({exact(k)})" for k in met) or "none met")
+                 + ("; " + ", ".join(f"{k} missed ({exact(k)})" for k in missed)
+                    if missed else "") + ".")
     body = "\n".join(lines)
     print("\n" + body)
     if not args.no_write:
