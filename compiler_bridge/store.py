@@ -258,11 +258,15 @@ class Store:
             names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path("notes"), detail=False)]
         except FileNotFoundError:
             return
+        deleted = {n[:-len(".deleted")] for n in names if n.endswith(".deleted")}
         with self._db() as db:
+            for uid in deleted:
+                db.execute("DELETE FROM views WHERE uid=?", (uid,))
+                db.execute("DELETE FROM comments WHERE uid=?", (uid,))
             known = {r[0] for r in db.execute("SELECT uid FROM views UNION SELECT uid FROM comments")}
             for n in names:
                 uid = n[:-5]
-                if not n.endswith(".json") or uid in known:
+                if not n.endswith(".json") or uid in known or uid in deleted:
                     continue
                 try:
                     rec = json.loads(self.fs.cat_file(self._path("notes", n)))
@@ -537,6 +541,26 @@ class Store:
             rows = db.execute("SELECT id, name, note, query, author, created_at FROM views "
                               "WHERE hash=? ORDER BY created_at", (h,)).fetchall()
         return [SavedView(r[0], share_id, r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+
+    def delete_view(self, share_id: str, view_id: int) -> None:
+        """Delete one of this dump's saved views, for every replica."""
+        self._delete("views", "saved view", share_id, view_id)
+
+    def delete_comment(self, share_id: str, comment_id: int) -> None:
+        """Delete one of this dump's comments, for every replica."""
+        self._delete("comments", "comment", share_id, comment_id)
+
+    def _delete(self, table: str, what: str, share_id: str, row_id: int) -> None:
+        h = self.resolve(share_id)
+        with self._db() as db:
+            row = db.execute(f"SELECT uid FROM {table} WHERE id=? AND hash=?",
+                             (int(row_id), h)).fetchone()
+            if row is None:
+                raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
+            db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
+        if self.remote:
+            # a tombstone: other replicas drop the row, and never take the note back in
+            self.fs.pipe_file(self._path("notes", row[0] + ".deleted"), b"{}")
 
     def add_comment(self, share_id: str, module: str, node: str, text: str,
                     author: str = "") -> Comment:

@@ -105,6 +105,26 @@ def test_saved_views_are_listed_for_everyone_who_opens_the_dump(monkeypatch):
     assert query(other)["selected"] == "ynn_fusion.8"
 
 
+def test_a_saved_view_and_a_comment_can_be_deleted(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    share_id = query(at)["dump"]
+    store = Store(data_dir())
+    v = store.save_view(share_id, "oops", {"dump": share_id})
+    c = store.add_comment(share_id, "0000", "ynn_fusion.29", "wrong node")
+    at.run()
+    ok(at)
+    assert any(e.label == "Saved views (1)" for e in at.expander)
+    assert any(e.label == "✎ Comments (1)" for e in at.expander)
+    at.button(key=f"view-del:{v.id}:yes").click().run()
+    ok(at)
+    assert store.views(share_id) == []
+    assert any(e.label == "Saved views (0)" for e in at.expander)
+    at.button(key=f"comment-del:{c.id}:yes").click().run()
+    ok(at)
+    assert store.comments(share_id) == []
+    assert any(e.label == "✎ Comments (0)" for e in at.expander)
+
+
 def test_a_comment_shows_in_the_inspector_and_as_a_badge(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     at.text_area(key="comment-text:ynn_fusion.29").input("why kCustom? <img src=x>")

@@ -212,6 +212,42 @@ def test_an_fsspec_location_is_shared_by_replicas(tmp_path):
     assert [c.text for c in a.comments(stored.share_id)] == ["seen from b"]
 
 
+def test_views_and_comments_can_be_deleted_on_every_replica(tmp_path):
+    url = f"memory://hlolens-test-{os.getpid()}-{time.time_ns()}"
+    a = Store(url, cache_dir=str(tmp_path / "replica_a"))
+    b = Store(url, cache_dir=str(tmp_path / "replica_b"))
+    stored = a.add_path(sample("cond_switch"))
+    other = a.add_path(sample("scan_while"))
+    keep = a.save_view(stored.share_id, "keep", {"module": "0000"})
+    gone = a.save_view(stored.share_id, "wrong one", {"module": "0000"})
+    c = a.add_comment(stored.share_id, "0000", "conditional", "typo")
+    assert [v.name for v in b.views(stored.share_id)] == ["keep", "wrong one"]
+    assert len(b.comments(stored.share_id)) == 1
+    # another dump's link cannot delete it
+    with pytest.raises(StoreError, match="no saved view"):
+        a.delete_view(other.share_id, gone.id)
+    a.delete_view(stored.share_id, gone.id)
+    a.delete_comment(stored.share_id, c.id)
+    assert [v.name for v in a.views(stored.share_id)] == ["keep"]
+    # replica b had both rows already, and a third replica starts from the notes
+    fresh = Store(url, cache_dir=str(tmp_path / "replica_c"))
+    for s in (b, fresh):
+        assert [v.name for v in s.views(stored.share_id)] == ["keep"]
+        assert s.comments(stored.share_id) == []
+    with pytest.raises(StoreError, match="deleted already"):
+        a.delete_view(stored.share_id, gone.id)
+    assert keep.id in [v.id for v in a.views(stored.share_id)]
+
+
+def test_deleting_in_a_local_store_survives_a_restart(tmp_path):
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("cond_switch"))
+    v = store.save_view(d.share_id, "v", {"module": "0000"})
+    store.delete_view(d.share_id, v.id)
+    assert Store(data).views(d.share_id) == []
+
+
 def test_the_same_archive_again_is_recognised_before_unpacking(tmp_path, monkeypatch):
     from compiler_bridge import store as store_module
     store = Store(str(tmp_path / "data"))

@@ -71,6 +71,9 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected)
             for c in mine:
                 st.markdown(f"**{_md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
+                if opened.share_id:
+                    _delete_control(f"comment-del:{c.id}", "this comment",
+                                    _delete_comment, (opened.share_id, c.id, name))
             if not opened.share_id:
                 st.caption("Comments need the dump in the store; this one could not be "
                            "added to it.")
@@ -145,6 +148,36 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
             if v.note:
                 line += f"  \n{_text(v.note)}"
             st.caption(line)
+            _delete_control(f"view-del:{v.id}", f"the view “{_md(v.name)}”", _delete_view,
+                            (opened.share_id, v.id, v.name))
+        msg = st.session_state.pop("view-del-msg", "")
+        if msg:
+            st.warning(msg)
+
+
+def _delete_control(key: str, what: str, on_click, args: tuple) -> None:
+    """A small 'Delete' that asks once more: a saved view or comment is everyone's."""
+    with st.popover("Delete", type="tertiary", key=key):
+        st.caption(f"Delete {what} for everyone who opens this dump?")
+        st.button("Delete", key=key + ":yes", type="primary", on_click=on_click, args=args)
+
+
+def _delete_view(share_id: str, view_id: int, name: str) -> None:
+    try:
+        store().delete_view(share_id, view_id)
+    except (DumpError, OSError) as e:
+        st.session_state["view-del-msg"] = f"Not deleted: {describe(e)}"
+        return
+    st.toast(f"Deleted the saved view {name}")
+
+
+def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
+    try:
+        store().delete_comment(share_id, comment_id)
+    except (DumpError, OSError) as e:
+        st.session_state[f"comment-msg:{node}"] = f"Not deleted: {describe(e)}"
+        return
+    st.toast(f"Deleted a comment on {node}")
 
 
 def _where(v: SavedView) -> str:
