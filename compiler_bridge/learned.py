@@ -74,7 +74,7 @@ NUMERIC = (
     "log_partitions", "log_largest_operand", "log_smallest_operand", "control_flow",
     "log_output_bytes", "program_log_kernels", "program_log_bytes", "program_log_flops",
     "program_log_roofline_us", "share_of_program_roofline", "log_parameter_bytes",
-    "hot_input_share",
+    "hot_input_share", "schedule_position",
 ) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
 
 
@@ -198,6 +198,16 @@ def _schedule(comp: HloComputation) -> dict[str, int]:
     return got
 
 
+def _position(inst: HloInstruction) -> float:
+    """Where in its computation's schedule the kernel runs, 0 (first) to 1 (last): the
+    first kernels of a step meet cold caches and idle threads."""
+    comp = inst.computation
+    if comp is None:
+        return 0.0
+    order = _schedule(comp)
+    return (order.get(inst.name, 1) - 1) / max(len(order) - 1, 1)
+
+
 def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
                     device: DeviceProfile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(numeric features, opcode counts, size-weighted opcode counts) of one kernel."""
@@ -266,7 +276,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         float(cost.transcendentals > 0), float("__ynn_fusion" in cfg_text),
         _log(partitions), _log(max(operand_bytes)), _log(min(operand_bytes)), float(control),
         _log(cost.output_bytes), ctx[0], ctx[1], ctx[2], ctx[3], roof / max(ctx[4], 1e-9),
-        _log(param_bytes), hot_share,
+        _log(param_bytes), hot_share, _position(inst),
     ] + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
 

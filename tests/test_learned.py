@@ -109,3 +109,13 @@ def test_leaving_a_group_out_trains_without_any_of_its_programs(dataset, monkeyp
     assert [f.program for f in strict] == ["scan_while", "transformer", "twin"]
     assert strict[0].learned == strict[2].learned
     assert plain[0].learned["median_ape"] <= strict[0].learned["median_ape"]
+
+
+def test_schedule_position_runs_from_first_to_last_kernel():
+    d = open_dump(sample("transformer"))
+    m = d.stage(d.main, "after_optimizations")
+    entry = [i for i in kernels(m) if i.computation is m.entry]
+    pos = [dict(zip(L.NUMERIC, L.kernel_features(i, kernel_cost(i, m), m, CPU)[0]))
+           ["schedule_position"] for i in entry]
+    assert pos[0] == 0 and pos[-1] == pytest.approx(1)
+    assert pos == sorted(pos) and len(set(pos)) == len(pos)
