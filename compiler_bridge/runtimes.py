@@ -189,7 +189,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         device = device_profile(device)
     if device is None:
         device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
-    learned = _resolve_model(model, device, auto_model)
+    learned = _resolve_model(model, device, auto_model, notes)
     rows: list[KernelRow] = []
     reported = []
     for mod in chosen:
@@ -219,7 +219,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     return report
 
 
-def _resolve_model(model, device: DeviceProfile, auto: bool):
+def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):
     if model is None and not auto:
         return None
     from . import learned as L
@@ -227,7 +227,12 @@ def _resolve_model(model, device: DeviceProfile, auto: bool):
         path = L.default_model_path(device.kind)
         if not os.path.exists(path):
             return None
-        model = path
+        try:
+            return L.LearnedModel.load(path)
+        except (OSError, ValueError, KeyError) as e:
+            # the model found on its own is stale or broken: the roofline, and say why
+            notes.append(f"saved cost model not used: {str(e).splitlines()[0]}")
+            return None
     if isinstance(model, (str, os.PathLike)):
         return L.LearnedModel.load(os.fspath(model))
     return model

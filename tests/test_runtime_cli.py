@@ -95,6 +95,26 @@ def test_train_then_predict_with_the_model(tmp_path):
     assert out["predictor"] == "learned" and "roofline" in out["metrics"]
 
 
+def test_a_stale_saved_model_falls_back_to_the_roofline_and_says_why(tmp_path):
+    """The model the app finds on its own (the default path) made by an older HLO Lens:
+    predictions come from the roofline, with a note, not an error."""
+    p = run("train", sample("scan_while"), sample("transformer"), "--out",
+            str(tmp_path / "cost-model-cpu.npz"), "--steps", "5", "--seeds", "1",
+            "--device", "cpu", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    p = run("runtimes", sample("scan_while"), "--json", tmp_env=str(tmp_path))
+    assert json.loads(p.stdout)["predictor"] == "learned"       # found on its own
+    meta = json.loads((tmp_path / "cost-model-cpu.json").read_text())
+    meta["numeric"] = meta["numeric"][:-1]                      # an older feature set
+    (tmp_path / "cost-model-cpu.json").write_text(json.dumps(meta))
+    p = run("runtimes", sample("scan_while"), "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["predictor"] == "roofline"
+    assert any("saved cost model not used" in n and "train it again" in n
+               for n in out["notes"])
+
+
 def test_profile_runs_a_script_and_writes_a_dump_with_a_trace(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent("""
