@@ -198,11 +198,11 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     bw = dev.bandwidth
     grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     mm = dev.matmul_rate("f32")
-    roofs = [(mm, f"matmul peak {_si(mm, 'flop/s')}", "solid"),
-             (dev.vector_flops, f"vector peak {_si(dev.vector_flops, 'flop/s')}", "dot")]
+    roofs = [(mm, f"matmul {_si(mm, 'flop/s')}", "solid"),
+             (dev.vector_flops, f"vector {_si(dev.vector_flops, 'flop/s')}", "dot")]
     if dev.threads > 1.05:   # fusions XLA:CPU splits over threads reach higher
         split = dev.vector_flops * dev.threads
-        roofs.append((split, f"vector peak, split over threads {_si(split, 'flop/s')}",
+        roofs.append((split, f"vector ×{dev.threads:.1f} threads {_si(split, 'flop/s')}",
                       "dashdot"))
     for peak, name, dash in roofs:
         fig.add_trace(go.Scatter(x=grid, y=[min(peak, bw * x) for x in grid], mode="lines",
@@ -211,7 +211,7 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     if dev.bandwidth_curve:
         best_bw = max(b for _, b in dev.bandwidth_curve)
         fig.add_trace(go.Scatter(x=grid, y=[min(mm, best_bw * x) for x in grid], mode="lines",
-                                 name=f"cache bandwidth {_si(best_bw, 'B/s')}",
+                                 name=f"cache {_si(best_bw, 'B/s')}",
                                  line=dict(color="#adb5bd", dash="dash", width=1),
                                  hoverinfo="skip"))
     by_cat: dict[str, list[KernelRow]] = {}
@@ -233,7 +233,7 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
                       clickmode="event+select",
                       xaxis=dict(type="log", title="arithmetic intensity (flop/byte)"),
                       yaxis=dict(type="log", title="achieved flop/s"),
-                      legend=dict(orientation="h", y=-0.18))
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 
 
