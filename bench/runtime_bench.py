@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"measured kernels, {secs:.0f} s in all. Measured value: the {args.stat} "
                  "self time per execution over all traced runs (each generated program ran "
                  "in 4 profiling sessions of 8 steps, taken in rounds over all programs "
-                 "about a minute apart; the two samples' traces are one session of 3 runs). "
+                 "about a minute apart; the two samples' traces are one session each, of 3 and 5 runs). "
                  "Leave-one-program-out: the learned "
                  f"model ({cfg.hidden} hidden units, {cfg.embed}-d opcode embeddings, "
                  f"{cfg.steps} Adam steps, {cfg.seeds} seeds averaged, squared log error + "
