@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,21 +23,13 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
+from bench.common import (CHROMIUM, CHROMIUM_ARGS, ROOT, command, machine,  # noqa: E402
+                          start_app, stop_app, write_section)
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NODES = """() => { let n = 0;
   for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
     if (h.shadowRoot) n = Math.max(n, h.shadowRoot.querySelectorAll('svg g.node').length);
   return n; }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def view_of_2000(path: str) -> tuple[list[str], int]:
@@ -85,28 +75,17 @@ def main() -> None:
              "expanded": "~".join(expanded)}, int(expected * 0.95)),
         "transformer sample, default view": ({"dump": small.share_id}, 20),
     }
-    port = free_port()
     env = dict(os.environ, HLOLENS_DATA=data)
     log = open(os.path.join(data, "server.log"), "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", os.path.join(ROOT, "app.py"),
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
+    try:
+        proc, base = start_app(env, log, timeout=90)
+    except RuntimeError as e:
+        raise SystemExit(str(e)) from None
     rows = []
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(base + "_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if time.time() > deadline:
-                    raise SystemExit("the app did not start")
-                time.sleep(0.3)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                        headless=True)
 
             def load(query: dict, want: int) -> tuple[float, int]:
                 ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
@@ -127,11 +106,7 @@ def main() -> None:
                       f"{statistics.median(warm):.2f} s", flush=True)
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_app(proc)
         log.close()
     lines = [
         "## Browser: page load to graph drawn",

@@ -10,69 +10,39 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 import urllib.parse
-import urllib.request
 import zipfile
 
 import pytest
 from conftest import ROOT, sample
 
+from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
 from compiler_bridge import open_dump
 
-CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM),
                        reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it"),
 ]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
     .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 TIMINGS: dict[str, float] = {}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("hlolens-data")
-    port = _free_port()
     env = dict(os.environ, HLOLENS_DATA=str(data))
     env.pop("HLOLENS_DUMP", None)
     log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", os.path.join(ROOT, "app.py"),
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(url + "_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail("the app did not start:\n" + (data / "server.log").read_text()[-3000:])
-        time.sleep(0.3)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        proc, url = start_app(env, log, timeout=60)
+    except RuntimeError as e:
+        log.close()
+        pytest.fail(f"{e}:\n" + (data / "server.log").read_text()[-3000:])
+    yield url
+    stop_app(proc)
     log.close()
     if os.environ.get("HLOLENS_KEEP_LOG"):
         shutil.copy(data / "server.log", os.path.join(ROOT, "test-artifacts", "server.log"))
@@ -82,7 +52,7 @@ def server(tmp_path_factory):
 def browser():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b
         b.close()
 
@@ -179,16 +149,21 @@ def shot(page, artifacts_dir: str, name: str) -> None:
     page.screenshot(path=os.path.join(artifacts_dir, name))
 
 
-@pytest.fixture(scope="module")
-def transformer_zip(tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("zips") / "transformer.zip"
-    src = sample("transformer")
+def sample_zip(tmp_path_factory, name: str) -> str:
+    """A sample dump zipped as a user would: one top folder named after it."""
+    out = tmp_path_factory.mktemp("zips") / f"{name}.zip"
+    src = sample(name)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for dirpath, _, files in os.walk(src):
-            for name in files:
-                full = os.path.join(dirpath, name)
-                z.write(full, os.path.join("transformer", os.path.relpath(full, src)))
+            for fn in files:
+                full = os.path.join(dirpath, fn)
+                z.write(full, os.path.join(name, os.path.relpath(full, src)))
     return str(out)
+
+
+@pytest.fixture(scope="module")
+def transformer_zip(tmp_path_factory) -> str:
+    return sample_zip(tmp_path_factory, "transformer")
 
 
 def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, artifacts_dir):
@@ -476,14 +451,7 @@ def test_step_through_passes_with_the_buttons(server, new_page, artifacts_dir):
 
 @pytest.fixture(scope="module")
 def mlp_zip(tmp_path_factory) -> str:
-    out = tmp_path_factory.mktemp("zips") / "mlp_train.zip"
-    src = sample("mlp_train")
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for dirpath, _, files in os.walk(src):
-            for name in files:
-                full = os.path.join(dirpath, name)
-                z.write(full, os.path.join("mlp_train", os.path.relpath(full, src)))
-    return str(out)
+    return sample_zip(tmp_path_factory, "mlp_train")
 
 
 def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, artifacts_dir):
