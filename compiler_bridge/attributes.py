@@ -285,18 +285,13 @@ def window(raw: str) -> Window:
         pairs = parts["pad"].split("x")
         pads_low, pads_high = [], []
         for p in pairs:
-            lo, _, hi = p.rpartition("_") if p.count("_") == 1 else _split_pad(p)
+            if p.count("_") != 1:
+                raise ValueError(f"bad pad {p!r}")
+            lo, _, hi = p.partition("_")
             pads_low.append(int(lo))
             pads_high.append(int(hi))
     return Window(size, dims("stride", 1), tuple(pads_low), tuple(pads_high),
                   dims("lhs_dilate", 1), dims("rhs_dilate", 1), dims("rhs_reversal", 0), raw)
-
-
-def _split_pad(p: str) -> tuple[str, str, str]:
-    m = re.fullmatch(r"(-?\d+)_(-?\d+)", p)
-    if not m:
-        raise ValueError(f"bad pad {p!r}")
-    return m.group(1), "_", m.group(2)
 
 
 @dataclass(frozen=True, slots=True)

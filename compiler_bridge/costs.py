@@ -307,18 +307,8 @@ def _in_single_kernel(inst: HloInstruction) -> bool:
     module = comp.module if comp is not None else None
     if comp is None or module is None or comp.is_entry:
         return False
-    callers = _callers(module).get(comp.name, [])
+    callers = module.callers().get(comp.name, [])
     return any(is_single_kernel_call(c) or _in_single_kernel(c) for c in callers)
-
-
-_CALLERS: "weakref.WeakKeyDictionary[HloModule, dict]" = weakref.WeakKeyDictionary()
-
-
-def _callers(module: HloModule) -> dict[str, list[HloInstruction]]:
-    cache = _CALLERS.get(module)
-    if cache is None:
-        cache = _CALLERS[module] = module.callers()
-    return cache
 
 
 # --------------------------------------------------------------------------- bytes

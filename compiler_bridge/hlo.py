@@ -404,6 +404,7 @@ class HloModule:
         self.source = source
         self.id = id                      # the dump's module id ('0006') when known
         self._by_name = {c.name: c for c in computations}
+        self._callers: dict[str, list[HloInstruction]] | None = None
         # with no ENTRY keyword XLA takes the last computation as the entry
         self.entry: HloComputation = next(
             (c for c in computations if c.is_entry), computations[-1] if computations else None)
@@ -502,12 +503,14 @@ class HloModule:
         return [c for c in self.computations if c.name in seen]
 
     def callers(self) -> dict[str, list[HloInstruction]]:
-        """Computation name -> the instructions that call it."""
-        out: dict[str, list[HloInstruction]] = {}
-        for inst in self.instructions():
-            for callee in inst.called_names:
-                out.setdefault(callee, []).append(inst)
-        return out
+        """Computation name -> the instructions that call it (built once)."""
+        if self._callers is None:
+            out: dict[str, list[HloInstruction]] = {}
+            for inst in self.instructions():
+                for callee in inst.called_names:
+                    out.setdefault(callee, []).append(inst)
+            self._callers = out
+        return self._callers
 
     def stats(self) -> dict:
         """Counts as the ``stats`` command prints them."""

@@ -30,7 +30,7 @@ from .hlo import (FileLocation, HloComputation, HloInstruction, HloModule, Stack
                   StackFrameIndex)
 from .hlo_names import (NAME_PATTERN, OPCODES, RESERVED_NAMES, NameUniquer, async_wrapped,
                         sanitize_name)
-from .shapes import (Shape, ShapeSyntaxError, _shape_cache, array_shape, can_be_shape,
+from .shapes import (_SKIP, Shape, ShapeSyntaxError, _shape_cache, array_shape, can_be_shape,
                      compatible, parse_shape_at, shape_from_text, tuple_shape,
                      without_element_size)
 
@@ -82,7 +82,7 @@ for _op in ("async-start", "async-update", "async-done", "recv", "recv-done", "s
     del _FAST_KIND[_op]
 
 # ----------------------------------------------------------------------------- tokens
-_WS = re.compile(r"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+")
+_WS = _SKIP   # whitespace and comments
 _NAME_TOK = re.compile(rf"(%?)({_NAME})")
 _IDENT = re.compile(r"[A-Za-z_][\w.\-]*")
 _ROOT_KW = re.compile(r"ROOT(?![\w.\-%])")
@@ -140,7 +140,6 @@ _BOOL_ATTRS = frozenset("""is_stable indices_are_sorted unique_indices constrain
 use_global_device_ids is_host_transfer custom_call_has_side_effect largest is_composite
 is_reverse is_associative""".split())
 _INT_LIST_RE = re.compile(r"\{\s*(?:[+-]?\d+\s*(?:,\s*[+-]?\d+\s*)*)?\}")
-_INT_RE = re.compile(r"[+-]?\d+")
 _SINGLE_COMPUTATION = frozenset({"calls", "to_apply", "body", "condition",
                                  "true_computation", "false_computation"})
 _COMPUTATION_LISTS = frozenset({"branch_computations", "called_computations"})
@@ -896,15 +895,15 @@ class _Parser:
                 raise self.error_at(f"expect async_wrapped_computation to be {comp.name}, "
                                     f"but got {called[0]}", op_at)
             if wrapped and comp.root is not None and \
-                    _written(comp.root) != wrapped[1]:
-                raise self.error_at(f"expect async wrapped opcode to be {_written(comp.root)},"
+                    comp.root.written_opcode != wrapped[1]:
+                raise self.error_at(f"expect async wrapped opcode to be {comp.root.written_opcode},"
                                     f" but got {wrapped[1]}", op_at)
             called = (comp.name,)
         printed = op
         root = comp.root
         if root is not None and all(i is root or i.opcode == "parameter"
                                     for i in comp.instructions):
-            printed = _written(root) + {"async-start": "-start", "async-update": "-update",
+            printed = root.written_opcode + {"async-start": "-start", "async-update": "-update",
                                         "async-done": "-done"}[kind]
         else:
             printed = kind
@@ -1056,7 +1055,7 @@ class _Parser:
                     raise self.error_at(f"expected a list of integers such as {{0,1}} for "
                                         f"'{key}'", v)
             elif key in _INT_ATTRS:
-                if not _INT_RE.fullmatch(value):
+                if not _INT.fullmatch(value):
                     raise self.error_at(f"expected an integer for '{key}'", v)
             elif key in _BOOL_ATTRS and value not in ("true", "false"):
                 raise self.error_at(f"expected true or false for '{key}'", v)

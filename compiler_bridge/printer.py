@@ -17,7 +17,7 @@ def _quote(s: str) -> str:
 
 def print_instruction(inst: HloInstruction) -> str:
     root = "ROOT " if inst.is_root else ""
-    opcode = getattr(inst, "written_opcode", None) or inst.opcode
+    opcode = inst.written_opcode
     if inst.opcode in NON_OPERAND_ARGS:
         args = inst.args_text.strip()
     else:
@@ -82,7 +82,7 @@ def print_module(module: HloModule, *, header_attributes: dict[str, str] | None 
     if frames:
         parts.append(frames)
     for comp in module.computations:
-        if getattr(comp, "synthetic", False):
+        if comp.synthetic:
             continue   # XLA's own async wrappers for 'X-start' shorthand: not printed
         parts.append(print_computation(comp, entry=comp is module.entry))
         parts.append("")
@@ -121,7 +121,7 @@ def extract_text(module: HloModule, name: str) -> str:
                 raise KeyError(f"operand {op!r} of {inst.name} not found")
             params.append(op)
             lines.append(f"  %{op} = {src.shape} parameter({len(params) - 1})")
-        opcode = getattr(inst, "written_opcode", None) or inst.opcode
+        opcode = inst.written_opcode
         args = inst.args_text.strip() if inst.opcode in NON_OPERAND_ARGS else \
             ", ".join("%" + n for n in inst.operand_names)
         attrs = "".join(f", {k}={v}" for k, v in inst.attributes.items()

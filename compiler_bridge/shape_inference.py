@@ -66,7 +66,7 @@ _FLOAT_PROPS = {
 
 
 def _array(shape: Shape, what: str) -> Shape:
-    if shape.element_type in ("tuple", "token", "opaque"):
+    if not shape.is_array:
         raise InferenceError(f"expected an array {what}, got {shape.text}")
     return shape
 

@@ -8,7 +8,6 @@ touches Streamlit, so every panel can be tested and reused by the CLI and export
 from __future__ import annotations
 
 import re
-import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -162,17 +161,6 @@ def opcode_histogram(summary: ModuleSummary, top: int = 30):
 
 # --------------------------------------------------------------------------- computations
 
-_callers_cache: weakref.WeakKeyDictionary[HloModule, dict] = weakref.WeakKeyDictionary()
-
-
-def _callers(module: HloModule) -> dict[str, list[HloInstruction]]:
-    try:
-        return _callers_cache[module]
-    except KeyError:
-        out = _callers_cache[module] = module.callers()
-        return out
-
-
 def call_role(inst: HloInstruction, computation: str) -> str:
     """How ``inst`` uses ``computation``: 'body', 'condition', 'branch 1', 'to_apply'..."""
     if inst.opcode == "fusion":
@@ -212,7 +200,7 @@ def breadcrumb(module: HloModule, computation: str | None) -> list[Crumb]:
     comp = module.get_computation(computation) if computation else entry
     if comp is None or entry is None:
         return [Crumb(entry.name, f"ENTRY {entry.name}")] if entry is not None else []
-    callers = _callers(module)
+    callers = module.callers()
     chain: list[Crumb] = []
     seen: set[str] = set()
     cur = comp
@@ -240,7 +228,7 @@ class ComputationChoice:
 def computation_choices(module: HloModule, include_fused: bool = False) -> list[ComputationChoice]:
     """ENTRY first, then called computations (while bodies, branches, reducers...) in file
     order; fused computations only when asked (they open in place inside the graph)."""
-    callers = _callers(module)
+    callers = module.callers()
     out = []
     entry = module.entry
     if entry is not None:
@@ -271,7 +259,7 @@ def locate(module: HloModule, name: str) -> Location | None:
     inst = module.find(name)
     if inst is None or inst.computation is None:
         return None
-    callers = _callers(module)
+    callers = module.callers()
     comp = inst.computation
     expand: list[str] = []
     anchor = inst.name
@@ -380,7 +368,7 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
             out.fused_lines = [i.text for i in fused.instructions]
     comp = inst.computation
     if comp is not None and comp.is_fusion:
-        users = [u for u in _callers(module).get(comp.name, []) if u.opcode == "fusion"]
+        users = [u for u in module.callers().get(comp.name, []) if u.opcode == "fusion"]
         out.in_fusion = users[0].name if users else ""
     change = _safe(lambda: layout_change(inst), None)
     if change is not None:
