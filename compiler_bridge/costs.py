@@ -505,17 +505,21 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
                       partitions=_partitions(inst))
 
 
-def _partitions(inst: HloInstruction) -> int:
-    """Threads XLA:CPU runs a loop fusion on: the product of the backend config's
-    ``outer_dimension_partitions`` (absent or empty: one)."""
+def outer_partitions(inst: HloInstruction) -> int:
+    """The product of the backend config's ``outer_dimension_partitions``: how many threads
+    XLA:CPU splits a loop fusion over; 0 when the config has none (or an unreadable one)."""
     if "outer_dimension_partitions" not in inst.attributes.get("backend_config", ""):
-        return 1
+        return 0
     cfg = inst.backend_config
     parts = cfg.get("outer_dimension_partitions") if isinstance(cfg, dict) else None
     try:
-        return max(math.prod(int(p) for p in parts), 1) if parts else 1
+        return math.prod(int(p) for p in parts) if parts else 0
     except (TypeError, ValueError):
-        return 1
+        return 0
+
+
+def _partitions(inst: HloInstruction) -> int:
+    return max(outer_partitions(inst), 1)
 
 
 def _writes_program_output(inst: HloInstruction) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import metrics as M
 from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations, kernel_cost,
-                    kernels, roofline_us)
+                    kernels, outer_partitions, roofline_us)
 from .devices import CACHE_DIR, DeviceProfile
 from .dump import AFTER, Dump, open_dump
 from .hlo import HloComputation, HloInstruction, HloModule
@@ -134,16 +134,15 @@ _CONTEXT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def _program_context(module: HloModule, device: DeviceProfile) -> tuple[float, ...]:
     """Program-level context every kernel of a module shares: how many kernels, how many
     bytes and flops, and the roofline time of a whole step (cache pressure, contention)."""
-    key = (device.name, device.launch_overhead_us, device.bandwidth)
     cached = _CONTEXT.get(module)
-    if cached is not None and cached[0] == key:
+    if cached is not None and cached[0] == device:   # every rate counts, not just the name
         return cached[1]
     costs = [kernel_cost(i, module) for i in kernels(module)]
     total_bytes = sum(c.bytes for c in costs)
     total_flops = sum(c.flops for c in costs)
     total_us = sum(roofline_us(c, device) for c in costs)
     ctx = (_log(len(costs)), _log(total_bytes), _log(total_flops), _log(total_us), total_us)
-    _CONTEXT[module] = (key, ctx)
+    _CONTEXT[module] = (device, ctx)
     return ctx
 
 
@@ -240,14 +239,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         m = max(lhs.element_count // max(k, 1), 1)
         n = max(rhs.element_count // max(k, 1), 1)
     cfg_text = inst.attributes.get("backend_config", "")
-    partitions = 0
-    cfg = inst.backend_config if cfg_text else None
-    if isinstance(cfg, dict):
-        parts = cfg.get("outer_dimension_partitions") or []
-        try:
-            partitions = math.prod(int(p) for p in parts) if parts else 0
-        except (TypeError, ValueError):
-            partitions = 0
+    partitions = outer_partitions(inst)
     control = inst.opcode in CONTROL_FLOW and cost.buffers == 0
     trips = control_iterations(cost) if inst.opcode == "while" else 0
     comp = inst.computation

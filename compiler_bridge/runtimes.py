@@ -214,7 +214,9 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     if len(mrows) >= 2:
         meas = [r.measured_us for r in mrows]
         report.metrics = compare([r.predicted_us for r in mrows], meas)
-        report.roofline_metrics = compare([r.roofline_us for r in mrows], meas)
+        # with no learned model the prediction is the roofline: the same numbers
+        report.roofline_metrics = report.metrics if learned is None else \
+            compare([r.roofline_us for r in mrows], meas)
         report.noise_floor = noise_floor_of([r.timing for r in mrows], stat)
     return report
 
