@@ -58,16 +58,17 @@ with page.section("Breadcrumb"):
     page.breadcrumb(nav, shown)                  # ENTRY › while.5 › body, and a picker
 
 svg, inspected = "", None
+module_comments = share.comments_of(opened, shown.dump_module.id)   # read once per run
 graph_col, inspector_col = st.columns([3, 2], gap="medium")
 with graph_col, page.section("Graph"):
     runtimes.graph_messages(nav, rt)             # no trace, a broken one, another stage
-    view, svg = page.graph(nav, opened, shown, share.comment_counts(opened, shown),
+    view, svg = page.graph(nav, opened, shown, share.comment_counts(module_comments),
                            rt.for_graph() if rt else None)
 with inspector_col, page.section("Inspector"):
     inspected = page.inspector(nav, opened, shown, view)
     runtimes.inspector(nav, rt, inspected, view)         # its measured/predicted time
     passes.history(nav, opened, shown, inspected)        # the steps that changed it
-    share.comments(nav, opened, shown, inspected)
+    share.comments(nav, opened, shown, inspected, module_comments)
 
 page.details(nav, opened, shown, view,           # Changes, Text diff, Steps; Runtimes;
              passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...

@@ -169,11 +169,10 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                     f"{f.function or '?'} ({f.file.rsplit('/', 1)[-1]}:{f.line})" for f in frames)
     # Instructions without a scope (constants, broadcasts, tuples) join their users'
     # common scope, so they do not all pile up at the top level.
-    users = _users(comp)
     for inst in reversed(comp.instructions):
         if paths[inst.name] or inst.opcode == "parameter" or inst.is_root:
             continue
-        us = [paths[u.name] for u in users.get(inst.name, ())]
+        us = [paths[u.name] for u in comp.users_of(inst.name)]
         if us:
             common = us[0]
             for p in us[1:]:
@@ -183,14 +182,6 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                 common = common[:n]
             paths[inst.name] = common
     return paths
-
-
-def _users(comp: HloComputation) -> dict[str, list[HloInstruction]]:
-    out: dict[str, list[HloInstruction]] = {}
-    for inst in comp.instructions:
-        for op in inst.operand_names:
-            out.setdefault(op, []).append(inst)
-    return out
 
 
 def _build_tree(module: HloModule, comp: HloComputation, grouping: str,
@@ -809,13 +800,12 @@ def _depth(g: _Group) -> int:
 
 
 def _neighbourhood(comp: HloComputation, center: HloInstruction, radius: int) -> set[str]:
-    users = _users(comp)
     keep = {center.name}
     frontier = [center]
     for _ in range(max(radius, 0)):
         nxt = []
         for inst in frontier:
-            for other in list(inst.operands) + users.get(inst.name, []):
+            for other in list(inst.operands) + comp.users_of(inst.name):
                 if other.name not in keep:
                     keep.add(other.name)
                     nxt.append(other)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from compiler_bridge import HloModule
 
 from .panels import locate
-from .state import OVERLAYS, ViewState
+from .state import BUDGET, OVERLAYS, RADIUS, ViewState, clamp
 
 
 def choose_dump(state: ViewState, dump: str) -> ViewState:
@@ -99,12 +99,12 @@ def set_focus(state: ViewState, on: bool) -> tuple[ViewState, str]:
 
 
 def set_radius(state: ViewState, radius: int) -> ViewState:
-    return state.with_(radius=max(0, min(int(radius), 20)))
+    return state.with_(radius=clamp(radius, RADIUS))
 
 
 def set_budget(state: ViewState, budget: int) -> ViewState:
     """The most nodes a view draws before it keeps groups closed."""
-    return state.with_(budget=max(50, min(int(budget), 6000)))
+    return state.with_(budget=clamp(budget, BUDGET))
 
 
 def set_overlay(state: ViewState, overlay: str) -> ViewState:

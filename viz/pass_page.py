@@ -19,13 +19,13 @@ from compiler_bridge import HloParseError
 from compiler_bridge.diff import ModuleDiff, text_diff
 from compiler_bridge.dump import AFTER, BEFORE
 from compiler_bridge.passes import (PER_PASS_FLAG, PER_PASS_HINT, HistoryEvent, Timeline,
-                                    instruction_history, step_changes, step_diff)
+                                    instruction_history, step_changes)
 
 from . import navigation as N
 from . import passes as V
 from .page import (STAGES, Inspected, Navigator, Opened, Picked, Shown, _code, _controlled, _go,
                    _go_option, _go_widget, _md, _show_in_graph, section, stage_label)
-from .render import compare_step
+from .render import compare_step, diff_for
 from .state import ViewState
 
 CHART_HEIGHT = 190
@@ -41,11 +41,10 @@ def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
                  ) -> tuple[ModuleDiff | None, int | None, str]:
     """(diff, step compared with, error) for the step on screen; no diff without a
     compare target, and none on a step that does not parse."""
-    against = compare_step(tl, state.with_(stage=tl.step(index).stage))
-    if against is None or not tl.step(index).ok:
-        return None, against, ""
+    st = state.with_(stage=tl.step(index).stage)
+    against = compare_step(tl, st)
     try:
-        return step_diff(opened.dump, tl, index, against), against, ""
+        return diff_for(opened.dump, st, tl), against, ""
     except HloParseError as e:
         return None, against, str(e)
 

@@ -50,21 +50,23 @@ def comments_of(opened: Opened, module_id: str) -> list[Comment]:
         return []
 
 
-def comment_counts(opened: Opened, shown: Shown) -> dict[str, int]:
+def comment_counts(module_comments: list[Comment]) -> dict[str, int]:
     """Instruction -> number of comments, for the graph's badges."""
     out: dict[str, int] = {}
-    for c in comments_of(opened, shown.dump_module.id):
+    for c in module_comments:
         out[c.node] = out.get(c.node, 0) + 1
     return out
 
 
-def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected) -> None:
-    """In the inspector: the selected node's comments and a form to add one."""
+def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
+             module_comments: list[Comment]) -> None:
+    """In the inspector: the selected node's comments (``module_comments``: read
+    once per run) and a form to add one."""
     name = inspected.name
     if not name or ":" in name:
         return
     with inspected.slot, section("Comments"):
-        mine = [c for c in comments_of(opened, shown.dump_module.id) if c.node == name]
+        mine = [c for c in module_comments if c.node == name]
         box = st.expander(f"✎ Comments ({len(mine)})", expanded=bool(mine),
                           key=f"comments:{shown.dump_module.id}:{name}")
         with box:
@@ -334,10 +336,11 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
             notes.append("Changes: " + diff_summary(d))
             legend = [(name, "#ffc9c9" if color == REMOVED_BORDER else color)
                       for name, color in DIFF_LEGEND] + legend
-    if comments_of(opened, m.id):
+    on_module = comments_of(opened, m.id)
+    if on_module:
         legend.append(COMMENT_LEGEND)
     notes.extend(view.notes)
-    mine = [c for c in comments_of(opened, m.id) if info is not None and c.node == info.name]
+    mine = [c for c in on_module if info is not None and c.node == info.name]
     rows = runtime_rows() if runtime_rows is not None else None
     if runtime_legend is not None:
         legend = runtime_legend() + legend

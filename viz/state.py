@@ -11,6 +11,12 @@ from typing import Mapping
 
 GROUPINGS = ("layers", "source", "flat")
 OVERLAYS = ("", "measured", "predicted", "ratio")
+RADIUS = (0, 20)       # focus hops, lowest and highest
+BUDGET = (50, 6000)    # visible nodes, lowest and highest
+
+
+def clamp(value: int | str, bounds: tuple[int, int]) -> int:
+    return max(bounds[0], min(int(value), bounds[1]))
 
 
 @dataclass(frozen=True)
@@ -67,12 +73,12 @@ class ViewState:
                 kwargs[f.name] = tuple(dict.fromkeys(x for x in raw.split("~") if x))
             elif f.name == "radius":
                 try:
-                    kwargs[f.name] = max(0, min(int(raw), 20))
+                    kwargs[f.name] = clamp(raw, RADIUS)
                 except ValueError:
                     pass
             elif f.name == "budget":
                 try:
-                    kwargs[f.name] = max(50, min(int(raw), 6000))
+                    kwargs[f.name] = clamp(raw, BUDGET)
                 except ValueError:
                     pass
             elif f.name == "grouping":
