@@ -397,10 +397,6 @@ class _Side:
         inst = self.insts[i]
         return InstructionRef(inst.name, self.comp[i].name, inst.opcode, self.fusion_of(i))
 
-    def param_source(self, i: int) -> int | None:
-        """For a parameter of a transparent computation: the caller's operand it stands for."""
-        return self.psrc[i]
-
     def identity_key(self, i: int, strict: bool) -> int:
         """What instruction i computes, short of its operands, as a small int shared by
         both snapshots (``self.keys_shared``): opcode, shape without layout, attributes

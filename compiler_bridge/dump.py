@@ -7,7 +7,6 @@ hides the rest of the dump.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import posixpath
@@ -338,7 +337,6 @@ class Dump:
         self._cache: OrderedDict[str, HloModule] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.RLock()
-        self._hash: str | None = None
 
     def __repr__(self) -> str:
         return f"<Dump {self.name}: {len(self.modules)} modules, {len(self.files)} files>"
@@ -379,8 +377,9 @@ class Dump:
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8", "replace")
 
-    def parse(self, path: str) -> HloModule:
-        """The parsed HLO module in one text file (cached); raises HloParseError."""
+    def parse(self, path: str, data: bytes | None = None) -> HloModule:
+        """The parsed HLO module in one text file (cached); raises HloParseError.
+        ``data``: the file's bytes when the caller has read them already."""
         with self._lock:
             mod = self._cache.get(path)
             if mod is not None:
@@ -388,7 +387,8 @@ class Dump:
                 return mod
         f = self._by_path.get(path)
         try:
-            data = self.read_bytes(path)
+            if data is None:
+                data = self.read_bytes(path)
             mod = parse_hlo_bytes(data, path, id=f.module_id if f else None)
         except HloParseError as e:
             self.report(path, str(e))
@@ -423,17 +423,6 @@ class Dump:
                 raise KeyError(f"module {mod.label} has no {stage} file")
             return self.parse(f.path)
         return self.parse(stage)
-
-    @property
-    def content_hash(self) -> str:
-        """sha256 over every file's path and bytes (the dump's identity)."""
-        if self._hash is None:
-            h = hashlib.sha256()
-            for f in self.files:
-                h.update(f.path.encode() + b"\0")
-                h.update(hashlib.sha256(self.read_bytes(f.path)).digest())
-            self._hash = h.hexdigest()
-        return self._hash
 
     def repro_bundle(self, module: DumpModule | str, *, traces: bool = True) -> bytes:
         """A zip of one module's files (and the dump's traces): what a bug report needs."""

@@ -142,21 +142,16 @@ class Timeline:
 
 
 def module_counts(module: HloModule) -> dict[str, int]:
-    """The per-step counts of one parsed module (see the module docstring)."""
-    instructions = fusions = 0
-    for c in module.computations:
-        instructions += len(c.instructions)
-        for inst in c.instructions:
-            if inst.opcode == "fusion":
-                fusions += 1
-    entry = module.entry
+    """The per-step counts of one parsed module (see the module docstring): the model's
+    own stats, and the bytes of the ENTRY computation's tensors."""
+    stats = module.stats()
     tensor_bytes = 0
-    if entry is not None:
-        for inst in entry.instructions:
+    if module.entry is not None:
+        for inst in module.entry.instructions:
             if inst.opcode not in _ALIASING:
                 tensor_bytes += inst.shape.byte_size
-    return {"instructions": instructions, "computations": len(module.computations),
-            "fusions": fusions, "entry_instructions": len(entry.instructions) if entry else 0,
+    return {"instructions": stats["instructions"], "computations": stats["computations"],
+            "fusions": stats["fusions"], "entry_instructions": stats["entry_instructions"],
             "tensor_bytes": tensor_bytes}
 
 
@@ -191,7 +186,7 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
             dump.report(f.path, read_error)
         else:
             try:
-                counts, error = module_counts(dump.parse(f.path)), ""
+                counts, error = module_counts(dump.parse(f.path, data)), ""
             except HloParseError as e:
                 counts, error = {}, str(e)
         if f.kind == PASS:
@@ -205,11 +200,6 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
         prev_hash, prev_counts, prev_error = digest, counts, error
     per_pass = bool(mod.passes)
     return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT)
-
-
-def step_module(dump: Dump, step: Step) -> HloModule:
-    """The parsed snapshot of a step (cached by the dump); raises HloParseError."""
-    return dump.parse(step.file)
 
 
 # --------------------------------------------------------------------------- diffs

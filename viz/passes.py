@@ -20,7 +20,7 @@ functions turn it into what the page shows. A typical page::
     ghosts = removed_ghosts(d, computation)              # if the graph draws ghost nodes
     st.html(text_diff_html(text_diff(d, computations={computation}), ...))
     st.dataframe(diff_tables(d)["changed"]); st.caption(diff_summary(d))
-    rows = history_rows(instruction_history(dump, tl, i, selected))   # "step" = link
+    events = instruction_history(dump, tl, i, selected)   # each names the step to link
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import difflib
 import html
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from compiler_bridge.diff import ComputationTextDiff, InstructionChange, ModuleDiff, TextRow
 from compiler_bridge.hlo import HloModule
-from compiler_bridge.passes import HistoryEvent, Step, Timeline
+from compiler_bridge.passes import Step, Timeline
 
 # --------------------------------------------------------------------------- colours
 
@@ -182,15 +182,6 @@ def timeline_rows(timeline: Timeline, changes: Sequence[Mapping] | None = None,
             "status": status,
         })
     return rows
-
-
-def step_choices(timeline: Timeline, hide_identical: bool = False) -> list[tuple[int, str]]:
-    """(index, label) for a searchable step picker, e.g. ``st.selectbox(format_func=...)``."""
-    out = []
-    for s in timeline.visible(hide_identical):
-        tail = " · same text" if s.identical else " · error" if s.error else ""
-        out.append((s.index, f"{s.index}: {s.label}{tail}"))
-    return out
 
 
 # --------------------------------------------------------------------------- graph diff
@@ -495,10 +486,7 @@ def diff_summary(diff: ModuleDiff) -> str:
     return " · ".join(parts)
 
 
-def history_rows(events: Iterable[HistoryEvent]) -> list[dict]:
-    """An instruction's history as rows; ``step`` is the index to jump to."""
-    return [{"step": e.index, "pass": e.label, "event": e.event, "before": e.name_before,
-             "after": e.name_after, "detail": e.detail} for e in events]
+
 
 
 # --------------------------------------------------------------------------- text diff
@@ -596,10 +584,3 @@ def text_diff_html(diffs: Sequence[ComputationTextDiff], old_title: str = "befor
         parts.append('<div class="same">nothing to compare</div>')
     parts.append("</div>")
     return "".join(parts)
-
-
-def text_diff_table(d: ComputationTextDiff) -> list[dict]:
-    """One computation's side-by-side rows as plain dicts (for a dataframe or export)."""
-    return [{"kind": r.kind, "old line": r.old_line or None, "old": r.old_text,
-             "new line": r.new_line or None, "new": r.new_text, "note": r.note,
-             "folded": r.folded or None} for r in d.rows]
