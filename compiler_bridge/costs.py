@@ -277,16 +277,9 @@ def instruction_flops(inst: HloInstruction, module: HloModule | None = None
     if op in ("fusion", "call") or (op not in CONTROL_FLOW and inst.called_names):
         flops = trans = 0.0
         mm = False
-        if module is not None:
-            for callee in inst.called_names:
-                comp = module.get_computation(callee)
-                if comp is None:
-                    continue
-                for sub in comp.instructions:
-                    f, t, m = instruction_flops(sub, module)
-                    flops += f
-                    trans += t
-                    mm = mm or m
+        for callee in inst.called_names if module is not None else ():
+            f, t, m = _computation_flops(module, callee)
+            flops, trans, mm = flops + f, trans + t, mm or m
         return flops, trans, mm
     return 0.0, 0.0, False
 

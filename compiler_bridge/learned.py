@@ -33,8 +33,8 @@ from typing import Sequence
 import numpy as np
 
 from . import metrics as M
-from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations, kernel_cost,
-                    kernels, outer_partitions, roofline_us)
+from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations,
+                    is_single_kernel_call, kernel_cost, kernels, outer_partitions, roofline_us)
 from .devices import CACHE_DIR, DeviceProfile
 from .dump import AFTER, Dump, open_dump
 from .hlo import HloComputation, HloInstruction, HloModule
@@ -93,7 +93,7 @@ def _fused(inst: HloInstruction, module: HloModule) -> list[HloInstruction]:
     """Every instruction a kernel runs inside (fused computations, nested fusions,
     reducers, single-kernel calls), for the opcode bag."""
     out: list[HloInstruction] = []
-    if inst.opcode in CONTROL_FLOW and not _single(inst):
+    if inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst):
         return out
     seen: set[str] = set()
     stack = list(inst.called_names)
@@ -109,11 +109,6 @@ def _fused(inst: HloInstruction, module: HloModule) -> list[HloInstruction]:
             out.append(sub)
             stack.extend(sub.called_names)
     return out
-
-
-def _single(inst: HloInstruction) -> bool:
-    from .costs import is_single_kernel_call
-    return is_single_kernel_call(inst)
 
 
 def _kernel_token(op: str) -> str:

@@ -135,7 +135,8 @@ def _print_report(report, top: int) -> None:
         print(f"\naccuracy over {m['kernels_compared']} measured kernels "
               "(noise floor: one half of the measurements against the other, by "
               "profiling session when the trace has several, else by run):")
-        for k in ("kendall_tau", "spearman", "median_ape", "time_weighted_ape", "top10_recall"):
+        from .metrics import METRICS
+        for k in METRICS:
             print(f"  {k:18s} {_fmt(m[k]):>6s}   (noise floor {_fmt(nf.get(k))})")
     print(f"events: {m['matched_events']} matched, {m['unmatched_events']} unmatched")
     for n in report.notes:

@@ -7,12 +7,10 @@ views (``viz/runtime.py``) read only the :class:`RuntimeReport` it returns.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
 
 from . import metrics as M
 from .costs import KernelCost, bound, kernels, kernel_cost, roofline_us
@@ -277,14 +275,3 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
                             _measured_value(t, stat), timings.share(name), t.executions_per_run)
             rows.append(row)
     return rows
-
-
-def finite(x: float | None) -> bool:
-    return x is not None and not (isinstance(x, float) and (math.isnan(x) or math.isinf(x)))
-
-
-def as_arrays(rows: Sequence[KernelRow]) -> tuple[np.ndarray, np.ndarray]:
-    """(predicted, measured) µs of the measured rows."""
-    rs = [r for r in rows if r.measured_us is not None]
-    return (np.array([r.predicted_us for r in rs], dtype=np.float64),
-            np.array([r.measured_us for r in rs], dtype=np.float64))
