@@ -186,33 +186,38 @@ class HloInstruction:
         return value
 
     # -- decoded attributes the views need
+    def _get(self, key: str) -> Any:
+        """Attribute ``key`` decoded by its decoder in ``_DECODERS`` (one table for the
+        properties and ``materialize``)."""
+        return self._decode(key, _DECODERS[key])
+
     @property
     def called_computations(self) -> tuple[str, ...]:
         return self.called_names
 
     @property
     def calls(self) -> tuple[str, ...]:
-        return self._decode("calls", A.computation_list) or ()
+        return self._get("calls") or ()
 
     @property
     def to_apply(self) -> str | None:
-        return self._decode("to_apply", A.computation_name)
+        return self._get("to_apply")
 
     @property
     def body(self) -> str | None:
-        return self._decode("body", A.computation_name)
+        return self._get("body")
 
     @property
     def condition(self) -> str | None:
-        return self._decode("condition", A.computation_name)
+        return self._get("condition")
 
     @property
     def branch_computations(self) -> tuple[str, ...]:
-        out = self._decode("branch_computations", A.computation_list)
+        out = self._get("branch_computations")
         if out:
             return out
-        t, f = self._decode("true_computation", A.computation_name), \
-            self._decode("false_computation", A.computation_name)
+        t, f = self._get("true_computation"), \
+            self._get("false_computation")
         return tuple(x for x in (t, f) if x)
 
     @property
@@ -223,11 +228,11 @@ class HloInstruction:
 
     @property
     def dimensions(self) -> tuple[int, ...] | None:
-        return self._decode("dimensions", A.int_list)
+        return self._get("dimensions")
 
     @property
     def metadata(self) -> Metadata:
-        return self._decode("metadata", A.metadata) or _EMPTY_METADATA
+        return self._get("metadata") or _EMPTY_METADATA
 
     @property
     def op_name(self) -> str:
@@ -236,42 +241,42 @@ class HloInstruction:
     @property
     def backend_config(self) -> Any:
         """``backend_config`` as JSON when it is JSON, else its string."""
-        return self._decode("backend_config", A.backend_config)
+        return self._get("backend_config")
 
     @property
     def custom_call_target(self) -> str | None:
-        return self._decode("custom_call_target", A.string_value)
+        return self._get("custom_call_target")
 
     @property
     def window(self) -> A.Window | None:
-        return self._decode("window", A.window)
+        return self._get("window")
 
     @property
     def dim_labels(self) -> A.DimLabels | None:
-        return self._decode("dim_labels", A.dim_labels)
+        return self._get("dim_labels")
 
     @property
     def dot_dimension_numbers(self) -> A.DotDimensionNumbers:
         def dims(k):
-            return self._decode(k, A.int_list) or ()
+            return self._get(k) or ()
         return A.DotDimensionNumbers(dims("lhs_contracting_dims"), dims("rhs_contracting_dims"),
                                      dims("lhs_batch_dims"), dims("rhs_batch_dims"))
 
     @property
     def replica_groups(self) -> A.ReplicaGroups | None:
-        return self._decode("replica_groups", A.replica_groups)
+        return self._get("replica_groups")
 
     @property
     def sharding(self) -> A.Sharding | None:
-        return self._decode("sharding", A.sharding)
+        return self._get("sharding")
 
     @property
     def control_predecessors(self) -> tuple[str, ...]:
-        return self._decode("control-predecessors", A.computation_list) or ()
+        return self._get("control-predecessors") or ()
 
     @property
     def frontend_attributes(self) -> dict[str, str]:
-        return self._decode("frontend_attributes", A.string_dict) or {}
+        return self._get("frontend_attributes") or {}
 
     @property
     def parameter_number(self) -> int | None:
@@ -290,7 +295,7 @@ class HloInstruction:
 
     @property
     def tuple_index(self) -> int | None:
-        return self._decode("index", int)
+        return self._get("index")
 
     @property
     def operands(self) -> list["HloInstruction"]:

@@ -15,15 +15,16 @@ def _quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def print_instruction(inst: HloInstruction) -> str:
-    root = "ROOT " if inst.is_root else ""
-    opcode = inst.written_opcode
+def print_instruction(inst: HloInstruction, root: bool | None = None,
+                      skip: tuple[str, ...] = ()) -> str:
+    """One instruction's line; ``root`` overrides its ROOT mark, ``skip`` drops attributes."""
+    root_mark = "ROOT " if (inst.is_root if root is None else root) else ""
     if inst.opcode in NON_OPERAND_ARGS:
         args = inst.args_text.strip()
     else:
         args = ", ".join("%" + n for n in inst.operand_names)
-    attrs = "".join(f", {k}={v}" for k, v in inst.attributes.items())
-    return f"{root}%{inst.name} = {inst.shape} {opcode}({args}){attrs}"
+    attrs = "".join(f", {k}={v}" for k, v in inst.attributes.items() if k not in skip)
+    return f"{root_mark}%{inst.name} = {inst.shape} {inst.written_opcode}({args}){attrs}"
 
 
 def signature(comp: HloComputation) -> str:
@@ -121,12 +122,8 @@ def extract_text(module: HloModule, name: str) -> str:
                 raise KeyError(f"operand {op!r} of {inst.name} not found")
             params.append(op)
             lines.append(f"  %{op} = {src.shape} parameter({len(params) - 1})")
-        opcode = inst.written_opcode
-        args = inst.args_text.strip() if inst.opcode in NON_OPERAND_ARGS else \
-            ", ".join("%" + n for n in inst.operand_names)
-        attrs = "".join(f", {k}={v}" for k, v in inst.attributes.items()
-                        if k != "control-predecessors")
-        lines.append(f"  ROOT %{inst.name} = {inst.shape} {opcode}({args}){attrs}")
+        # alone in its module: no control predecessors to point at
+        lines.append("  " + print_instruction(inst, root=True, skip=("control-predecessors",)))
         sig_params = ", ".join(f"{p}: {owner.get(p).shape.without_layout()}" for p in params)
         parts.append(f"ENTRY %extracted.{inst.name} ({sig_params}) -> "
                      f"{inst.shape.without_layout()} {{\n" + "\n".join(lines) + "\n}")
