@@ -112,6 +112,23 @@ class Navigator:
             st.query_params.from_dict(state.to_query())
 
 
+def selected_row(key: str, n: int) -> int | None:
+    """The row picked in the single-row dataframe ``key``, if any and within ``n``."""
+    try:
+        picked = st.session_state.get(key)["selection"]["rows"]
+    except (KeyError, TypeError):
+        return None
+    return picked[0] if picked and 0 <= picked[0] < n else None
+
+
+def selected_points(event) -> list:
+    """The points of a plotly chart's selection event (none if it has none)."""
+    try:
+        return event["selection"]["points"] or []
+    except (KeyError, TypeError):
+        return []
+
+
 def _go(fn, *args) -> None:
     """A widget callback: apply ``fn(state, *args)`` to the URL's state."""
     nav = Navigator()

@@ -24,7 +24,8 @@ from compiler_bridge.passes import (PER_PASS_FLAG, PER_PASS_HINT, HistoryEvent, 
 from . import navigation as N
 from . import passes as V
 from .page import (STAGES, Inspected, Navigator, Opened, Picked, Shown, _code, _controlled, _go,
-                   _go_option, _go_widget, _md, _show_in_graph, section, stage_label)
+                   _go_option, _go_widget, _md, _show_in_graph, section, selected_points,
+                   selected_row, stage_label)
 from .render import compare_step, diff_for
 from .state import ViewState
 
@@ -102,11 +103,7 @@ def _to_index(state: ViewState, index: int, tl: Timeline):
 
 def step_from_selection(selection) -> int | None:
     """The step index a click on the timeline chart picked (its points' customdata)."""
-    try:
-        points = selection["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    for p in points or ():
+    for p in selected_points(selection):
         data = p.get("customdata") if isinstance(p, dict) else None
         if isinstance(data, (list, tuple)):
             data = data[0] if data else None
@@ -331,14 +328,10 @@ _NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "in
 
 
 def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
-    sel = st.session_state.get(key)
-    try:
-        picked = sel["selection"]["rows"]
-    except (KeyError, TypeError):
+    row = selected_row(key, len(rows))
+    if row is None:
         return
-    if not picked or not 0 <= picked[0] < len(rows):
-        return
-    name = str(rows[picked[0]].get(_NAME_COLUMN[kind], ""))
+    name = str(rows[row].get(_NAME_COLUMN[kind], ""))
     if not name:
         return
     if kind == "removed" or shown.module.find(name) is None:
@@ -427,13 +420,9 @@ def _steps_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
 
 
 def _on_step_row(key: str, rows: list[dict], tl: Timeline) -> None:
-    sel = st.session_state.get(key)
-    try:
-        picked = sel["selection"]["rows"]
-    except (KeyError, TypeError):
-        return
-    if picked and 0 <= picked[0] < len(rows):
-        _go(_to_index, rows[picked[0]]["step"], tl)
+    row = selected_row(key, len(rows))
+    if row is not None:
+        _go(_to_index, rows[row]["step"], tl)
 
 
 # --------------------------------------------------------------------------- history

@@ -44,7 +44,8 @@ from . import panels as P
 from . import runtime as V
 from .graph import GraphView
 from .page import (STAGES, Inspected, Navigator, Opened, Shown, _code, _controlled, _go,
-                   _go_option, _go_widget, _md, _show_in_graph, store, upload_cap)
+                   _go_option, _go_widget, _md, _show_in_graph, selected_points, selected_row,
+                   store, upload_cap)
 from .share import when
 from .state import OVERLAYS
 
@@ -396,19 +397,14 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
         _metrics(r)
     selected = nav.state.selected
     if measured:
-        left, right = st.columns(2, gap="medium")
-        with left:
-            fig = V.scatter_figure(r, selected=selected)
-            fig.update_layout(height=420, title={"font": {"size": 14}})
-            key = f"rt-scatter:{rt.shown.dump_module.id}:{rt.key}:{selected}"
-            st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
-                            selection_mode="points", config=CHART_CONFIG)
-        with right:
-            fig = V.roofline_figure(r, selected=selected)
-            fig.update_layout(height=420, title={"font": {"size": 14}})
-            key = f"rt-roofline:{rt.shown.dump_module.id}:{rt.key}:{selected}"
-            st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
-                            selection_mode="points", config=CHART_CONFIG)
+        charts = (("rt-scatter", V.scatter_figure), ("rt-roofline", V.roofline_figure))
+        for col, (name, figure) in zip(st.columns(2, gap="medium"), charts):
+            with col:
+                fig = figure(r, selected=selected)
+                fig.update_layout(height=420, title={"font": {"size": 14}})
+                key = f"{name}:{rt.shown.dump_module.id}:{rt.key}:{selected}"
+                st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
+                                selection_mode="points", config=CHART_CONFIG)
         st.caption("Click a point to select that kernel in the graph. Left: on the dashed "
                    "diagonal the prediction is exact, in the grey band within ×2. Right: "
                    "how close each kernel came to the device's roofs.")
@@ -532,24 +528,15 @@ def _select_kernel(state, rt: Runtimes, name: str):
 
 
 def _on_points(key: str, rt: Runtimes) -> None:
-    event = st.session_state.get(key)
-    try:
-        points = event["selection"]["points"]
-    except (KeyError, TypeError):
-        return
-    name = V.selectable(points)
+    name = V.selectable(selected_points(st.session_state.get(key)))
     if name:
         _go(_select_kernel, rt, name)
 
 
 def _on_row(key: str, names: list[str], rt: Runtimes) -> None:
-    event = st.session_state.get(key)
-    try:
-        picked = event["selection"]["rows"]
-    except (KeyError, TypeError):
-        return
-    if picked and 0 <= picked[0] < len(names):
-        _go(_select_kernel, rt, names[picked[0]])
+    row = selected_row(key, len(names))
+    if row is not None:
+        _go(_select_kernel, rt, names[row])
 
 
 # --------------------------------------------------------------------------- trace row
