@@ -12,7 +12,7 @@ functions turn it into what the page shows. A typical page::
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points")
     # a click: event.selection.points[0]["customdata"] is the step index (an int)
     d = step_diff(dump, tl, i)                           # None on the first step
-    deco = diff_decorations(d, computation) if d else {}
+    deco = diff_decorations(d) if d else {}
     view = build_graph(d.new, computation, GraphOptions(decorations=deco, ...))
     deco |= group_decorations(view, deco)                # collapsed groups show changes too
     legend = DIFF_LEGEND                                 # next to the graph's own legend
@@ -40,7 +40,6 @@ from compiler_bridge.passes import Step, Timeline
 ADDED_FILL, ADDED_BORDER = "#b2f2bb", "#2b8a3e"
 CHANGED_FILL, CHANGED_BORDER = "#ffe8a1", "#e67700"
 REMOVED_BORDER = "#e03131"
-DIMMED_FILL, DIMMED_TEXT = "#f8f9fa", "#adb5bd"
 
 # (label, colour) like viz.categories.LEGEND; the graph diff's legend entries
 DIFF_LEGEND: list[tuple[str, str]] = [
@@ -316,8 +315,7 @@ def _short_change(c: InstructionChange) -> str:
     return "~ " + ", ".join(words[:3])
 
 
-def diff_decorations(diff: ModuleDiff, computation: str | None = None,
-                     dim_others: bool = False) -> dict[str, dict[str, str]]:
+def diff_decorations(diff: ModuleDiff) -> dict[str, dict[str, str]]:
     """``GraphOptions.decorations`` for the newer snapshot's graph.
 
     Added instructions are green, changed ones amber (the label says what changed, the
@@ -325,8 +323,7 @@ def diff_decorations(diff: ModuleDiff, computation: str | None = None,
     marked by a removal (``removed_anchors``) get a red dashed border and "✕ n removed".
     A new fusion's label counts the instructions fused into it. Keys are instruction
     names of the whole module (fused computations included, so an opened fusion cluster
-    is coloured too); ``computation`` only matters with ``dim_others``, which greys out
-    every unchanged instruction of that computation.
+    is coloured too).
     """
     out: dict[str, dict[str, str]] = {}
     fused_in: dict[str, int] = {}
@@ -361,12 +358,6 @@ def diff_decorations(diff: ModuleDiff, computation: str | None = None,
         dec["label"] = f"{dec['label']}\n{mark}" if dec.get("label") else mark
         tip = f"removed next to this: {shown}"
         dec["tooltip"] = f"{dec['tooltip']}\n{tip}" if dec.get("tooltip") else tip
-    if dim_others:
-        comp = diff.new.get_computation(computation) if computation else diff.new.entry
-        for inst in comp.instructions if comp is not None else ():
-            if inst.name not in out:
-                out[inst.name] = {"fillcolor": DIMMED_FILL, "fontcolor": DIMMED_TEXT,
-                                  "color": DIMMED_TEXT}
     return out
 
 
@@ -423,8 +414,7 @@ def changed_nodes(diff: ModuleDiff, computation: str | None = None, radius: int 
     if comp is None:
         return set()
     decorations = decorations if decorations is not None else diff_decorations(diff)
-    seeds = [i for i in comp.instructions
-             if i.name in decorations and decorations[i.name].get("fillcolor") != DIMMED_FILL]
+    seeds = [i for i in comp.instructions if i.name in decorations]
     keep = {i.name for i in seeds}
     frontier = seeds
     for _ in range(max(radius, 0)):
@@ -546,8 +536,7 @@ def _row_html(r: TextRow) -> str:
 
 
 def text_diff_html(diffs: Sequence[ComputationTextDiff], old_title: str = "before",
-                   new_title: str = "after", max_rows: int = 3000,
-                   open_all: bool = False) -> str:
+                   new_title: str = "after", max_rows: int = 3000) -> str:
     """Side-by-side HLO text diff, one collapsible section per computation (changed ones
     open, unchanged ones folded together at the end), like Compiler Explorer's diff view.
 
@@ -563,7 +552,7 @@ def text_diff_html(diffs: Sequence[ComputationTextDiff], old_title: str = "befor
                   "removed": f"removed computation, {d.old_count} instructions"}.get(
             d.status, f"+{d.added} −{d.removed} ~{d.changed} · {d.old_count} → {d.new_count} "
                       "instructions")
-        opened = " open" if open_all or d.status == "changed" else ""
+        opened = " open" if d.status == "changed" else ""
         parts.append(f"<details{opened}><summary>{html.escape(d.title)}"
                      f'<span class="st">{html.escape(status)}</span></summary>')
         parts.append(f'<table><colgroup><col style="width:3.5em"><col><col style="width:3.5em">'

@@ -60,11 +60,10 @@ def module_for(dump: Dump, state: ViewState) -> HloModule:
     return dump.parse(stage_path(dump, state))
 
 
-def options_for(state: ViewState, budget: int | None = None, decorations=None
-                ) -> GraphOptions:
+def options_for(state: ViewState, budget: int | None = None) -> GraphOptions:
     return GraphOptions(expanded=frozenset(state.expanded), grouping=state.grouping,
                         focus=state.focus, radius=state.radius, budget=budget or state.budget,
-                        selected=state.selected, decorations=decorations or {})
+                        selected=state.selected)
 
 
 # --------------------------------------------------------------------------- diffs
@@ -159,7 +158,7 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
     deco: dict[str, dict[str, str]] = {}
     options = options_for(state, budget)
     if diff is not None:
-        deco = diff_decorations(diff, comp)
+        deco = diff_decorations(diff)
         removed_here = sum(1 for r in diff.removed
                            if r.computation == _old_name(diff, module, comp))
         ghosts = removed_ghosts(diff, comp) if removed_here <= MAX_GHOSTS else []

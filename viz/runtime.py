@@ -335,7 +335,7 @@ def inclusive_totals(report: RuntimeReport, module, module_id: str | None = None
 
 
 def overlay(report: RuntimeReport, mode: str = "measured", view=None,
-            module_id: str | None = None, parents: Mapping[str, str] | None = None,
+            module_id: str | None = None,
             inclusive: Mapping[str, tuple[float | None, float, float]] | None = None
             ) -> Overlay:
     """Colour kernels by measured time, predicted time, or predicted/measured.
@@ -402,8 +402,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
                     acc[2] += pred_m
                 acc[1] += pred or 0.0
                 info = groups.get(gid)
-                gid = (info.parent if info is not None else "") or \
-                    ((parents or {}).get(gid, ""))
+                gid = info.parent if info is not None else ""
         for gid, (meas, pred, pred_measured) in sums.items():
             if mode == "measured" and meas > 0:
                 group_values[gid] = meas
