@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .devices import DeviceProfile
@@ -547,7 +548,22 @@ _OUTPUTS: "weakref.WeakKeyDictionary[HloModule, set]" = weakref.WeakKeyDictionar
 
 def module_costs(module: HloModule) -> dict[str, KernelCost]:
     """Every kernel's cost, by instruction name."""
-    return {inst.name: kernel_cost(inst, module) for inst in kernels(module)}
+    return {inst.name: c for inst, c in zip(kernels(module), costs_of(module))}
+
+
+_COSTS: "weakref.WeakKeyDictionary[HloModule, dict]" = weakref.WeakKeyDictionary()
+
+
+def costs_of(module: HloModule, insts: Sequence[HloInstruction] | None = None
+             ) -> list[KernelCost]:
+    """The costs of ``insts`` (default: every kernel, in order), each computed once per
+    module: the report, the learned features and their program context share them."""
+    every = _COSTS.get(module)
+    if every is None:
+        every = _COSTS[module] = {id(i): kernel_cost(i, module) for i in kernels(module)}
+    if insts is None:
+        return list(every.values())
+    return [every.get(id(i)) or kernel_cost(i, module) for i in insts]
 
 
 # --------------------------------------------------------------------------- roofline

@@ -34,7 +34,8 @@ import numpy as np
 
 from . import metrics as M
 from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations,
-                    is_single_kernel_call, kernel_cost, kernels, outer_partitions, roofline_us)
+                    costs_of, is_single_kernel_call, kernels,
+                    outer_partitions, roofline_us)
 from .devices import CACHE_DIR, DeviceProfile
 from .dump import AFTER, Dump, open_dump
 from .hlo import HloComputation, HloInstruction, HloModule
@@ -132,7 +133,7 @@ def _program_context(module: HloModule, device: DeviceProfile) -> tuple[float, .
     cached = _CONTEXT.get(module)
     if cached is not None and cached[0] == device:   # every rate counts, not just the name
         return cached[1]
-    costs = [kernel_cost(i, module) for i in kernels(module)]
+    costs = costs_of(module)
     total_bytes = sum(c.bytes for c in costs)
     total_flops = sum(c.flops for c in costs)
     total_us = sum(roofline_us(c, device) for c in costs)
@@ -343,7 +344,7 @@ def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "medi
     for mid, timings in measured.modules.items():
         hlo = dump.stage(dump.module(mid), AFTER)
         insts = [i for i in kernels(hlo) if i.name in timings.kernels]
-        costs = [kernel_cost(i, hlo) for i in insts]
+        costs = costs_of(hlo, insts)
         num, cnt, wtd = module_features(hlo, insts, costs, device)
         label, ha, hb = [], [], []
         for i in insts:
@@ -580,7 +581,7 @@ class LearnedModel:
         profile (the correction was learned against it); ``device`` is ignored."""
         if not insts:
             return np.zeros((0,))
-        costs = costs if costs is not None else [kernel_cost(i, module) for i in insts]
+        costs = costs if costs is not None else costs_of(module, insts)
         num, cnt, wtd = module_features(module, insts, costs, self.device)
         roof = np.asarray([roofline_us(c, self.device) for c in costs], np.float64)
         return np.exp(np.log(np.maximum(roof, 1e-3)) + self._correction(num, cnt, wtd))

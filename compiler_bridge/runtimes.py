@@ -13,7 +13,7 @@ from typing import Sequence
 
 
 from . import metrics as M
-from .costs import KernelCost, bound, kernels, kernel_cost, roofline_us
+from .costs import KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us
 from .devices import DeviceProfile, device_profile, profile_for_platform
 from .dump import AFTER, Dump, DumpModule
 from .hlo import HloModule
@@ -242,7 +242,7 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
                  device: DeviceProfile, learned, stat: str) -> list[KernelRow]:
     timings = measured.module(mod.id) if measured is not None else None
     insts = kernels(hlo)
-    costs = [kernel_cost(i, hlo) for i in insts]
+    costs = costs_of(hlo, insts)
     roof = [roofline_us(c, device) for c in costs]
     if learned is not None:
         pred = learned.predict(hlo, insts, costs, device)
