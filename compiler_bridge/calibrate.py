@@ -58,24 +58,23 @@ def _programs(quick: bool):
 
     n_vec, chain = 1 << 14, (32 if quick else 96)
 
-    def fma_chain(x):
-        for _ in range(chain):
-            x = x * 0.999 + 0.001
-        return x
+    def fma(name: str):
+        """The FMA chain as a program of its own name (its module in the trace)."""
+        def chain_of(x):
+            for _ in range(chain):
+                x = x * 0.999 + 0.001
+            return x
+        chain_of.__name__ = chain_of.__qualname__ = name
+        return jax.jit(chain_of)
 
     def tanh_chain(x):
         for _ in range(4):
             x = jnp.tanh(x)
         return x
     v = jnp.ones((n_vec,), jnp.float32)
-    out["fma_chain"] = (jax.jit(fma_chain), (v,), ("flops", 2.0 * chain * n_vec))
+    out["fma_chain"] = (fma("fma_chain"), (v,), ("flops", 2.0 * chain * n_vec))
     n_par = n_vec * 16   # 1 MiB: split over threads, still cache-sized
-
-    def fma_split(x):
-        for _ in range(chain):
-            x = x * 0.999 + 0.001
-        return x
-    out["fma_split"] = (jax.jit(fma_split), (jnp.ones((n_par,), jnp.float32),),
+    out["fma_split"] = (fma("fma_split"), (jnp.ones((n_par,), jnp.float32),),
                         ("flops", 2.0 * chain * n_par))
     out["tanh_chain"] = (jax.jit(tanh_chain), (v,), ("transcendentals", 4 * n_vec))
 
