@@ -145,6 +145,18 @@ def upload(page, path: str) -> None:
     sidebar.locator('input[type="file"]').first.set_input_files(path)
 
 
+def open_uploaded(page, server: str, path: str) -> dict[str, str]:
+    """Open the app, upload ``path``, wait for the graph and a settled run: the URL's
+    parameters (the dump's share id among them)."""
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, path)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    params = wait_param(page, "dump")
+    wait_idle(page)
+    return params
+
+
 def shot(page, artifacts_dir: str, name: str) -> None:
     page.screenshot(path=os.path.join(artifacts_dir, name))
 
@@ -382,12 +394,7 @@ def test_step_through_passes_with_the_buttons(server, new_page, artifacts_dir):
 
     page = new_page()
     page.set_viewport_size({"width": 1600, "height": 1500})
-    page.goto(server)
-    page.get_by_text("See what XLA did to your program").wait_for()
-    upload(page, path)
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    wait_param(page, "dump")
-    wait_idle(page)
+    open_uploaded(page, server, path)
     pick_stage(page, "(0023)", "algsimp")
     wait_param(page, "stage", "pass:0023")
     wait_idle(page)
@@ -461,12 +468,7 @@ def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, a
     page = new_page()
     page.context.grant_permissions(["clipboard-read", "clipboard-write"],
                                    origin=server.rstrip("/"))
-    page.goto(server)
-    page.get_by_text("See what XLA did to your program").wait_for()
-    upload(page, mlp_zip)
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    share_id = wait_param(page, "dump")["dump"]
-    wait_idle(page)
+    share_id = open_uploaded(page, server, mlp_zip)["dump"]
 
     # select a node in the graph, then step to the fusion pass: the selection stays
     name = "params_0___b__.1"
@@ -566,12 +568,7 @@ def test_runtime_overlay_scatter_and_click(server, new_page, transformer_zip, ar
     slowest = max(report.measured_rows, key=lambda r: r.measured_us).instruction
 
     page = new_page()
-    page.goto(server)
-    page.get_by_text("See what XLA did to your program").wait_for()
-    upload(page, transformer_zip)
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    wait_param(page, "dump")
-    wait_idle(page)
+    open_uploaded(page, server, transformer_zip)
 
     # the overlay: a sidebar control, in the URL, colours and values in the graph
     t0 = time.time()
