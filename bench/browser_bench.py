@@ -35,7 +35,7 @@ NODES = """() => { let n = 0;
 def view_of_2000(path: str) -> tuple[list[str], int]:
     """Group ids to open so that the flat view of the main module draws ~2000 nodes."""
     from compiler_bridge import open_dump
-    from viz.graph import GraphOptions, build_graph
+    from viz import GraphOptions, build_graph
     d = open_dump(path)
     m = d.stage(d.main)
     base = build_graph(m, None, GraphOptions(grouping="flat"))
@@ -60,7 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from compiler_bridge.store import Store
+    from compiler_bridge.dumps import Store
     scale = os.path.join(ROOT, "generated", "scale_20k")
     if not os.path.isdir(scale):
         sys.exit("generated/scale_20k is missing: run `make scale`")

@@ -38,10 +38,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, write_section  # noqa: E402
 from compiler_bridge import open_dump  # noqa: E402
-from compiler_bridge.diff import diff_modules, text_diff  # noqa: E402
+from compiler_bridge.passes import diff_modules, text_diff  # noqa: E402
 from compiler_bridge.passes import pass_timeline, step_changes, step_diff  # noqa: E402
-from viz.graph import GraphOptions, build_graph  # noqa: E402
-from viz.passes import diff_decorations, group_decorations  # noqa: E402
+from viz import GraphOptions, build_graph  # noqa: E402
+from viz import diff_decorations, group_decorations  # noqa: E402
 
 TRANSFORMER = os.path.join(ROOT, "sample_dumps", "transformer_per_pass.tar.xz")
 SCALES = (1, 3, 9)

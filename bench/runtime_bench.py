@@ -25,8 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge import learned as L  # noqa: E402
-from compiler_bridge.metrics import HIGHER_IS_BETTER, METRICS  # noqa: E402
+from compiler_bridge.perf import learned as L  # noqa: E402
+from compiler_bridge.perf import HIGHER_IS_BETTER, METRICS  # noqa: E402
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
 GOALS = {"kendall_tau": 0.8, "median_ape": 0.25}
@@ -70,10 +70,10 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     if args.profile:
-        from compiler_bridge.devices import load_profile
+        from compiler_bridge.perf import load_profile
         device = load_profile(args.profile)
     else:
-        from compiler_bridge.calibrate import calibrate
+        from compiler_bridge.perf import calibrate
         device = calibrate(log=print)
     paths = programs()
     ds = L.dataset_from_dumps(paths, device, args.stat, log=print)

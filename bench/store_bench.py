@@ -48,11 +48,11 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge import archive  # noqa: E402
-from compiler_bridge.store import Store  # noqa: E402
+from compiler_bridge.dumps import archive  # noqa: E402
+from compiler_bridge.dumps import Store  # noqa: E402
 from viz import layout  # noqa: E402
-from viz.render import graph_for  # noqa: E402
-from viz.state import ViewState  # noqa: E402
+from viz import graph_for  # noqa: E402
+from viz import ViewState  # noqa: E402
 
 MAIN = os.path.join(ROOT, "generated", "scale_20k")
 PASSES = os.path.join(ROOT, "generated", "scale_9layers_passes")

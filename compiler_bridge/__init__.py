@@ -1,19 +1,21 @@
-"""compiler_bridge: everything that reads XLA's output.
+"""compiler_bridge: everything that reads XLA's output. Never imports streamlit or viz.
 
-The public surface: ``parse_hlo``, ``open_dump``, ``HloParseError`` and the model types.
+Four sub-packages, each with its own face (its ``__init__``):
+
+- ``compiler_bridge.hlo``: the HLO model, parser, printer and analyses;
+- ``compiler_bridge.dumps``: dump folders and archives, and the store behind links;
+- ``compiler_bridge.passes``: pass timelines and module diffs;
+- ``compiler_bridge.perf``: traces, cost models and runtime reports.
+
+The names most callers need are here too.
 """
 
-from .diff import diff_modules
-from .dump import Dump, DumpError, DumpFile, DumpModule, open_dump
-from .errors import HloParseError
-from .hlo import (HloComputation, HloInstruction, HloModule, Metadata, SourceLocation,
-                  StackFrameIndex)
-from .parser import parse_hlo, parse_hlo_bytes
-from .passes import pass_timeline, step_diff
-from .runtimes import runtime_report
-from .shapes import Layout, Shape, parse_shape
-from .store import Store, StoreError
-from .traces import TraceError, measure
+from .dumps import Dump, DumpError, DumpFile, DumpModule, Store, StoreError, open_dump
+from .hlo import (HloComputation, HloInstruction, HloModule, HloParseError, Layout, Metadata,
+                  Shape, SourceLocation, StackFrameIndex, parse_hlo, parse_hlo_bytes,
+                  parse_shape)
+from .passes import diff_modules, pass_timeline, step_diff
+from .perf import TraceError, measure, runtime_report
 
 __all__ = [
     "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump",

@@ -8,10 +8,10 @@ import os
 import sys
 import zipfile
 
-from .dump import DumpError, open_dump
-from .errors import HloParseError
-from .parser import parse_hlo_bytes
-from .printer import extract_text
+from .dumps import DumpError, open_dump
+from .hlo import HloParseError
+from .hlo import parse_hlo_bytes
+from .hlo import extract_text
 
 
 def _is_single_file(path: str) -> bool:
@@ -143,7 +143,7 @@ def cmd_store(args: argparse.Namespace) -> int:
     """The dump store the app uploads to: add a dump (prints its share id), list, remove."""
     import time
 
-    from .store import Store
+    from .dumps import Store
 
     store = Store(args.data or None)
     if args.store_command == "add":
@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     st_rm.add_argument("id", help="the dump's share id")
     sp.set_defaults(func=cmd_store)
     # runtimes, profile, calibrate, train (compiler_bridge/runtime_cli.py)
-    from .runtime_cli import add_runtime_commands
+    from .perf import add_runtime_commands
     add_runtime_commands(sub)
     return p
 

@@ -61,7 +61,7 @@ def sample_file(name: str, pattern: str) -> str:
 def sample_hlo_texts() -> list[str]:
     """Every HLO text file in every sample dump (before/after optimizations and passes)."""
     from compiler_bridge import open_dump
-    from compiler_bridge.dump import HLO_TEXT_KINDS
+    from compiler_bridge.dumps import HLO_TEXT_KINDS
     out = []
     for name in sorted(os.listdir(SAMPLES)):
         path = os.path.join(SAMPLES, name)

@@ -15,7 +15,7 @@ from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
 
 from compiler_bridge import open_dump
-from viz.page import GRAPH_KEY
+from ui.kit import GRAPH_KEY
 
 APP = os.path.join(ROOT, "app.py")
 
@@ -328,14 +328,14 @@ def test_a_non_dump_upload_is_an_error_banner(monkeypatch, tmp_path):
 def test_a_slow_layout_never_blocks_the_page(monkeypatch):
     import time as _time
 
-    from viz import page
-    real = page.render_svg
+    from ui import graph
+    real = graph.render_svg
 
     def slow(dot: str) -> str:
         _time.sleep(1.5)
         return real(dot)
-    monkeypatch.setattr(page, "render_svg", slow)
-    monkeypatch.setattr(page, "LAYOUT_WAIT", 0.05)
+    monkeypatch.setattr(graph, "render_svg", slow)
+    monkeypatch.setattr(graph, "LAYOUT_WAIT", 0.05)
     at = app(sample("mlp_train"), monkeypatch, {"grouping": "flat"})
     assert any("still laying out" in w.value for w in at.warning)
     assert at.selectbox(key="pick-computation").value     # the rest of the page draws
@@ -348,8 +348,8 @@ def test_a_slow_layout_never_blocks_the_page(monkeypatch):
 
 
 def test_node_budget_is_in_the_url_and_limits_the_view():
-    from viz.navigation import set_budget
-    from viz.state import ViewState
+    from viz import set_budget
+    from viz import ViewState
     assert set_budget(ViewState(), 20).budget == 50
     assert ViewState.from_query({"budget": "2500"}).budget == 2500
     assert ViewState.from_query({"budget": "junk"}).budget == 1500

@@ -17,9 +17,9 @@ from test_app import app, click, ok, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.passes import PER_PASS_FLAG, pass_timeline, step_diff
-from viz.passes import ADDED_FILL, CHANGED_FILL
-from viz.render import graph_for
-from viz.state import ViewState
+from viz import ADDED_FILL, CHANGED_FILL
+from viz import graph_for
+from viz import ViewState
 
 DETAILS = ("details:Changes|Text diff|Steps|Runtimes|Module summary|Opcodes|Layout changes|"
            "Files")

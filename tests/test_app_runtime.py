@@ -24,9 +24,9 @@ from streamlit.testing.v1 import AppTest
 from test_app import APP, app, ok, query, texts
 
 from compiler_bridge import open_dump
-from compiler_bridge.runtimes import runtime_report
+from compiler_bridge.perf import runtime_report
 from viz import runtime as V
-from viz.export import html_report
+from viz import html_report
 
 
 # --------------------------------------------------------------------------- helpers
@@ -118,12 +118,12 @@ def upload(at: AppTest, name: str, data: bytes) -> AppTest:
 def _no_saved_model(monkeypatch, tmp_path):
     """No learned model or calibrated profile of this machine leaks in: the roofline on
     the generic CPU profile predicts."""
-    import compiler_bridge.learned as learned
-    from compiler_bridge import devices
-    from viz import runtime_page
+    import compiler_bridge.perf.learned as learned
+    from compiler_bridge.perf import devices
+    from ui import runtimes
     path = str(tmp_path / "cost-model-cpu.npz")
     monkeypatch.setattr(learned, "default_model_path", lambda kind="cpu": path)
-    monkeypatch.setattr(runtime_page, "default_model_path", lambda kind="cpu": path)
+    monkeypatch.setattr(runtimes, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: None)
 
 

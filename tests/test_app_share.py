@@ -16,10 +16,10 @@ from streamlit.testing.v1 import AppTest
 from test_app import APP, app, click, ok, query, texts
 
 from compiler_bridge import open_dump
-from compiler_bridge.store import Store
-from viz.render import graph_for
-from viz.share import COMMENT_BORDER, share_link
-from viz.state import ViewState
+from compiler_bridge.dumps import Store
+from viz import graph_for
+from viz import COMMENT_BORDER, share_link
+from viz import ViewState
 
 
 def data_dir() -> str:
@@ -176,9 +176,9 @@ def test_a_link_to_a_dump_that_is_gone_says_so_and_lists_the_dumps(monkeypatch):
 
 
 def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
-    from viz import page
+    from ui import opening
     monkeypatch.delenv("HLOLENS_DUMP", raising=False)
-    monkeypatch.setattr(page, "upload_cap", lambda: 1000)
+    monkeypatch.setattr(opening, "upload_cap", lambda: 1000)
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     ok(at)
@@ -198,25 +198,25 @@ def test_exports_are_offered(monkeypatch):
 
 
 def test_the_html_report_is_self_contained_and_escaped(monkeypatch, tmp_path):
-    from viz import page, share_page
-    from viz.layout import render_svg
+    from ui import explorer, inspector, opening, sharing
+    from viz import render_svg
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     state = ViewState.from_query(query(at))
     store = Store(data_dir())
     store.add_comment(state.dump, "0000", "ynn_fusion.29", "</td><script>alert(1)</script>")
     stored = store.get(state.dump)
     dump = open_dump(store.folder(state.dump))
-    opened = page.Opened(dump, state.dump, stored.name, "", "t", state.dump)
+    opened = opening.Opened(dump, state.dump, stored.name, "", "t", state.dump)
     module = dump.stage(dump.main)
     from compiler_bridge.passes import pass_timeline
-    shown = page.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
+    shown = explorer.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
                        module, "k", pass_timeline(dump, dump.main), 1)
     view = graph_for(dump, state)
     from viz import panels
     info = panels.inspect(module, "ynn_fusion.29")
-    monkeypatch.setattr(share_page, "store", lambda: store)
-    report = share_page._report(opened, shown, view, render_svg(view.dot),
-                                page.Inspected("ynn_fusion.29", info, None), state,
+    monkeypatch.setattr(sharing, "store", lambda: store)
+    report = sharing._report(opened, shown, view, render_svg(view.dot),
+                                inspector.Inspected("ynn_fusion.29", info, None), state,
                                 lambda: [{"kernel": "<b>k</b>", "us": 1.0}],
                                 "http://lens/?dump=" + state.dump)
     assert "http://lens/?dump=" in report             # the link, as text
@@ -234,7 +234,7 @@ def test_an_app_restarted_on_the_same_data_folder_lists_dumps_and_views(tmp_path
     first = textwrap.dedent(f"""
         import json, os
         from streamlit.testing.v1 import AppTest
-        from compiler_bridge.store import Store
+        from compiler_bridge.dumps import Store
         at = AppTest.from_file({APP!r}, default_timeout=90)
         at.query_params["selected"] = "ynn_fusion.29"
         at.run()

@@ -562,7 +562,7 @@ def test_runtime_overlay_scatter_and_click(server, new_page, transformer_zip, ar
     clicking a point selects that node (the URL carries selected=...)."""
     import re
 
-    from compiler_bridge.runtimes import runtime_report
+    from compiler_bridge.perf import runtime_report
     report = runtime_report(open_dump(sample("transformer")), device="cpu", auto_model=False)
     measured = sorted(r.instruction for r in report.measured_rows)
     slowest = max(report.measured_rows, key=lambda r: r.measured_us).instruction

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from compiler_bridge import open_dump, parse_hlo
-from compiler_bridge.costs import (KernelCost, kernel_cost, kernels, module_costs, roofline_us)
-from compiler_bridge.devices import BUILTIN, DeviceProfile, device_profile, load_profile
+from compiler_bridge.perf import KernelCost, kernel_cost, kernels, module_costs, roofline_us
+from compiler_bridge.perf import BUILTIN, DeviceProfile, device_profile, load_profile
 
 from conftest import ROOT, sample
 

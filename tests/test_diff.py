@@ -11,7 +11,7 @@ import re
 import pytest
 
 from compiler_bridge import open_dump, parse_hlo
-from compiler_bridge.diff import KINDS, diff_modules, text_diff
+from compiler_bridge.passes import KINDS, diff_modules, text_diff
 from compiler_bridge.passes import pass_timeline, step_diff
 
 from conftest import SAMPLES, read, sample

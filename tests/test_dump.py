@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from compiler_bridge import DumpError, HloParseError, open_dump
-from compiler_bridge import dump as D
+from compiler_bridge.dumps import dump as D
 
 from conftest import sample
 

@@ -7,9 +7,9 @@ import re
 import zipfile
 
 from compiler_bridge import open_dump, parse_hlo
-from viz.export import html_report, model_explorer_graphs, model_explorer_node_data
-from viz.graph import GraphOptions, build_graph
-from viz.layout import render_svg
+from viz import html_report, model_explorer_graphs, model_explorer_node_data
+from viz import GraphOptions, build_graph
+from viz import render_svg
 
 from conftest import read, sample, sample_file
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from compiler_bridge import parse_hlo
-from compiler_bridge.printer import extract_text, print_module
+from compiler_bridge.hlo import extract_text, print_module
 
 from conftest import read, sample_hlo_texts
 

@@ -8,8 +8,8 @@ import networkx as nx
 import pytest
 
 from compiler_bridge import open_dump
-from compiler_bridge.analysis import layout_changes
-from viz.graph import GraphOptions, build_graph, split_scopes
+from compiler_bridge.hlo import layout_changes
+from viz import GraphOptions, build_graph, split_scopes
 
 from conftest import sample
 

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from compiler_bridge import learned as L
+from compiler_bridge.perf import learned as L
 from compiler_bridge import open_dump
-from compiler_bridge.costs import kernel_cost, kernels
-from compiler_bridge.devices import CPU
+from compiler_bridge.perf import kernel_cost, kernels
+from compiler_bridge.perf import CPU
 
 from conftest import sample
 

@@ -6,10 +6,10 @@ import pytest
 from conftest import sample
 
 from compiler_bridge import open_dump
-from compiler_bridge.analysis import layout_changes
+from compiler_bridge.hlo import layout_changes
 from viz import navigation as N
 from viz import panels as P
-from viz.state import ViewState
+from viz import ViewState
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compiler_bridge import HloParseError, parse_hlo, parse_shape
-from compiler_bridge.shapes import UNBOUNDED
+from compiler_bridge.hlo import UNBOUNDED
 
 from conftest import peer_file, read, sample_file
 
@@ -167,7 +167,7 @@ def test_convolution_window_and_dim_labels():
 
 
 def test_replica_groups_forms():
-    from compiler_bridge.attributes import replica_groups
+    from compiler_bridge.hlo import replica_groups
     assert replica_groups("{{0,1},{2,3}}").groups == ((0, 1), (2, 3))
     assert replica_groups("[2,2]<=[4]").groups == ((0, 1), (2, 3))
     assert replica_groups("[2,2]<=[2,2]T(1,0)").groups == ((0, 2), (1, 3))

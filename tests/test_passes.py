@@ -12,8 +12,15 @@ import sys
 import pytest
 
 from compiler_bridge import HloParseError, open_dump, parse_hlo_bytes
-from compiler_bridge.passes import (PER_PASS_FLAG, instruction_history, module_counts,
-                                    pass_timeline, step_changes, step_diff, timeline_json)
+from compiler_bridge.passes import (
+    PER_PASS_FLAG,
+    instruction_history,
+    module_counts,
+    pass_timeline,
+    step_changes,
+    step_diff,
+    timeline_json,
+)
 
 from conftest import ROOT, SAMPLES, sample
 
@@ -229,7 +236,7 @@ def test_module_counts_of_the_after_optimizations_module(dumps):
 # --------------------------------------------------------------------------- views
 
 def test_timeline_figure_points_carry_their_step_index(dumps):
-    from viz.passes import timeline_figure, timeline_rows
+    from viz import timeline_figure, timeline_rows
     d, tl = dumps["transformer_per_pass.tar.xz"]
     changes = step_changes(d, tl)
     fig = timeline_figure(tl, current=5, changes=changes)
@@ -245,10 +252,17 @@ def test_timeline_figure_points_carry_their_step_index(dumps):
 
 
 def test_graph_decorations_colour_the_diff_and_mark_removals(dumps):
-    from viz.graph import GraphOptions, build_graph
-    from viz.passes import (ADDED_FILL, CHANGED_FILL, DIFF_LEGEND, REMOVED_BORDER,
-                            changed_nodes, diff_decorations, group_decorations,
-                            removed_anchors)
+    from viz import GraphOptions, build_graph
+    from viz import (
+        ADDED_FILL,
+        CHANGED_FILL,
+        DIFF_LEGEND,
+        REMOVED_BORDER,
+        changed_nodes,
+        diff_decorations,
+        group_decorations,
+        removed_anchors,
+    )
     d, tl = dumps["mlp_train"]
     k = next(s.index for s in tl.steps if s.pass_name == "algsimp")
     diff = step_diff(d, tl, k)
@@ -271,7 +285,7 @@ def test_graph_decorations_colour_the_diff_and_mark_removals(dumps):
     assert 'fillcolor="' + ADDED_FILL + '"' in view.dot
     groups = group_decorations(build_graph(diff.new, None, GraphOptions()), deco)
     assert all(v["label"].startswith("diff: ") for v in groups.values())
-    from viz.passes import removed_ghosts
+    from viz import removed_ghosts
     ghosts = removed_ghosts(diff)
     old_entry = {i.name for i in diff.old.entry.instructions}
     assert {g.name for g in ghosts} == {r.name for r in diff.removed if r.name in old_entry}
@@ -281,8 +295,8 @@ def test_graph_decorations_colour_the_diff_and_mark_removals(dumps):
 
 
 def test_text_diff_html_is_escaped_and_self_contained(dumps):
-    from compiler_bridge.diff import text_diff
-    from viz.passes import text_diff_html
+    from compiler_bridge.passes import text_diff
+    from viz import text_diff_html
     d, tl = dumps["mlp_train"]
     k = next(s.index for s in tl.steps if s.pass_name == "fusion")
     diff = step_diff(d, tl, k)

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from compiler_bridge import open_dump
-from compiler_bridge.traces import measure
+from compiler_bridge.perf import measure
 
 from conftest import ROOT, sample
 
@@ -157,5 +157,5 @@ def test_profile_passes_the_scripts_exit_code(tmp_path):
 ])
 def test_profile_out_may_come_last(argv, out, rest):
     import argparse
-    from compiler_bridge.runtime_cli import _split_out
+    from compiler_bridge.perf.cli import _split_out
     assert _split_out(argparse.Namespace(args=argv, out=None)) == (out, rest)

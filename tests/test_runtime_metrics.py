@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from compiler_bridge import metrics as M
+from compiler_bridge.perf import metrics as M
 
 PRED = [1.0, 2.0, 3.0, 4.0]
 MEAS = [1.0, 3.0, 2.0, 4.0]

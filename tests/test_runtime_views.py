@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from compiler_bridge import open_dump
-from compiler_bridge.runtimes import runtime_report
+from compiler_bridge.perf import runtime_report
 from viz import runtime as V
-from viz.graph import GraphOptions, build_graph
+from viz import GraphOptions, build_graph
 
 from conftest import sample
 

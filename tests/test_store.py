@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from compiler_bridge.store import Store, StoreError, dump_hash
+from compiler_bridge.dumps import Store, StoreError, dump_hash
 
 from conftest import ROOT, sample
 
@@ -157,7 +157,7 @@ def test_not_a_dump_is_refused_clearly(tmp_path):
 WRITER = """
 import sys
 sys.path.insert(0, {root!r})
-from compiler_bridge.store import Store
+from compiler_bridge.dumps import Store
 store = Store({data!r})
 print("ready", flush=True)
 store.add_path({src!r}, "big")
@@ -249,7 +249,7 @@ def test_deleting_in_a_local_store_survives_a_restart(tmp_path):
 
 
 def test_the_same_archive_again_is_recognised_before_unpacking(tmp_path, monkeypatch):
-    from compiler_bridge import store as store_module
+    from compiler_bridge.dumps import store as store_module
     store = Store(str(tmp_path / "data"))
     data = zip_of(sample("scan_while"))
     first = store.add_archive(data, "a.zip")

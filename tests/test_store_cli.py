@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from compiler_bridge.store import Store
+from compiler_bridge.dumps import Store
 
 from conftest import ROOT, sample
 

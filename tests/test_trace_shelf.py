@@ -9,8 +9,8 @@ import os
 import pytest
 from conftest import sample
 
-from compiler_bridge.store import Store, StoreError
-from compiler_bridge.trace_shelf import TraceShelf, is_trace_id, trace_id
+from compiler_bridge.dumps import Store, StoreError
+from compiler_bridge.dumps import TraceShelf, is_trace_id, trace_id
 
 
 def trace_bytes(name: str = "transformer") -> bytes:

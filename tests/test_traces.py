@@ -12,9 +12,16 @@ import numpy as np
 import pytest
 
 from compiler_bridge import open_dump
-from compiler_bridge.runtimes import runtime_report
-from compiler_bridge.traces import (TraceError, TraceSource, measure, percentile, read_trace,
-                                    read_trace_file, uploaded)
+from compiler_bridge.perf import runtime_report
+from compiler_bridge.perf import (
+    TraceError,
+    TraceSource,
+    measure,
+    percentile,
+    read_trace,
+    read_trace_file,
+    uploaded,
+)
 
 from conftest import sample
 

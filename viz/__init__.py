@@ -1,1 +1,63 @@
-"""viz: turns compiler_bridge models into views (DOT, SVG, plots, panels); no parsing."""
+"""viz: pure builders from compiler_bridge models to views: graph grouping and DOT, the
+layout (Graphviz, off the main thread), plotly figures, tables and exports. Never imports
+streamlit; ``ui`` places what these build on the page.
+"""
+
+from __future__ import annotations
+
+from . import navigation, panels, passes, runtime
+from .categories import BORDERS
+from .export import html_report, model_explorer_graphs, model_explorer_node_data
+from .graph import GraphOptions, GraphView, build_graph, split_scopes
+from .layout import LayoutError, engine, render_svg, warm
+from .navigation import set_budget
+from .passes import ADDED_FILL, CHANGED_FILL, DIFF_LEGEND, REMOVED_BORDER, changed_nodes, diff_decorations, diff_summary, group_decorations, removed_anchors, removed_ghosts, text_diff_html, timeline_figure, timeline_rows
+from .render import compare_step, diff_for, graph_for, runtime_overlay
+from .share import COMMENT_BORDER, COMMENT_LEGEND, file_stem, report_inspector, share_link, when
+from .state import GROUPINGS, OVERLAYS, ViewState
+
+__all__ = [
+    "ADDED_FILL",
+    "BORDERS",
+    "CHANGED_FILL",
+    "COMMENT_BORDER",
+    "COMMENT_LEGEND",
+    "DIFF_LEGEND",
+    "GROUPINGS",
+    "GraphOptions",
+    "GraphView",
+    "LayoutError",
+    "OVERLAYS",
+    "REMOVED_BORDER",
+    "ViewState",
+    "build_graph",
+    "changed_nodes",
+    "compare_step",
+    "diff_decorations",
+    "diff_for",
+    "diff_summary",
+    "engine",
+    "file_stem",
+    "graph_for",
+    "group_decorations",
+    "html_report",
+    "model_explorer_graphs",
+    "model_explorer_node_data",
+    "navigation",
+    "panels",
+    "passes",
+    "removed_anchors",
+    "removed_ghosts",
+    "render_svg",
+    "report_inspector",
+    "runtime",
+    "runtime_overlay",
+    "set_budget",
+    "share_link",
+    "split_scopes",
+    "text_diff_html",
+    "timeline_figure",
+    "timeline_rows",
+    "warm",
+    "when",
+]

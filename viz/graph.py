@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from compiler_bridge.analysis import layout_change
+from compiler_bridge.hlo import layout_change
 from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule
 
 from . import categories as C

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from compiler_bridge import DumpModule, HloInstruction, HloModule
-from compiler_bridge.analysis import layout_change
-from compiler_bridge.dump import LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PTX, DumpFile
+from compiler_bridge.hlo import layout_change
+from compiler_bridge.dumps import LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PTX, DumpFile
 from compiler_bridge.hlo import backend_config_text
 
 from . import categories as C

@@ -3,7 +3,7 @@ decorations, "only what changed" node sets, side-by-side text diff, instruction 
 
 Nothing here reads files or touches Streamlit. The bridge gives the data
 (``compiler_bridge.passes``: ``pass_timeline``, ``step_diff``, ``step_changes``,
-``instruction_history``; ``compiler_bridge.diff``: ``ModuleDiff``, ``text_diff``); these
+``instruction_history``; ``compiler_bridge.passes``: ``ModuleDiff``, ``text_diff``); these
 functions turn it into what the page shows. A typical page::
 
     tl = pass_timeline(dump, module)                     # cache by dump hash
@@ -31,7 +31,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from compiler_bridge.diff import ComputationTextDiff, InstructionChange, ModuleDiff, TextRow
+from compiler_bridge.passes import ComputationTextDiff, InstructionChange, ModuleDiff, TextRow
 from compiler_bridge.hlo import HloModule
 from compiler_bridge.passes import Step, Timeline
 

@@ -18,16 +18,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from compiler_bridge import Dump, HloModule, HloParseError
-from compiler_bridge.diff import ModuleDiff
-from compiler_bridge.dump import AFTER, BEFORE, PASS
+from compiler_bridge.passes import ModuleDiff
+from compiler_bridge.dumps import AFTER, BEFORE, PASS
 from compiler_bridge.passes import Timeline, step_diff
-from compiler_bridge.runtimes import RuntimeReport
+from compiler_bridge.perf import RuntimeReport
 
 from . import runtime as R
 from .graph import GraphOptions, GraphView, build_graph
 from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
-from .share import (closed_groups, comment_decorations, comment_group_decorations,
-                    merge_decorations)
+from .share import (
+    closed_groups,
+    comment_decorations,
+    comment_group_decorations,
+    merge_decorations,
+)
 from .state import ViewState
 
 MAX_GHOSTS = 40       # more removals than this are marked on their neighbours only

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Sequence
 
-from compiler_bridge.metrics import HIGHER_IS_BETTER, METRICS
-from compiler_bridge.runtimes import KernelRow, RuntimeReport
+from compiler_bridge.perf import HIGHER_IS_BETTER, METRICS
+from compiler_bridge.perf import KernelRow, RuntimeReport
 
 from . import categories as C
 

@@ -16,18 +16,25 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import HloParseError
-from compiler_bridge.diff import ModuleDiff, text_diff
-from compiler_bridge.dump import AFTER, BEFORE
-from compiler_bridge.passes import (PER_PASS_FLAG, PER_PASS_HINT, HistoryEvent, Timeline,
-                                    instruction_history, step_changes)
+from compiler_bridge.passes import ModuleDiff, text_diff
+from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.passes import (
+    PER_PASS_FLAG,
+    PER_PASS_HINT,
+    HistoryEvent,
+    Timeline,
+    instruction_history,
+    step_changes,
+)
 
-from . import navigation as N
-from . import passes as V
-from .page import (STAGES, Inspected, Navigator, Opened, Picked, Shown, _code, _controlled, _go,
-                   _go_option, _go_widget, _md, _show_in_graph, section, selected_points,
-                   selected_row, stage_label)
-from .render import compare_step, diff_for
-from .state import ViewState
+from viz import navigation as N
+from viz import passes as V
+from .kit import STAGES, Navigator, code, controlled, go, go_option, go_widget, md, section, selected_points, selected_row
+from .inspector import Inspected, show_in_graph
+from .opening import Opened
+from .explorer import Picked, Shown, stage_label
+from viz import compare_step, diff_for
+from viz import ViewState
 
 CHART_HEIGHT = 190
 # below this many instructions over all steps, +/−/~ per step are counted at once
@@ -115,7 +122,7 @@ def step_from_selection(selection) -> int | None:
 def _on_chart(key: str, tl: Timeline) -> None:
     index = step_from_selection(st.session_state.get(key))
     if index is not None and 0 <= index < len(tl):
-        _go(_to_index, index, tl)
+        go(_to_index, index, tl)
 
 
 def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
@@ -140,22 +147,22 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
             prev_stage = tl.step(visible[pos - 1]).stage if pos > 0 else ""
             next_stage = tl.step(visible[pos + 1]).stage if pos + 1 < len(visible) else ""
             st.button("◀", key="pass-prev", disabled=not prev_stage, shortcut="K",
-                      on_click=_go, args=(N.choose_step, prev_stage),
+                      on_click=go, args=(N.choose_step, prev_stage),
                       help="The previous step (key K)")
             st.button("Next ▶", key="pass-next", disabled=not next_stage, shortcut="J",
-                      type="primary", on_click=_go, args=(N.choose_step, next_stage),
+                      type="primary", on_click=go, args=(N.choose_step, next_stage),
                       help="The next step (key J)")
-            _controlled("pass-slider", index)
+            controlled("pass-slider", index)
             st.select_slider("Step", visible, key="pass-slider", label_visibility="collapsed",
-                             format_func=str, on_change=_go_option,
+                             format_func=str, on_change=go_option,
                              args=(_to_index, "pass-slider", visible, tl), width="stretch")
         st.markdown(_step_title(tl, index))
         with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
             st.toggle("Hide identical steps", key="pass-hide",
                       help="Steps whose text equals the previous step's (XLA writes one at "
                            "each pipeline start) are skipped by the stepper and the chart")
-            _controlled("pass-only", state.changed_only)
-            st.toggle("Only what changed", key="pass-only", on_change=_go_widget,
+            controlled("pass-only", state.changed_only)
+            st.toggle("Only what changed", key="pass-only", on_change=go_widget,
                       args=(N.set_changed_only, "pass-only"),
                       help="Draw only the instructions this step added, changed or removed "
                            "next to, and their neighbours")
@@ -176,10 +183,10 @@ def _step_title(tl: Timeline, index: int) -> str:
     s = tl.step(index)
     head = f"step **{index}** of {len(tl) - 1} · "
     if s.kind != "pass":
-        return head + f"**{_md(stage_label(s))}**"
-    out = head + f"**{_md(s.pass_name)}** · {_code(s.pipeline)} ({s.sequence:04d})"
+        return head + f"**{md(stage_label(s))}**"
+    out = head + f"**{md(s.pass_name)}** · {code(s.pipeline)} ({s.sequence:04d})"
     if s.next_pass:
-        out += f" → {_code(s.next_pass)}"
+        out += f" → {code(s.next_pass)}"
     if s.ok:
         prev = tl.previous_ok(index)
         delta = ""
@@ -201,9 +208,9 @@ def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
               "none": "vs nothing (plain graph)"}
     labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
     value = state.compare if state.compare in options else ""
-    _controlled("pass-compare", value)
+    controlled("pass-compare", value)
     st.selectbox("Compared with", options, key="pass-compare", format_func=labels.get,
-                 on_change=_go_option, args=(N.set_compare, "pass-compare", options),
+                 on_change=go_option, args=(N.set_compare, "pass-compare", options),
                  label_visibility="collapsed", width="stretch",
                  help="The step the graph colours, tables and text diff compare this one "
                       "with; type a pass name to find one")
@@ -218,7 +225,7 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
         return
     d, against, error = current_diff(opened, tl, index, state)
     if error:
-        st.warning(f"Cannot compare with step {against}: {_code(error.splitlines()[0])}")
+        st.warning(f"Cannot compare with step {against}: {code(error.splitlines()[0])}")
     elif d is None:
         if against is None and state.compare != "none":
             st.caption("The first step: nothing to compare with.")
@@ -227,7 +234,7 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
                    + (" (only the order or the header)" if d.reordered or d.header_changes
                       else "") + ".")
     else:
-        st.caption(f"vs {_step_name(tl, against)}: {_md(V.diff_summary(d))}")
+        st.caption(f"vs {_step_name(tl, against)}: {md(V.diff_summary(d))}")
 
 
 def _step_name(tl: Timeline, index: int) -> str:
@@ -242,9 +249,9 @@ def _before_after_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
     tl = picked.timeline
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
         if picked.stage == AFTER and tl.index_of(BEFORE) is not None:
-            _controlled("pass-vs-before", state.compare == BEFORE)
+            controlled("pass-vs-before", state.compare == BEFORE)
             st.toggle("Show what changed since before optimizations", key="pass-vs-before",
-                      on_change=_go_widget, args=(_vs_before, "pass-vs-before"),
+                      on_change=go_widget, args=(_vs_before, "pass-vs-before"),
                       help="Colour the graph by what XLA's passes added and changed, and "
                            "fill the Changes and Text diff tabs")
         st.caption(f"No per-pass snapshots in this dump. To step through every pass, dump "
@@ -274,7 +281,7 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
 
 def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: str) -> str:
     if error:
-        return f"Cannot compare with step {against}: {_code(error.splitlines()[0])}"
+        return f"Cannot compare with step {against}: {code(error.splitlines()[0])}"
     if not tl.per_pass and state.compare != BEFORE:
         return ("Nothing is compared yet: turn on *Show what changed since before "
                 "optimizations* above (at the after-optimizations stage).")
@@ -289,8 +296,8 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
     if d is None:
         st.caption(_no_diff_reason(tl, index, state, against, error))
         return
-    st.markdown(f"**{_md(stage_label(tl.step(against)))} → {_md(stage_label(tl.step(index)))}**"
-                f"  \n{_md(V.diff_summary(d))}")
+    st.markdown(f"**{md(stage_label(tl.step(against)))} → {md(stage_label(tl.step(index)))}**"
+                f"  \n{md(V.diff_summary(d))}")
     tables = _tables(opened.token, tl.module_id, index, against, d)
     names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
              "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
@@ -335,13 +342,13 @@ def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown)
     if not name:
         return
     if kind == "removed" or shown.module.find(name) is None:
-        _go(lambda s: (s.with_(selected=name), ""))       # the inspector tells its story
+        go(lambda s: (s.with_(selected=name), ""))       # the inspector tells its story
         return
-    _go(_select_and_show, opened, shown, name)
+    go(_select_and_show, opened, shown, name)
 
 
 def _select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
-    new, center = _show_in_graph(state, opened, shown, name)
+    new, center = show_in_graph(state, opened, shown, name)
     return new.with_(selected=name), center
 
 
@@ -422,7 +429,7 @@ def _steps_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
 def _on_step_row(key: str, rows: list[dict], tl: Timeline) -> None:
     row = selected_row(key, len(rows))
     if row is not None:
-        _go(_to_index, rows[row]["step"], tl)
+        go(_to_index, rows[row]["step"], tl)
 
 
 # --------------------------------------------------------------------------- history
@@ -455,13 +462,13 @@ def _removed_here(nav: Navigator, opened: Opened, shown: Shown, name: str) -> in
     if ref is None and change is None:
         return None
     if change is not None:
-        st.info(f"In step {against} this was {_code(name)}; this step made it "
-                f"{_code(change.new.name)}: {_md(change.describe())}")
-        st.button(f"Select {change.new.name}", key=f"renamed:{name}", on_click=_go,
+        st.info(f"In step {against} this was {code(name)}; this step made it "
+                f"{code(change.new.name)}: {md(change.describe())}")
+        st.button(f"Select {change.new.name}", key=f"renamed:{name}", on_click=go,
                   args=(lambda s: (s.with_(selected=change.new.name), ""),))
     else:
         old = d.old.find(name)
-        st.error(f"✕ Removed by this step (it was in {_code(ref.where)} at step {against}).")
+        st.error(f"✕ Removed by this step (it was in {code(ref.where)} at step {against}).")
         if old is not None:
             st.code(old.text, language=None, wrap_lines=True)
     return against
@@ -483,9 +490,9 @@ def _history_box(nav: Navigator, opened: Opened, tl: Timeline, index: int, name:
         for k, e in enumerate(events[:60]):
             target = e.name_after or e.name_before
             label = f"step {e.index} · {tl.step(e.index).pass_name} — {e.event}: {e.detail}"
-            st.button(_md(label[:220]), key=f"hist:{name}:{k}", type="tertiary",
-                      disabled=e.index == shown_index, on_click=_go,
+            st.button(md(label[:220]), key=f"hist:{name}:{k}", type="tertiary",
+                      disabled=e.index == shown_index, on_click=go,
                       args=(N.step_to, tl.step(e.index).stage, target),
-                      help=_md(f"{e.label}: {e.name_before or '—'} → {e.name_after or '—'}"))
+                      help=md(f"{e.label}: {e.name_before or '—'} → {e.name_after or '—'}"))
         if len(events) > 60:
             st.caption(f"… and {len(events) - 60} more")

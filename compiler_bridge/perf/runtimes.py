@@ -15,8 +15,8 @@ from typing import Sequence
 from . import metrics as M
 from .costs import KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us
 from .devices import DeviceProfile, device_profile, profile_for_platform
-from .dump import AFTER, Dump, DumpModule
-from .hlo import HloModule
+from ..dumps import AFTER, Dump, DumpModule
+from ..hlo import HloModule
 from .traces import KernelTiming, Measured, TraceError, TraceSource, measure
 
 STATS = ("median", "p10", "min", "mean")

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .hlo_names import NAME_RE
+from .names import NAME_RE
 
 
 class AttributeSyntaxError(ValueError):
@@ -213,7 +213,7 @@ _metadata_type = None
 def metadata(raw: str):
     global _metadata_type
     if _metadata_type is None:
-        from .hlo import Metadata
+        from .model import Metadata
         _metadata_type = Metadata
     fields: dict = {}
     other = []

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .devices import DeviceProfile
-from .hlo import HloComputation, HloInstruction, HloModule
-from .shapes import Shape
+from ..hlo import HloComputation, HloInstruction, HloModule
+from ..hlo import Shape
 
 # Instructions that never become a kernel of their own.
 FREE_OPCODES = frozenset({

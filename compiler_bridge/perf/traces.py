@@ -34,7 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .dump import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
+from ..dumps import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
 
 # A nested event may end this much (µs) after its parent and still count as nested
 # (timestamps are rounded to the nanosecond).

@@ -33,12 +33,20 @@ from typing import Sequence
 import numpy as np
 
 from . import metrics as M
-from .costs import (CONTROL_FLOW, FREE_OPCODES, KernelCost, control_iterations,
-                    costs_of, is_single_kernel_call, kernels,
-                    outer_partitions, roofline_us)
+from .costs import (
+    CONTROL_FLOW,
+    FREE_OPCODES,
+    KernelCost,
+    control_iterations,
+    costs_of,
+    is_single_kernel_call,
+    kernels,
+    outer_partitions,
+    roofline_us,
+)
 from .devices import CACHE_DIR, DeviceProfile
-from .dump import AFTER, Dump, open_dump
-from .hlo import HloComputation, HloInstruction, HloModule
+from ..dumps import AFTER, Dump, open_dump
+from ..hlo import HloComputation, HloInstruction, HloModule
 
 FORMAT = "hlolens-learned-cost-model"
 VERSION = 1

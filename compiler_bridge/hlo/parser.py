@@ -26,13 +26,35 @@ import re
 from . import attributes as A
 from . import shape_inference as SI
 from .errors import HloParseError
-from .hlo import (FileLocation, HloComputation, HloInstruction, HloModule, StackFrame,
-                  StackFrameIndex)
-from .hlo_names import (NAME_PATTERN, OPCODES, RESERVED_NAMES, NameUniquer, async_wrapped,
-                        sanitize_name)
-from .shapes import (_SKIP, Shape, ShapeSyntaxError, _shape_cache, array_shape, can_be_shape,
-                     compatible, parse_shape_at, shape_from_text, tuple_shape,
-                     without_element_size)
+from .model import (
+    FileLocation,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    StackFrame,
+    StackFrameIndex,
+)
+from .names import (
+    NAME_PATTERN,
+    OPCODES,
+    RESERVED_NAMES,
+    NameUniquer,
+    async_wrapped,
+    sanitize_name,
+)
+from .shapes import (
+    _SKIP,
+    Shape,
+    ShapeSyntaxError,
+    _shape_cache,
+    array_shape,
+    can_be_shape,
+    compatible,
+    parse_shape_at,
+    shape_from_text,
+    tuple_shape,
+    without_element_size,
+)
 
 _NAME = NAME_PATTERN
 

@@ -1,6 +1,6 @@
 """Run a user's JAX script under the profiler (the child process of ``profile``).
 
-    python -m compiler_bridge.profile_runner TRACE_DIR SCRIPT.py [ARGS...]
+    python -m compiler_bridge.perf.profile_runner TRACE_DIR SCRIPT.py [ARGS...]
 
 The script runs as ``__main__`` (``runpy``), with ``sys.argv`` and ``sys.path[0]`` as if
 started directly, inside ``jax.profiler.trace(TRACE_DIR, create_perfetto_trace=True)``.
@@ -18,7 +18,7 @@ import traceback
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m compiler_bridge.profile_runner TRACE_DIR SCRIPT.py [ARGS...]",
+        print("usage: python -m compiler_bridge.perf.profile_runner TRACE_DIR SCRIPT.py [ARGS...]",
               file=sys.stderr)
         return 2
     trace_dir, script, args = argv[0], os.path.abspath(argv[1]), argv[2:]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from .dump import DumpError, open_dump
+from ..dumps import DumpError, open_dump
 
 
 def add_runtime_commands(sub) -> None:
@@ -180,7 +180,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         flags.append("--xla_dump_hlo_pass_re=.*")
     env = dict(os.environ)
     env["XLA_FLAGS"] = " ".join(x for x in (env.get("XLA_FLAGS", ""), *flags) if x)
-    cmd = [sys.executable, "-m", "compiler_bridge.profile_runner", os.path.join(out, "trace"),
+    cmd = [sys.executable, "-m", "compiler_bridge.perf.profile_runner", os.path.join(out, "trace"),
            script, *script_args]
     print(f"XLA_FLAGS={env['XLA_FLAGS']}", file=sys.stderr)
     t0 = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hlo import HloInstruction, HloModule
+from .model import HloInstruction, HloModule
 from .shapes import Shape
 
 

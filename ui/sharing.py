@@ -1,6 +1,6 @@
 """Sharing parts of the page: the link, saved views, comments, exports.
 
-Every dump on screen lives in the store (``compiler_bridge.store``) under a random share
+Every dump on screen lives in the store (``compiler_bridge.dumps``) under a random share
 id, which the URL carries as ``dump``; the rest of the URL is the ``ViewState``. So the
 link is the state, saved views are states with a name, and comments hang on (dump,
 module, instruction). User-written text (view names, notes, comments, author names) is
@@ -17,17 +17,19 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import DumpError, HloModule
-from compiler_bridge.store import Comment, SavedView
+from compiler_bridge.dumps import Comment, SavedView
 
-from . import navigation as N
-from .export import html_report, model_explorer_graphs, model_explorer_node_data
-from .graph import GraphView
-from .page import (STAGES, Inspected, Navigator, Opened, Shown, _code, _go, _md, describe,
-                   section, stage_label, store)
-from .passes import DIFF_LEGEND, REMOVED_BORDER, diff_summary
-from .render import diff_for
-from .share import (COMMENT_LEGEND, file_stem, report_inspector, share_link, when)
-from .state import ViewState
+from viz import navigation as N
+from viz import html_report, model_explorer_graphs, model_explorer_node_data
+from viz import GraphView
+from .kit import STAGES, Navigator, code, go, md, describe, section
+from .inspector import Inspected
+from .opening import Opened, store
+from .explorer import Shown, stage_label
+from viz import DIFF_LEGEND, REMOVED_BORDER, diff_summary
+from viz import diff_for
+from viz import COMMENT_LEGEND, file_stem, report_inspector, share_link, when
+from viz import ViewState
 
 log = logging.getLogger("hlolens")
 AUTHOR = "hlolens-author"       # session: the name last typed in a form
@@ -35,7 +37,7 @@ AUTHOR = "hlolens-author"       # session: the name last typed in a form
 
 def _text(text: str) -> str:
     """User text as markdown that shows exactly that text (line breaks kept)."""
-    return "  \n".join(_md(line) for line in text.splitlines()) or "—"
+    return "  \n".join(md(line) for line in text.splitlines()) or "—"
 
 
 # --------------------------------------------------------------------------- comments
@@ -71,7 +73,7 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
                           key=f"comments:{shown.dump_module.id}:{name}")
         with box:
             for c in mine:
-                st.markdown(f"**{_md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
+                st.markdown(f"**{md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
                 if opened.share_id:
                     _delete_control(f"comment-del:{c.id}", "this comment",
@@ -129,7 +131,7 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
     try:
         views = store().views(opened.share_id)
     except (DumpError, OSError) as e:
-        st.sidebar.caption(f"Saved views cannot be read: {_md(describe(e))}")
+        st.sidebar.caption(f"Saved views cannot be read: {md(describe(e))}")
         return
     box = st.sidebar.expander(f"Saved views ({len(views)})", expanded=bool(views),
                               key="saved-views")
@@ -142,15 +144,15 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
         for v in reversed(views):
             here = {k: x for k, x in v.query.items() if k != "dump"} == \
                 {k: x for k, x in current.items() if k != "dump"}
-            st.button(_md(v.name) + (" · on screen" if here else ""), key=f"view:{v.id}",
+            st.button(md(v.name) + (" · on screen" if here else ""), key=f"view:{v.id}",
                       type="tertiary", disabled=here,
-                      on_click=_go, args=(N.restore_view, v.query),
+                      on_click=go, args=(N.restore_view, v.query),
                       help=_view_help(v), width="stretch")
-            line = f"{_md(v.author or 'anonymous')} · {when(v.created_at)} · {_where(v)}"
+            line = f"{md(v.author or 'anonymous')} · {when(v.created_at)} · {_where(v)}"
             if v.note:
                 line += f"  \n{_text(v.note)}"
             st.caption(line)
-            _delete_control(f"view-del:{v.id}", f"the view “{_md(v.name)}”", _delete_view,
+            _delete_control(f"view-del:{v.id}", f"the view “{md(v.name)}”", _delete_view,
                             (opened.share_id, v.id, v.name))
         msg = st.session_state.pop("view-del-msg", "")
         if msg:
@@ -185,13 +187,13 @@ def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
 def _where(v: SavedView) -> str:
     q = ViewState.from_query(v.query)
     stage = STAGES.get(q.stage, q.stage.replace("pass:", "pass "))
-    parts = [f"module {_md(q.module)}" if q.module else "", _md(stage),
-             _code(q.selected) if q.selected else ""]
+    parts = [f"module {md(q.module)}" if q.module else "", md(stage),
+             code(q.selected) if q.selected else ""]
     return " · ".join(p for p in parts if p)
 
 
 def _view_help(v: SavedView) -> str:
-    return "Restore this view: " + _md(", ".join(f"{k}={x}" for k, x in v.query.items()
+    return "Restore this view: " + md(", ".join(f"{k}={x}" for k, x in v.query.items()
                                                  if k != "dump")[:300])
 
 

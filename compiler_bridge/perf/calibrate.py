@@ -114,7 +114,7 @@ def _measure(programs: dict, repeat: int) -> tuple[dict[str, list[float]], dict,
     """Self times (µs) per program from one profiler session; loop kernels apart."""
     import jax
 
-    from .parser import parse_hlo
+    from ..hlo import parse_hlo
     from .traces import read_trace_file
 
     widest = ""

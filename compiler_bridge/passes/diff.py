@@ -49,9 +49,9 @@ import gc
 import re
 from dataclasses import dataclass, field
 
-from .analysis import layout_change
-from .errors import HloParseError
-from .hlo import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule
+from ..hlo import layout_change
+from ..hlo import HloParseError
+from ..hlo import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule
 
 KINDS = ("renamed", "fused", "unfused", "moved", "opcode", "shape", "layout", "operands",
          "attributes", "fused_computation", "called_computation")

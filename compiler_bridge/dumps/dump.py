@@ -20,9 +20,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from . import archive
-from .errors import DumpError, HloParseError
-from .hlo import HloModule
-from .parser import parse_hlo_bytes
+from .errors import DumpError
+from ..hlo import HloParseError
+from ..hlo import HloModule
+from ..hlo import parse_hlo_bytes
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump"]
 

@@ -34,9 +34,9 @@ from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
 from .diff import ModuleDiff, diff_modules
-from .dump import PASS, Dump, DumpModule
-from .errors import HloParseError
-from .hlo import HloModule
+from ..dumps import PASS, Dump, DumpModule
+from ..hlo import HloParseError
+from ..hlo import HloModule
 
 # The XLA flag that makes XLA write one snapshot per pass (exact text for the UI).
 PER_PASS_FLAG = "--xla_dump_hlo_pass_re=.*"

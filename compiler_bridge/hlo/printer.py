@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .hlo import HloComputation, HloInstruction, HloModule, StackFrameIndex
-from .hlo_names import NON_OPERAND_ARGS
+from .model import HloComputation, HloInstruction, HloModule, StackFrameIndex
+from .names import NON_OPERAND_ARGS
 from .parser import parse_hlo
 
 # Header attributes that describe the whole program's entry and do not survive a cut.

@@ -11,7 +11,7 @@ kept next to it in the same data location::
 uploaded twice is kept once and a link can name it (``?trace=<id>``). Traces hang on the
 dump's hash, not on one share id, like saved views and comments. Works on local and
 fsspec stores alike. Checking that a trace fits the dump is the caller's job
-(:func:`compiler_bridge.traces.measure`); the shelf only keeps bytes.
+(:func:`compiler_bridge.perf.measure`); the shelf only keeps bytes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one error type the bridge raises for text it cannot read."""
+"""The error the HLO reader raises for text it cannot read."""
 
 from __future__ import annotations
 
@@ -41,7 +41,3 @@ class HloParseError(ValueError):
             return self
         return HloParseError(self.message, source=source, line=self.line,
                              column=self.column, text=self.text)
-
-
-class DumpError(Exception):
-    """A dump (folder or archive) that cannot be opened at all."""

@@ -10,7 +10,7 @@ roofline, kernels) and the HTML report's kernel table (``Runtimes.export_rows``)
 Traces: the dump's own (``plugins/profile/<session>/`` inside it) are used without
 asking. A trace uploaded apart is checked against the dump first (a corrupt file, one
 without per-op events or one of another program is refused with the reason), then kept
-in the store beside the dump (``compiler_bridge.trace_shelf``) and named in the URL
+in the store beside the dump (``compiler_bridge.dumps.TraceShelf``) and named in the URL
 (``trace=<id>``), so a link shows the same runtimes to anyone who opens it. A dump that
 is not in the store keeps uploads in the session only.
 
@@ -32,22 +32,23 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import DumpError
-from compiler_bridge.devices import CALIBRATED_PATH, profile_for_platform
-from compiler_bridge.dump import AFTER, Dump
-from compiler_bridge.learned import default_model_path
-from compiler_bridge.runtimes import RuntimeReport, runtime_report
-from compiler_bridge.trace_shelf import TraceShelf, trace_id
-from compiler_bridge.traces import TraceError, measure, trace_sessions, uploaded
+from compiler_bridge.perf import CALIBRATED_PATH, profile_for_platform
+from compiler_bridge.dumps import AFTER, Dump
+from compiler_bridge.perf import default_model_path
+from compiler_bridge.perf import RuntimeReport, runtime_report
+from compiler_bridge.dumps import TraceShelf, trace_id
+from compiler_bridge.perf import TraceError, measure, trace_sessions, uploaded
 
-from . import navigation as N
-from . import panels as P
-from . import runtime as V
-from .graph import GraphView
-from .page import (STAGES, Inspected, Navigator, Opened, Shown, _code, _controlled, _go,
-                   _go_option, _go_widget, _md, _show_in_graph, selected_points, selected_row,
-                   store, upload_cap)
-from .share import when
-from .state import OVERLAYS
+from viz import navigation as N
+from viz import panels as P
+from viz import runtime as V
+from viz import GraphView
+from .kit import STAGES, Navigator, code, controlled, go, go_option, go_widget, md, selected_points, selected_row
+from .inspector import Inspected, show_in_graph
+from .opening import Opened, store, upload_cap
+from .explorer import Shown
+from viz import when
+from viz import OVERLAYS
 
 log = logging.getLogger("hlolens")
 
@@ -115,8 +116,8 @@ def pick_trace(choices: list[TraceChoice], wanted: str) -> tuple[TraceChoice | N
     if not wanted:
         return default, ""
     instead = f"showing {default.label}" if default is not None else "nothing is measured"
-    return default, (f"The trace `{_md(wanted)}` this link names is not stored with this "
-                     f"dump (removed, or uploaded on another server): {_md(instead)}.")
+    return default, (f"The trace `{md(wanted)}` this link names is not stored with this "
+                     f"dump (removed, or uploaded on another server): {md(instead)}.")
 
 
 def _mtime(path: str) -> str:
@@ -223,10 +224,10 @@ class Runtimes:
             message = message.rstrip()
             if not message.endswith((".", ")")):
                 message += "."
-            return f"**Nothing measured** from {_code(source)}: {_md(message)}"
+            return f"**Nothing measured** from {code(source)}: {md(message)}"
         if not r.measured_rows:
             mid = self.shown.dump_module.id
-            others = ", ".join(f"{i} {_md(n)}" for i, n in (
+            others = ", ".join(f"{i} {md(n)}" for i, n in (
                 (k, m.name) for k, m in (r.measured.modules.items() if r.measured else ())))
             return (f"**The trace has no events for module {mid}** (it did not run while "
                     "profiling)" + (f"; it measured module {others}, pick it in the sidebar."
@@ -240,10 +241,10 @@ def overlay_control(nav: Navigator, rt: Runtimes | None) -> None:
     """Sidebar: colour the graph by runtime, and where the runtimes come from."""
     state = nav.state
     sb = st.sidebar
-    _controlled("pick-overlay", state.overlay)
+    controlled("pick-overlay", state.overlay)
     sb.segmented_control(
         "Runtime overlay", list(OVERLAYS), key="pick-overlay", required=True,
-        format_func=OVERLAY_NAMES.get, on_change=_go_widget,
+        format_func=OVERLAY_NAMES.get, on_change=go_widget,
         args=(N.set_overlay, "pick-overlay"), width="stretch",
         help="Colour each kernel by its measured time (the trace), its predicted time "
              "(roofline or learned model), or predicted / measured; boxes show totals per "
@@ -255,9 +256,9 @@ def overlay_control(nav: Navigator, rt: Runtimes | None) -> None:
                    "in the Runtimes tab.")
     elif rt.choice.origin == "dump":
         sb.caption(":material/timer: Trace in the dump: "
-                   + _code(os.path.basename(rt.choice.name)))
+                   + code(os.path.basename(rt.choice.name)))
     else:
-        sb.caption(f":material/timer: Uploaded trace: {_code(rt.choice.name)}")
+        sb.caption(f":material/timer: Uploaded trace: {code(rt.choice.name)}")
 
 
 # --------------------------------------------------------------------------- graph
@@ -272,13 +273,13 @@ def graph_messages(nav: Navigator, rt: Runtimes | None) -> None:
     if rt.shown.stage != AFTER:
         cols = st.columns([4, 1], vertical_alignment="center")
         cols[0].info(f"The runtime overlay colours the module **after optimizations** (what "
-                     f"ran); this is {_md(_stage_name(rt.shown))}.")
-        cols[1].button("Show after optimizations", key="rt-to-after", on_click=_go,
+                     f"ran); this is {md(_stage_name(rt.shown))}.")
+        cols[1].button("Show after optimizations", key="rt-to-after", on_click=go,
                        args=(N.choose_step, AFTER))
         return
     r = rt.report()
     if r is None:
-        st.error(f"Runtimes cannot be computed: {_code(rt.error)}")
+        st.error(f"Runtimes cannot be computed: {code(rt.error)}")
         return
     if state.overlay != "predicted":
         problem = rt.problem(r)
@@ -337,7 +338,7 @@ def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: s
     if got["ratio"] is not None:
         parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
     return ":material/timer: **Runtime of its kernels**: " + \
-        _md(" · ".join(parts)).replace("\\*", "*")
+        md(" · ".join(parts)).replace("\\*", "*")
 
 
 def kernel_line(r: RuntimeReport, row, module) -> str:
@@ -364,7 +365,7 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
                      f"{row.bound}-bound")
     else:
         parts.append(f"{row.bound}-bound")
-    return ":material/timer: **Runtime**: " + _md(" · ".join(parts)).replace("\\*", "*")
+    return ":material/timer: **Runtime**: " + md(" · ".join(parts)).replace("\\*", "*")
 
 
 # --------------------------------------------------------------------------- panel
@@ -377,12 +378,12 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     _trace_row(nav, rt)
     r = rt.report()
     if r is None:
-        st.error(f"Runtimes cannot be computed: {_code(rt.error)}")
+        st.error(f"Runtimes cannot be computed: {code(rt.error)}")
         return
     st.markdown(predictor_line(r, rt))
     if rt.shown.stage != AFTER:
         st.caption(f"These are the kernels of the module after optimizations (what ran); "
-                   f"this is {_md(_stage_name(rt.shown))}. Picking one shows it there.")
+                   f"this is {md(_stage_name(rt.shown))}. Picking one shows it there.")
     problem = rt.problem(r, in_panel=True)
     if problem:
         st.warning(problem)
@@ -392,7 +393,7 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     notes = [n for n in r.notes if "has no events in the trace" not in n or not measured]
     if notes:
         with st.expander(f"Notes on the trace ({len(notes)})"):
-            st.markdown("\n".join(f"- {_md(n)}" for n in notes))
+            st.markdown("\n".join(f"- {md(n)}" for n in notes))
     if len(measured) >= 2:
         _metrics(r)
     selected = nav.state.selected
@@ -414,18 +415,18 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
 def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
     """Which predictor, and why that one."""
     dev = r.device
-    path = _code(_home(rt.model_path))
+    path = code(_home(rt.model_path))
     if r.predictor == "learned":
-        text = (f"**Predictor: learned model** ({_md(r.predictor_detail)}): a correction "
-                f"to the roofline of {_md(dev.name)}, used because a model for "
-                f"{_md(dev.kind)} devices is saved at {path}.")
+        text = (f"**Predictor: learned model** ({md(r.predictor_detail)}): a correction "
+                f"to the roofline of {md(dev.name)}, used because a model for "
+                f"{md(dev.kind)} devices is saved at {path}.")
         tau = r.roofline_metrics.get("kendall_tau") if r.roofline_metrics else None
         if tau is not None and not math.isnan(tau):
             text += f" The roofline alone ranks these kernels with Kendall tau {tau:.2f}."
     else:
-        text = (f"**Predictor: roofline** on {_md(dev.name)}: max(flops / peak, bytes / "
+        text = (f"**Predictor: roofline** on {md(dev.name)}: max(flops / peak, bytes / "
                 "bandwidth) + launch overhead per kernel, because no learned model for "
-                f"{_md(dev.kind)} devices is saved yet (`python -m compiler_bridge train "
+                f"{md(dev.kind)} devices is saved yet (`python -m compiler_bridge train "
                 f"DUMP_DIRS… --out {_home(rt.model_path)}` trains one on dumps with traces; "
                 "the app then uses it).")
     if dev.measured:
@@ -451,7 +452,7 @@ def _measured_line(r: RuntimeReport) -> str:
         parts.append(f"{len(mt.step_us)} runs, step {V._fmt_us(mt.step_median_us)} "
                      "(median, while profiling)")
     parts.append(f"{r.stat} per execution")
-    return " · ".join(parts) + f" · from {_md(', '.join(m.sources))}"
+    return " · ".join(parts) + f" · from {md(', '.join(m.sources))}"
 
 
 def _fmt_metric(value, percent: bool) -> str:
@@ -523,20 +524,20 @@ def _select_kernel(state, rt: Runtimes, name: str):
         module = rt.opened.dump.stage(rt.shown.dump_module, AFTER)
         new, center = N.go_to(state, module, name, focus=False)
         return new.with_(selected=name), center
-    new, center = _show_in_graph(state, rt.opened, rt.shown, name)
+    new, center = show_in_graph(state, rt.opened, rt.shown, name)
     return new.with_(selected=name), center
 
 
 def _on_points(key: str, rt: Runtimes) -> None:
     name = V.selectable(selected_points(st.session_state.get(key)))
     if name:
-        _go(_select_kernel, rt, name)
+        go(_select_kernel, rt, name)
 
 
 def _on_row(key: str, names: list[str], rt: Runtimes) -> None:
     row = selected_row(key, len(names))
     if row is not None:
-        _go(_select_kernel, rt, names[row])
+        go(_select_kernel, rt, names[row])
 
 
 # --------------------------------------------------------------------------- trace row
@@ -549,12 +550,12 @@ def _trace_row(nav: Navigator, rt: Runtimes) -> None:
         if len(rt.choices) > 1:
             keys = [c.key for c in rt.choices]
             labels = {c.key: c.label for c in rt.choices}
-            _controlled("rt-trace", rt.choice.key)
+            controlled("rt-trace", rt.choice.key)
             st.selectbox("Trace", keys, key="rt-trace", format_func=labels.get,
-                         on_change=_go_option, args=(N.set_trace, "rt-trace", keys),
+                         on_change=go_option, args=(N.set_trace, "rt-trace", keys),
                          help="Where the measured runtimes come from; the link names it")
         elif rt.choice is not None:
-            st.markdown(f"**Trace**: {_code(rt.choice.label)}")
+            st.markdown(f"**Trace**: {code(rt.choice.label)}")
     where = right if rt.choice is not None else left
     with where:
         if rt.choice is not None:
@@ -605,8 +606,8 @@ def add_trace(opened: Opened, name: str, data: bytes) -> tuple[str, str]:
         where = "kept for this session only"
     kernels = sum(len(t.kernels) for t in m.modules.values())
     modules = ", ".join(f"{mid} {t.name}" for mid, t in m.modules.items())
-    return tid, (f"Added {_code(name)}: {m.matched_events:,} per-op events matched "
-                 f"{kernels:,} kernels of module {_md(modules)}"
+    return tid, (f"Added {code(name)}: {m.matched_events:,} per-op events matched "
+                 f"{kernels:,} kernels of module {md(modules)}"
                  + (f" ({m.unmatched_events:,} events match nothing)" if m.unmatched_events
                     else "") + f"; {where}.")
 
@@ -620,13 +621,13 @@ def _on_upload(key: str, opened: Opened) -> None:
     try:
         tid, message = add_trace(opened, name, f.getvalue())
     except TraceError as e:
-        st.session_state[MESSAGE] = ("error", f"**{_md(name)} cannot be used**: "
-                                              f"{_md(e.message)}")
+        st.session_state[MESSAGE] = ("error", f"**{md(name)} cannot be used**: "
+                                              f"{md(e.message)}")
         return
     except Exception as e:                 # a reader bug must not take the page down
         log.exception("trace upload %s", name)
-        st.session_state[MESSAGE] = ("error", f"**{_md(name)} cannot be used**: "
-                                              f"{_code(f'{type(e).__name__}: {e}')}")
+        st.session_state[MESSAGE] = ("error", f"**{md(name)} cannot be used**: "
+                                              f"{code(f'{type(e).__name__}: {e}')}")
         return
     st.session_state[MESSAGE] = ("success", message)
-    _go(N.set_trace, tid)
+    go(N.set_trace, tid)

@@ -1,0 +1,36 @@
+"""Dumps: an ``--xla_dump_to`` folder or archive indexed by module and stage, and the
+content-addressed store that keeps dumps, traces, saved views and comments for links.
+"""
+
+from __future__ import annotations
+
+from .dump import AFTER, BEFORE, Dump, DumpFile, DumpModule, HLO_TEXT_KINDS, LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PASS, PTX, TRACE, XPLANE, open_dump
+from .errors import DumpError
+from .store import Comment, SavedView, Store, StoreError, StoredDump, dump_hash
+from .trace_shelf import TraceShelf, is_trace_id, trace_id
+
+__all__ = [
+    "AFTER",
+    "BEFORE",
+    "Comment",
+    "Dump",
+    "DumpError",
+    "DumpFile",
+    "DumpModule",
+    "HLO_TEXT_KINDS",
+    "LLVM_IR_NO_OPT",
+    "LLVM_IR_WITH_OPT",
+    "PASS",
+    "PTX",
+    "SavedView",
+    "Store",
+    "StoreError",
+    "StoredDump",
+    "TRACE",
+    "TraceShelf",
+    "XPLANE",
+    "dump_hash",
+    "is_trace_id",
+    "open_dump",
+    "trace_id",
+]

@@ -1,0 +1,45 @@
+"""Where the time goes: profiler traces matched to kernels (measured), roofline and learned
+cost models (predicted), their agreement metrics, calibration and the runtimes CLI.
+"""
+
+from __future__ import annotations
+
+from .calibrate import calibrate
+from .cli import add_runtime_commands
+from .costs import KernelCost, kernel_cost, kernels, module_costs, roofline_us
+from .devices import BUILTIN, CALIBRATED_PATH, CPU, DeviceProfile, device_profile, load_profile, profile_for_platform
+from .learned import default_model_path
+from .metrics import HIGHER_IS_BETTER, METRICS
+from .runtimes import KernelRow, RuntimeReport, runtime_report
+from .traces import TraceError, TraceSource, measure, percentile, read_trace, read_trace_file, trace_sessions, uploaded
+
+__all__ = [
+    "BUILTIN",
+    "CALIBRATED_PATH",
+    "CPU",
+    "DeviceProfile",
+    "HIGHER_IS_BETTER",
+    "KernelCost",
+    "KernelRow",
+    "METRICS",
+    "RuntimeReport",
+    "TraceError",
+    "TraceSource",
+    "add_runtime_commands",
+    "calibrate",
+    "default_model_path",
+    "device_profile",
+    "kernel_cost",
+    "kernels",
+    "load_profile",
+    "measure",
+    "module_costs",
+    "percentile",
+    "profile_for_platform",
+    "read_trace",
+    "read_trace_file",
+    "roofline_us",
+    "runtime_report",
+    "trace_sessions",
+    "uploaded",
+]

@@ -1,0 +1,367 @@
+"""The explorer around the graph: the module and stage pickers, graph controls, search, the
+breadcrumb, and the detail tabs under the graph.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from compiler_bridge import Dump, DumpModule, HloModule, HloParseError
+from compiler_bridge.hlo import layout_changes
+from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
+
+from viz import navigation as N
+from viz import panels as P
+from .component import graph_events
+from viz import GraphView
+from viz import GROUPINGS, ViewState
+from .kit import GRAPH_KEY, Navigator, STAGES, code, controlled, describe, go, go_option, go_pick, go_widget, md, section
+from .opening import Opened
+
+
+# --------------------------------------------------------------------------- module
+
+@dataclass
+class Picked:
+    """The module and step chosen (before the step's text is parsed)."""
+
+    dump_module: DumpModule
+    timeline: Timeline     # before_optimizations, every pass step, after_optimizations
+    index: int             # the step shown
+    stage: str             # its ViewState.stage ('pass:0017', 'after_optimizations')
+    path: str
+
+    @property
+    def step(self) -> Step:
+        return self.timeline.step(self.index)
+
+
+@dataclass
+class Shown:
+    """The module on screen: its dump files, stage and parsed HLO."""
+
+    dump_module: DumpModule
+    stage: str
+    path: str
+    module: HloModule
+    key: str              # cache identity: the dump's token and the file's path
+    timeline: Timeline | None = None
+    index: int = 0
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _stats(_dump: Dump, token: str, path: str) -> dict:
+    try:
+        return {"stats": _dump.parse(path).stats()}
+    except HloParseError as e:
+        return {"error": str(e)}
+
+
+def _module_stats(opened: Opened) -> tuple[dict, dict]:
+    stats, errors = {}, {}
+    for m in opened.dump.modules:
+        f = m.after_optimizations or m.before_optimizations
+        if f is None:
+            continue
+        got = _stats(opened.dump, opened.token, f.path)
+        if "stats" in got:
+            stats[m.id] = got["stats"]
+        else:
+            errors[m.id] = got["error"]
+    return stats, errors
+
+
+@st.cache_resource(show_spinner="Reading the module's snapshots (once per dump)…",
+                   max_entries=32)
+def _timeline(_dump: Dump, token: str, module_id: str) -> Timeline:
+    return pass_timeline(_dump, _dump.module(module_id))
+
+
+def timeline(opened: Opened, module: DumpModule) -> Timeline:
+    """The module's pass timeline (counts per step), cached by the dump's content."""
+    return _timeline(opened.dump, opened.token, module.id)
+
+
+def stage_label(step: Step, short: bool = False) -> str:
+    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)'."""
+    if step.kind != "pass":
+        return STAGES.get(step.kind, step.kind)
+    if short:
+        return f"step {step.index} · {step.pass_name}"
+    tail = " · same text" if step.identical else " · ⚠ does not parse" if step.error else ""
+    return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
+
+
+def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
+    """Sidebar: module and stage pickers (every pass step is a stage, searchable by pass
+    name). Returns the choice, or None (with a message)."""
+    dump = opened.dump
+    stats, errors = _module_stats(opened)
+    main = dump.main
+    choices = P.module_choices(dump.modules, main.id if main else None, stats, errors)
+    by_id = {c.id: c for c in choices}
+    state = nav.state
+    try:
+        current = dump.module(state.module) if state.module else main
+    except KeyError as e:
+        st.error(md(describe(e)))
+        current = main
+    if current is None:
+        st.error(f"{md(opened.name)} holds no HLO modules.")
+        return None
+    controlled("pick-module", current.id)
+    st.sidebar.selectbox("Module", [c.id for c in choices], key="pick-module",
+                         format_func=lambda i: by_id[i].label,
+                         on_change=go_option,
+                         args=(N.choose_module, "pick-module", [c.id for c in choices]))
+    tl = timeline(opened, current)
+    if not tl.steps:
+        st.error(f"Module {md(current.label)} has no HLO text (before or after "
+                 "optimizations).")
+        return None
+    stages = [s.stage for s in tl.steps]
+    index = tl.index_of(state.stage)
+    if index is None:
+        if state.stage not in (BEFORE, AFTER):
+            st.warning(f"Module {md(current.label)} has no step {code(state.stage)}; "
+                       "showing it after optimizations.")
+        index = tl.index_of(AFTER)
+        index = len(stages) - 1 if index is None else index
+    if stages[index] != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
+        nav.go(state.with_(stage=stages[index]))
+    labels = {s.stage: stage_label(s) for s in tl.steps}
+    controlled("pick-stage", stages[index])
+    st.sidebar.selectbox(
+        "Stage", stages, key="pick-stage", format_func=labels.get,
+        on_change=go_option, args=(N.choose_step, "pick-stage", stages),
+        help="Before or after XLA's optimizations, or any pass step of a dump written with "
+             f"{PER_PASS_FLAG} (type a pass name to find it)"
+             if tl.per_pass else "Before or after XLA's optimizations")
+    return Picked(current, tl, index, stages[index], tl.step(index).file)
+
+
+def parse_stage(opened: Opened, picked: Picked) -> Shown | None:
+    """The picked step's parsed module, or None with the parser's message."""
+    step = picked.step
+    try:
+        module = opened.dump.parse(picked.path)
+    except HloParseError as e:
+        where = f"step {step.index} ({step.label})" if step.kind == "pass" \
+            else STAGES.get(step.kind, step.kind)
+        st.error(f"Module **{md(picked.dump_module.label)}** at {md(where)} cannot be "
+                 "parsed, so it cannot be drawn; the other steps and modules still work."
+                 f"{code(str(e))}")
+        return None
+    return Shown(picked.dump_module, picked.stage, picked.path, module,
+                 f"{opened.token}|{picked.path}", picked.timeline, picked.index)
+
+
+def header(opened: Opened, picked: Picked):
+    """The title line; returns the container on its right for the share toolbar."""
+    m = picked.dump_module
+    step = picked.step
+    where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    left.markdown(f"### {html.escape(m.name)} <span style='color:#868e96;font-weight:400;"
+                  f"font-size:1rem'>module {m.id} · {html.escape(where)} · "
+                  f"{html.escape(opened.name)}</span>", unsafe_allow_html=True)
+    return right
+
+
+def handle_graph_events(nav: Navigator, shown: Shown) -> None:
+    """Apply clicks, double-clicks and pans the graph reported since the last run."""
+    for ev in graph_events(GRAPH_KEY):
+        state, center = N.on_graph_event(nav.state, shown.module, ev.kind, ev.target,
+                                         ev.viewport)
+        nav.go(state, center)
+
+
+def graph_controls(nav: Navigator, shown: Shown) -> None:
+    """Sidebar: grouping, focus and radius."""
+    state = nav.state
+    sb = st.sidebar
+    controlled("pick-grouping", state.grouping)
+    sb.segmented_control("Group by", list(GROUPINGS), key="pick-grouping", required=True,
+                         format_func=str,
+                         on_change=go_widget, args=(N.choose_grouping, "pick-grouping"),
+                         help="layers: op_name scopes · source: the Python call path · "
+                              "flat: no boxes", width="stretch")
+    can_focus = bool(state.focus) or (bool(state.selected) and ":" not in state.selected)
+    controlled("pick-focus", bool(state.focus))
+    sb.toggle("Focus on the selection", key="pick-focus", disabled=not can_focus,
+              on_change=go_widget, args=(N.set_focus, "pick-focus"),
+              help="Show only the instructions within k hops of the selected one")
+    controlled("pick-radius", state.radius)
+    sb.slider("Hops (k)", 1, 8, key="pick-radius", disabled=not state.focus,
+              on_change=go_widget, args=(N.set_radius, "pick-radius"))
+    if state.focus:
+        sb.caption(f"Focused on `{state.focus}`")
+    controlled("pick-budget", state.budget)
+    sb.number_input("Node budget", 100, 6000, step=250, key="pick-budget",
+                    on_change=go_widget, args=(N.set_budget, "pick-budget"),
+                    help="The most nodes a view draws; beyond it groups stay closed. Layout "
+                         "time grows with nodes and edges: about 1–3 s at 2,000 nodes.")
+
+
+# --------------------------------------------------------------------------- search
+
+def search_box(nav: Navigator, shown: Shown) -> None:
+    cols = st.columns([5, 1], vertical_alignment="center")
+    query = cols[0].text_input(
+        "Search", key="search-q", label_visibility="collapsed", icon=":material/search:",
+        placeholder="Search: name, opcode, op_name, shape or source (e.g. dot, f32[64,64], "
+                    "attention)")
+    regex = cols[1].toggle("regex", key="search-re")
+    if not query.strip():
+        return
+    result = _search(shown.module, shown.key, query, regex)
+    if result.error:
+        st.warning(result.error)
+        return
+    if not result.hits:
+        st.caption(f"No instruction matches {code(query)}.")
+        return
+    hits = {h.name: h for h in result.hits}
+    more = f" (showing the first {len(result.hits)})" if result.total > len(result.hits) else ""
+    pick_key = f"search-pick:{regex}:{query}"
+    cols = st.columns([5, 1], vertical_alignment="bottom")
+    cols[0].selectbox(
+        f"{result.total:,} hit{'s' if result.total != 1 else ''}{more} — pick one to select "
+        "and focus it", list(hits), index=None, key=pick_key,
+        placeholder="Go to a hit…",
+        format_func=lambda n: f"{n} · {hits[n].opcode} · {hits[n].shape} · {hits[n].computation}",
+        on_change=go_pick, args=(_go_to_hit, pick_key, shown.module))
+    table = cols[1].popover("Table", width="stretch", key=f"search-table:{pick_key}",
+                            on_change="rerun")
+    if table.open:
+        table.dataframe([{"name": h.name, "opcode": h.opcode, "shape": h.shape,
+                          "op_name": h.op_name, "computation": h.computation,
+                          "matched": h.field} for h in result.hits],
+                        hide_index=True, width=900)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _search(_module: HloModule, key: str, query: str, regex: bool) -> P.SearchResult:
+    return P.search(_module, query, regex=regex)
+
+
+def _go_to_hit(state: ViewState, name: str, module: HloModule):
+    return N.go_to(state, module, name, focus=True)
+
+
+# --------------------------------------------------------------------------- breadcrumb
+
+def breadcrumb(nav: Navigator, shown: Shown) -> None:
+    """ENTRY › ... › the computation shown (each step one click back), and a picker."""
+    module = shown.module
+    state = nav.state
+    comp = state.computation
+    if comp and module.get_computation(comp) is None:
+        st.warning(f"{module.name} has no computation {code(comp)}; showing the ENTRY.")
+        comp = ""
+    crumbs = P.breadcrumb(module, comp or None)
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left.container(horizontal=True, gap="small", key="crumbs"):
+        for i, c in enumerate(crumbs):
+            last = i == len(crumbs) - 1
+            target = "" if i == 0 else c.computation
+            st.button(c.label if not last else f"**{c.label}**", key=f"crumb:{i}:{c.computation}",
+                      type="tertiary", disabled=last, on_click=go,
+                      args=(N.choose_computation, target))
+            if not last:
+                st.markdown("›")
+    choices = P.computation_choices(module, include_fused=False)
+    labels = {c.name: c.label for c in choices}
+    current = comp or (module.entry.name if module.entry is not None else "")
+    if current not in labels:
+        fused = module.get_computation(current)
+        labels[current] = f"{current} (fused)" if fused is not None else current
+    controlled("pick-computation", current)
+    right.selectbox("Computation", list(labels), key="pick-computation",
+                    format_func=labels.get, label_visibility="collapsed",
+                    on_change=go_option,
+                    args=(choose_computation, "pick-computation", list(labels), module))
+
+
+def choose_computation(state: ViewState, name: str, module: HloModule) -> ViewState:
+    entry = module.entry.name if module.entry is not None else ""
+    return N.choose_computation(state, "" if name == entry else name)
+
+
+# --------------------------------------------------------------------------- details
+
+def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None,
+            extra: Sequence[tuple[str, Callable[[], None]]] = (),
+            more: Sequence[tuple[str, Callable[[], None]]] = ()) -> None:
+    """Module summary, opcode histogram, layout changes and files (after ``extra`` tabs,
+    e.g. the pass diff's, the first of them open at first, and ``more`` tabs, e.g. the
+    runtimes, open when clicked), in tabs that only compute (and send to the browser)
+    what the open tab shows."""
+    names = [name for name, _ in extra] + [name for name, _ in more] + [
+        "Module summary", "Opcodes", "Layout changes", "Files"]
+    tabs = st.tabs(names, key="details:" + "|".join(names), on_change="rerun")
+    for k, (tab, (name, draw)) in enumerate(zip(tabs, list(extra) + list(more))):
+        if tab.open or (k == 0 and k < len(extra) and tab.open is None):
+            with tab, section(name):
+                draw()
+    summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra) + len(more):]
+    if summary_tab.open or (not extra and summary_tab.open is None):
+        with summary_tab, section("Module summary"):
+            summary = _summary(shown.module, shown.key)
+            cols = st.columns(2)
+            cols[0].markdown("\n".join(f"- **{k}**: {v}" for k, v in summary.metrics()))
+            if summary.attributes:
+                cols[1].code("\n".join(f"{k}={clip(v, 400)}"
+                                       for k, v in summary.attributes.items()),
+                             language=None, wrap_lines=True)
+    if opcodes_tab.open:
+        with opcodes_tab, section("Opcodes"):
+            summary = _summary(shown.module, shown.key)
+            st.plotly_chart(P.opcode_histogram(summary), config={"displayModeBar": False})
+    if changes_tab.open:
+        with changes_tab, section("Layout changes"):
+            _layout_change_list(shown)
+    if files_tab.open:
+        with files_tab, section("Files"):
+            files = shown.dump_module.files
+            st.caption(f"{len(files)} files of module {shown.dump_module.label}")
+            st.dataframe([{"file": f.path, "kind": f.kind, "bytes": f.size} for f in files],
+                         hide_index=True)
+
+
+def clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + f"… ({len(text):,} characters)"
+
+
+def _layout_change_list(shown: Shown) -> None:
+    changes = _layout_changes(shown.module, shown.key)
+    if not changes:
+        st.caption("No copy, transpose or bitcast in this module changes a layout.")
+        return
+    st.caption(f"{len(changes)} copies and transposes that move data to another layout, and "
+               "bitcasts that relabel one. Pick one to show it in the graph.")
+    names = [c.instruction for c in changes]
+    by = {c.instruction: c for c in changes}
+    key = f"pick-change:{shown.key}"
+    st.selectbox("Go to", names, index=None, key=key, placeholder="Go to a layout change…",
+                 format_func=lambda n: f"{n} · {by[n].reason}",
+                 on_change=go_pick, args=(_go_to_hit, key, shown.module))
+    st.dataframe([{"instruction": c.instruction, "computation": c.computation,
+                   "opcode": c.opcode, "from": c.operand_shape, "to": c.shape,
+                   "bytes": c.bytes, "reason": c.reason} for c in changes],
+                 hide_index=True)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _summary(_module: HloModule, key: str) -> P.ModuleSummary:
+    return P.module_summary(_module)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _layout_changes(_module: HloModule, key: str) -> list:
+    return layout_changes(_module)

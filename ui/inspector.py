@@ -1,0 +1,209 @@
+"""The inspector: what is known about the selected instruction or group, and the links
+that move the view to its operands, users and called computations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from compiler_bridge import Dump, HloModule, HloParseError
+from compiler_bridge.dumps import AFTER
+
+from viz import navigation as N
+from viz import panels as P
+from viz import GraphView
+from viz import ViewState
+from .explorer import Shown, choose_computation, clip, stage_label
+from .graph import view_for
+from .kit import MAX_CODE, Navigator, STAGES, code, go, go_pick, md
+from .opening import Opened
+
+
+# --------------------------------------------------------------------------- inspector
+
+@dataclass
+class Inspected:
+    """What the inspector shows: the selected instruction (None for a group, nothing, or a
+    name this step lacks) and a place under its summary for more (history, comments)."""
+
+    name: str
+    info: P.Inspector | None
+    slot: object          # a Streamlit container
+
+
+def show(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
+              ) -> Inspected:
+    state = nav.state
+    sel = state.selected
+    if not sel:
+        st.markdown("#### Inspector")
+        st.caption("Click a node to inspect it. Double-click a fusion or a box to open it in "
+                   "place, a while/conditional/call to step into what it calls.")
+        return Inspected("", None, st.container())
+    if ":" in sel:
+        _group_inspector(nav, sel, view)
+        return Inspected(sel, None, st.container())
+    info = P.inspect(shown.module, sel)
+    if info is None:
+        st.markdown(f"#### {md(sel)}")
+        where = STAGES.get(shown.stage) or stage_label(shown.timeline.step(shown.index), True) \
+            if shown.timeline is not None else shown.stage
+        st.warning(f"{code(sel)} is not in {md(shown.module.name)} at {md(where)}.")
+        return Inspected(sel, None, st.container())
+    slot = _instruction_inspector(nav, opened, shown, view, info)
+    return Inspected(sel, info, slot)
+
+
+def _group_inspector(nav: Navigator, gid: str, view: GraphView | None) -> None:
+    g = view.groups.get(gid) if view is not None else None
+    st.markdown(f"#### {md(g.label if g else gid)}")
+    if g is None:
+        st.caption(f"Group {code(gid)} is not part of this view.")
+        return
+    kind = {"layer": "op_name scope", "source": "source call path", "split": "part of a big group",
+            "fusion": "fusion"}.get(g.kind, g.kind)
+    st.markdown(f"{kind} · **{g.size:,}** instructions" + (f" · {g.fusions} fusions" if g.fusions
+                                                          else ""))
+    st.button("Close it" if g.expanded else "Open it in place", key=f"toggle:{gid}",
+              on_click=go, args=(N.toggle_group, gid), type="primary")
+
+
+def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
+                           view: GraphView | None, info: P.Inspector) -> None:
+    state = nav.state
+    head = f"#### {md(info.name)}  \n`{info.opcode}`"
+    if info.fusion_kind:
+        head += f" · `{info.fusion_kind}`"
+    if info.is_root:
+        head += " · ROOT"
+    head += f" · in {code(info.computation)} · line {info.file_line}"
+    st.markdown(head)
+    if info.in_fusion:
+        st.button(f"↑ fusion {info.in_fusion}", key=f"up:{info.name}", type="tertiary",
+                  on_click=go, args=(N.select, info.in_fusion),
+                  help="Select the fusion this instruction is fused into")
+    st.code(info.text, language=None, wrap_lines=True)
+    drawn = view is not None and (("node:" + info.name) in view.nodes
+                                  or ("group:fusion:" + info.name) in view.nodes)
+    if not drawn:
+        cols = st.columns([3, 2], vertical_alignment="center")
+        cols[0].caption("Not drawn in this view (inside a closed box or another computation).")
+        cols[1].button("Show it in the graph", key=f"show:{info.name}", on_click=go,
+                       args=(show_in_graph, opened, shown, info.name))
+    rows = [("Shape", code(info.shape)),
+            ("Bytes", P.human_bytes(info.bytes) + (f" ({info.bytes:,})" if info.bytes >= 1024
+                                                   else ""))]
+    layouts = [p.layout for p in info.parts if p.layout]
+    if layouts:
+        rows.append(("Layout", " ".join(code(x) for x in layouts[:8])
+                     + (" …" if len(layouts) > 8 else "")))
+    rows.append(("op_name", code(info.op_name) if info.op_name else "—"))
+    rows.append(("Source", code(info.source) if info.source else "—"))
+    if info.layout_change:
+        rows.append(("Layout change", f"⟲ {info.layout_change}"))
+    st.markdown("\n".join(f"- **{k}**: {v}" for k, v in rows))
+    slot = st.container()                # history and comments go here
+    if info.source_stack:
+        with st.expander(f"Python call stack ({len(info.source_stack) + 1} frames)"):
+            st.code("\n".join([info.source] + info.source_stack), language=None)
+    _refs("Operands", info.operands, info.name, shown)
+    _refs("Users", info.users, info.name, shown)
+    called = [(role, comp) for role, comp in info.called if role != "fused computation"]
+    if called:
+        st.markdown("**Calls**")
+        with st.container(horizontal=True, gap="small"):
+            for role, comp in called:
+                st.button(f"{role}: {comp}", key=f"call:{info.name}:{comp}",
+                          on_click=go, args=(_enter, comp, shown.module))
+    if info.is_fusion:
+        gid = "fusion:" + info.name
+        is_open = gid in state.expanded
+        st.button("Close the fusion" if is_open else "Open the fusion in the graph",
+                  key=f"fusion:{info.name}", type="primary", on_click=go,
+                  args=(N.toggle_group, gid))
+        if info.fused_lines:
+            with st.expander(f"Fused computation {info.fused_computation} "
+                             f"({len(info.fused_lines)} instructions)"):
+                st.code("\n".join(info.fused_lines), language=None, wrap_lines=False)
+    if info.backend_config:
+        with st.expander("backend_config"):
+            st.code(info.backend_config, language="json")
+    if info.attributes:
+        with st.expander(f"Attributes ({len(info.attributes)})"):
+            st.markdown("\n".join(f"- {code(k)} = {code(clip(v, 300))}"
+                                   for k, v in info.attributes))
+    _kernel(opened, shown, info.name, info.opcode)
+    return slot
+
+
+def show_in_graph(state: ViewState, opened: Opened, shown: Shown, name: str):
+    """Draw an instruction as its own node: go to its computation, open the fusions
+    around it and the boxes holding it (``GraphView.reveal``); no focus mode."""
+    new, center = N.go_to(state, shown.module, name, focus=False)
+    loc = P.locate(shown.module, name)
+    if loc is None:
+        return state, ""
+    try:
+        view, _ = view_for(opened, shown, new.with_(focus="", changed_only=False))
+    except (KeyError, HloParseError):
+        return new, center
+    if new.changed_only and ("node:" + loc.anchor) not in view.nodes:
+        new = new.with_(changed_only=False)           # it is not among the changes
+    for gid in view.reveal(loc.anchor):
+        new = new.toggle_expanded(gid)
+    return new, center
+
+
+def _enter(state: ViewState, comp: str, module: HloModule) -> ViewState:
+    return choose_computation(state, comp, module)
+
+
+def _refs(title: str, refs: list[P.Ref], owner: str, shown: Shown) -> None:
+    if not refs:
+        return
+    names = [r.name for r in refs]
+    key = f"refs:{title}:{owner}"
+    shapes = {r.name: r for r in refs}
+    st.pills(f"{title} ({len(refs)})", names, key=key, selection_mode="single",
+             format_func=lambda n: f"{n} · {shapes[n].shape}" if len(refs) <= 6 else n,
+             on_change=go_pick, args=(N.select, key))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _read_text(_dump: Dump, token: str, path: str) -> str:
+    return _dump.read_text(path)
+
+
+_NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while",
+              "conditional", "call", "after-all", "partition-id", "replica-id"}
+
+
+def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
+    """The kernel XLA compiled for this instruction, when the dump has its IR or PTX
+    (read only when the user opens it)."""
+    files = P.kernel_files(shown.dump_module, name)
+    shared = []
+    if not files and shown.stage == AFTER and opcode not in _NO_KERNEL:
+        shared = [f for f in P.shared_kernel_files(shown.dump_module)
+                  if P.extract_function(_read_text(opened.dump, opened.token, f.path), name,
+                                        P.file_language(f))]
+    candidates = files or shared
+    if not candidates:
+        return
+    f = candidates[0]
+    kind = {"llvm_ir_with_opt": "LLVM IR (optimized)", "llvm_ir_no_opt": "LLVM IR",
+            "ptx": "PTX"}.get(f.kind, f.kind)
+    box = st.expander(f"Kernel · {kind}", key=f"kernel:{name}", on_change="rerun")
+    if not box.open:
+        return
+    text = _read_text(opened.dump, opened.token, f.path)
+    body = P.extract_function(text, name, P.file_language(f)) or text
+    box.caption(f"`{f.path}`")
+    if len(body) > MAX_CODE:
+        box.caption(f"first {MAX_CODE:,} of {len(body):,} characters")
+        body = body[:MAX_CODE]
+    box.code(body, language="llvm" if P.file_language(f) == "llvm" else None)
+
+

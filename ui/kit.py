@@ -1,0 +1,138 @@
+"""The page toolkit every part uses: the Navigator (the view, read from the URL, written
+back by ``go``), sections that turn a failure into a message, markdown escaping, widgets whose
+callbacks move the view, and readers for a picked table row or chart point.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+from compiler_bridge import DumpError, HloParseError
+from compiler_bridge.dumps import AFTER, BEFORE
+
+from .component import center_on
+from viz import LayoutError
+from viz import ViewState
+
+
+log = logging.getLogger("hlolens")
+
+GRAPH_KEY = "graph"          # the graph component's key; no session_state entry has this name
+GRAPH_HEIGHT = 680
+STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations"}
+MAX_CODE = 150_000           # characters of IR shown at once
+
+# --------------------------------------------------------------------------- errors
+
+def describe(e: BaseException) -> str:
+    """A one-paragraph message for an exception (no traceback)."""
+    if isinstance(e, KeyError) and e.args:
+        return str(e.args[0])
+    if isinstance(e, (HloParseError, DumpError, LayoutError, OSError)):
+        return str(e)
+    return f"{type(e).__name__}: {e}"
+
+
+@contextmanager
+def section(what: str) -> Iterator[None]:
+    """Run one part of the page; a failure becomes a message there, the rest still draws."""
+    try:
+        yield
+    except Exception as e:
+        log.exception("%s failed", what)
+        st.error(f"**{what}** failed: {code(describe(e))}")
+
+
+def md(text: str) -> str:
+    """Text shown as is in markdown (names with '_', '*', '<' stay what they are)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", text)
+
+
+def code(text: str) -> str:
+    """Text shown verbatim inside markdown (file names are full of underscores)."""
+    text = text.replace("`", "'")
+    if "\n" in text:
+        return "\n```\n" + text + "\n```"
+    return f"`{text}`"
+
+
+# --------------------------------------------------------------------------- navigation
+
+class Navigator:
+    """The view state of this run; ``go`` writes it to the URL (the only writer)."""
+
+    def __init__(self) -> None:
+        self.state = ViewState.from_query(st.query_params.to_dict())
+
+    def go(self, state: ViewState, center: str = "") -> None:
+        if center:
+            center_on(GRAPH_KEY, center)
+        if state != self.state:
+            self.state = state
+            st.query_params.from_dict(state.to_query())
+
+
+def selected_row(key: str, n: int) -> int | None:
+    """The row picked in the single-row dataframe ``key``, if any and within ``n``."""
+    try:
+        picked = st.session_state.get(key)["selection"]["rows"]
+    except (KeyError, TypeError):
+        return None
+    return picked[0] if picked and 0 <= picked[0] < n else None
+
+
+def selected_points(event) -> list:
+    """The points of a plotly chart's selection event (none if it has none)."""
+    try:
+        return event["selection"]["points"] or []
+    except (KeyError, TypeError):
+        return []
+
+
+def go(fn, *args) -> None:
+    """A widget callback: apply ``fn(state, *args)`` to the URL's state."""
+    nav = Navigator()
+    result = fn(nav.state, *args)
+    state, center = result if isinstance(result, tuple) else (result, "")
+    nav.go(state, center)
+
+
+def go_widget(fn, key: str, *args) -> None:
+    """A widget callback whose new value is in ``st.session_state[key]``."""
+    value = st.session_state.get(key)
+    if value is None:
+        return
+    go(fn, value, *args)
+
+
+def go_option(fn, key: str, options, *args) -> None:
+    """Like ``go_widget`` for a selectbox: only a value among ``options`` counts.
+
+    Streamlit keeps a selectbox's value as its *label*; when the labels change between
+    runs (counts that differ from step to step, another module's steps) the stale label
+    comes back as a value of its own and fires the callback. Those are ignored here.
+    """
+    value = st.session_state.get(key)
+    if value is None or value not in options:
+        return
+    go(fn, value, *args)
+
+
+def go_pick(fn, key: str, *args) -> None:
+    """Like ``go_widget`` for a pick list (hits, operands): the pick is used once and the
+    list shows no choice again, so picking the same entry later works too."""
+    go_widget(fn, key, *args)
+    st.session_state[key] = None
+
+
+def controlled(key: str, value) -> None:
+    """Make a keyed widget show ``value`` (the URL's) before it is drawn."""
+    if st.session_state.get(key) != value:
+        st.session_state[key] = value
+
+

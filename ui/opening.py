@@ -1,0 +1,327 @@
+"""Opening a dump: the welcome page, the sidebar's upload, stored dumps and ``--dump``, and
+the list of files that could not be read. Dumps are cached by content: uploads live in the
+content-addressed store, a ``--dump`` folder by path and fingerprint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import streamlit as st
+
+from compiler_bridge import Dump, DumpError, open_dump
+from compiler_bridge.dumps import Store, StoreError, StoredDump
+
+from viz import navigation as N
+from viz import panels as P
+from viz import warm as layout_warm
+from .kit import Navigator, code, describe, go, go_pick, log, md
+
+
+# --------------------------------------------------------------------------- page
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread:
+    """Start the layout engine once per server process, in the background."""
+    t = threading.Thread(target=layout_warm, name="hlolens-warm", daemon=True)
+    t.start()
+    return t
+
+
+def style() -> None:
+    st.markdown("""<style>
+      .block-container { padding-top: 2.2rem; padding-bottom: 2rem; }
+      .hl-legend { display: flex; flex-wrap: wrap; gap: .35rem .9rem; font-size: .8rem;
+                   color: #495057; margin: .25rem 0 .5rem 0; }
+      .hl-legend span.sw { display: inline-block; width: .9rem; height: .9rem;
+                   border-radius: 3px; vertical-align: -2px; margin-right: .3rem; }
+      .hl-crumbs button p { font-size: .9rem; }
+    </style>""", unsafe_allow_html=True)
+
+
+def welcome() -> None:
+    st.title("HLO Lens")
+    st.markdown(
+        "See what XLA did to your program. Open a dump folder written with "
+        "`XLA_FLAGS=--xla_dump_to=DIR` from the sidebar (a `.zip` or `.tar.gz` of it, its "
+        "files, or the folder itself), or start the app on one:\n\n"
+        "```\nstreamlit run app.py -- --dump DIR\n```")
+
+
+# --------------------------------------------------------------------------- dumps
+
+@dataclass
+class Opened:
+    dump: Dump
+    key: str          # what the URL's ``dump`` holds: a share id ('' = --dump, not stored)
+    name: str
+    path: str
+    token: str        # cache identity: the content hash (stored) or path and fingerprint
+    share_id: str = ""   # the store's id of this dump ('' when it is not in the store)
+
+
+def cli_dump() -> str:
+    """The ``--dump PATH`` given after ``streamlit run app.py --`` (or $HLOLENS_DUMP)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--dump", default="")
+    args, _ = parser.parse_known_args(sys.argv[1:])
+    return args.dump or os.environ.get("HLOLENS_DUMP", "")
+
+
+def _fingerprint(path: str) -> str:
+    if not os.path.exists(path):
+        raise DumpError(f"{path}: no such file or folder")
+    st_ = os.stat(path)
+    extra = len(os.listdir(path)) if os.path.isdir(path) else st_.st_size
+    return f"{st_.st_mtime_ns}:{extra}"
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _open(path: str, fingerprint: str) -> Dump:
+    return open_dump(path)
+
+
+def upload_cap() -> int:
+    """The upload size cap in bytes: Streamlit's ``server.maxUploadSize`` (MB; 2048 in
+    .streamlit/config.toml), which the uploader enforces in the browser too."""
+    try:
+        mb = int(st.get_option("server.maxUploadSize"))
+    except (RuntimeError, TypeError, ValueError):
+        mb = 2048
+    return max(mb, 1) << 20
+
+
+@st.cache_resource(show_spinner=False)
+def _store(location: str, cap: int) -> Store:
+    return Store(location or None, max_upload_bytes=cap)
+
+
+def store() -> Store:
+    """The dump store ($HLOLENS_DATA, default ./.hlolens-data): uploads and --dump."""
+    return _store(os.environ.get("HLOLENS_DATA", ""), upload_cap())
+
+
+@st.cache_resource(show_spinner="Adding the dump to the store, so links to it work…",
+                   max_entries=8)
+def _cli_stored(path: str, fingerprint: str, location: str) -> StoredDump | str:
+    """The --dump folder's entry in the store (added once per content), or why not."""
+    try:
+        return store().add_path(path)
+    except (DumpError, OSError) as e:       # StoreError is a DumpError
+        log.warning("--dump %s is not in the store: %s", path, e)
+        return describe(e)
+
+
+ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
+
+
+def open_dump_section(nav: Navigator) -> Opened | None:
+    """Sidebar: the open dump, and upload widgets with progress. Returns the dump to show.
+
+    Every dump is opened from the store and named in the URL by its share id, the
+    one given with ``--dump`` too (added at the first page load, once per content), so
+    a link opens the same dump for anyone on this server, after restarts as well.
+    """
+    sb = st.sidebar
+    sb.markdown("## HLO Lens")
+    info = sb.container()
+    opener = sb.container()
+    cli = cli_dump()
+    has_dump = bool(nav.state.dump or cli)
+    upload_error = st.session_state.get("upload-error")
+    if upload_error:
+        st.error(upload_error)
+    try:
+        return _resolve(nav, info, cli)
+    finally:                 # drawn after the --dump folder is in the store (Stored tab)
+        gen = st.session_state.get("upload-gen", 0)
+        with opener, st.expander("Open a dump", expanded=not has_dump,
+                                 key=f"open-a-dump:{gen}:{has_dump}"):
+            _upload_widgets(nav)          # a new upload moves the URL to it
+
+
+def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
+    key = nav.state.dump
+    cli_share = ""
+    try:
+        if cli:
+            try:
+                fp = _fingerprint(cli)
+            except DumpError:
+                if not key:
+                    raise
+                fp = stored = ""                # the --dump path is gone; the link works
+            else:
+                stored = _cli_stored(cli, fp, store().location)
+                if isinstance(stored, StoredDump) and not _in_store(stored.share_id):
+                    _cli_stored.clear()             # removed meanwhile (store remove)
+                    stored = _cli_stored(cli, fp, store().location)
+            if isinstance(stored, StoredDump):
+                cli_share = stored.share_id
+                if not key:                     # the URL names the dump from the start
+                    nav.go(nav.state.with_(dump=cli_share))
+                    key = cli_share
+            elif not key and fp:                # not storable: open it where it is
+                opened = Opened(_open(cli, fp), "", os.path.basename(cli.rstrip("/")), cli,
+                                f"{os.path.abspath(cli)}@{fp}")
+                info.caption("Links to this dump work only while this server runs with "
+                             f"--dump: it could not be added to the store ({md(stored)}).")
+                return _opened(info, opened, cli, "")
+        if not key:
+            return None
+        try:
+            stored = store().get(key)
+        except StoreError as e:
+            _dump_gone(nav, e)
+            return None
+        folder = store().folder(key)
+        opened = Opened(_open(folder, "store"), key, stored.name, folder,
+                        f"store:{stored.hash}", key)
+    except (KeyError, DumpError, OSError) as e:
+        st.error(f"Cannot open the dump: {code(describe(e))}")
+        return None
+    return _opened(info, opened, cli, cli_share)
+
+
+def _in_store(share_id: str) -> bool:
+    try:
+        store().resolve(share_id)
+        return True
+    except StoreError:
+        return False
+
+
+def _opened(info, opened: Opened, cli: str, cli_share: str) -> Opened:
+    d = opened.dump
+    info.markdown(f"**{md(opened.name)}** · {len(d.modules)} module"
+                  f"{'s' if len(d.modules) != 1 else ''} · {len(d.files)} files")
+    note = st.session_state.get("upload-note")
+    if note and opened.key and opened.key != cli_share:
+        info.caption(f"✓ {md(note)}")
+    if cli and cli_share and opened.key != cli_share:
+        info.button(f"Back to {os.path.basename(cli.rstrip('/'))}", type="tertiary",
+                    on_click=go, args=(N.choose_dump, cli_share))
+    return opened
+
+
+def _dump_gone(nav: Navigator, e: StoreError) -> None:
+    """A link to a dump this store does not have: say so, offer the dumps it has."""
+    st.error(f"**This link's dump is not here.** {md(str(e))}. Ask whoever sent it to "
+             "upload the dump again, or open one of the dumps below.")
+    dump_list(nav, where=st, limit=12, prefix="gone")
+
+
+def dump_list(nav: Navigator, where=None, limit: int = 50, prefix: str = "stored") -> None:
+    """The dumps in the store, newest first, each a button that opens it."""
+    where = where or st
+    try:
+        dumps = store().list()
+    except (DumpError, OSError) as e:
+        where.caption(f"The store cannot be read: {md(describe(e))}")
+        return
+    if not dumps:
+        where.caption("The store is empty: upload a dump.")
+        return
+    where.markdown(f"**Dumps in this store** ({len(dumps)})")
+
+    def label(d: StoredDump) -> str:
+        main = d.modules[0]["name"] if len(d.modules) == 1 else f"{len(d.modules)} modules"
+        return (f"{d.name} · {main} · {P.human_bytes(d.size)} · "
+                f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(d.uploaded_at))}")
+    for d in dumps[:limit]:
+        where.button(md(label(d)), key=f"{prefix}:{d.share_id}", type="tertiary",
+                     on_click=go, args=(N.choose_dump, d.share_id),
+                     disabled=d.share_id == nav.state.dump)
+    if len(dumps) > limit:                      # the rest: a searchable list
+        older = {d.share_id: label(d) for d in dumps[limit:]}
+        key = f"{prefix}-older"
+        where.selectbox(f"{len(older)} older dumps", list(older), index=None, key=key,
+                        format_func=older.get, placeholder="Find an older dump…",
+                        on_change=go_pick, args=(N.choose_dump, key))
+
+
+def _upload_widgets(nav: Navigator) -> None:
+    gen = st.session_state.setdefault("upload-gen", 0)   # a new key empties the uploaders
+    cap = P.human_bytes(upload_cap())
+    files_tab, folder_tab, stored_tab = st.tabs(["Archive or files", "Folder", "Stored"])
+    with files_tab:
+        files = st.file_uploader(
+            "A .zip / .tar.gz of a dump folder, or its files", accept_multiple_files=True,
+            key=f"upload-files:{gen}",
+            help=f"What XLA_FLAGS=--xla_dump_to=DIR wrote; up to {cap} in all")
+    with folder_tab:
+        folder = st.file_uploader("A dump folder", accept_multiple_files="directory",
+                                  key=f"upload-folder:{gen}", help=f"Up to {cap} in all")
+    with stored_tab:
+        dump_list(nav, limit=10)
+    got = files or folder
+    if got:
+        _process_upload(nav, got)
+        st.session_state["upload-gen"] = gen + 1
+        st.rerun()
+
+
+def _process_upload(nav: Navigator, files) -> None:
+    """Save an upload in the store (once per content) and show it, with progress."""
+    label = files[0].name if len(files) == 1 else _folder_label(files)
+    st.session_state.pop("upload-error", None)
+    st.session_state.pop("upload-note", None)
+    with st.status(f"Opening {label}…", expanded=True) as status:
+        try:
+            size = sum(f.size for f in files)
+            cap = upload_cap()
+            if size > cap:
+                raise StoreError(f"{P.human_bytes(size)} is over this server's upload cap of "
+                                 f"{P.human_bytes(cap)} (server.maxUploadSize)")
+            bar = st.progress(0.0, text="Reading the upload")
+            data = [(f.name, f.getvalue()) for f in files]
+            bar.progress(0.3, text=f"Saving {P.human_bytes(size)} in the store")
+            if len(data) == 1 and data[0][0].lower().endswith(ARCHIVES):
+                stored = store().add_archive(data[0][1], label)
+            else:
+                stored = store().add_files(data, label)
+            bar.progress(0.7, text="Indexing the dump")
+            dump = _open(store().folder(stored.share_id), "store")
+            main = dump.main
+            f = main.after_optimizations or main.before_optimizations if main else None
+            if f is not None:
+                bar.progress(0.9, text=f"Parsing {main.name}")
+                dump.try_parse(f.path)
+        except (DumpError, OSError, ValueError) as e:   # StoreError is a DumpError
+            status.update(label=f"Could not open {label}", state="error", expanded=False)
+            message = describe(e)
+            if message.startswith(label + ": "):
+                message = message[len(label) + 2:]
+            st.session_state["upload-error"] = f"Could not open {code(label)}: {code(message)}"
+            return
+        n = len(dump.modules)
+        note = f"Opened {label}: {n} module{'s' if n != 1 else ''}"
+        status.update(label=note, state="complete", expanded=False)
+    st.session_state["upload-note"] = note
+    nav.go(N.choose_dump(nav.state, stored.share_id))
+
+
+def _folder_label(files) -> str:
+    tops = {f.name.replace("\\", "/").split("/", 1)[0] for f in files}
+    if len(tops) == 1 and all("/" in f.name for f in files):
+        return f"{tops.pop()}/"
+    return f"{len(files)} files"
+
+
+def dump_errors(opened: Opened) -> None:
+    """Files of the dump that could not be read or parsed (the rest stays usable)."""
+    errors = list(opened.dump.errors)
+    if not errors:
+        return
+    lines = [f"- {code(e.file)}: {code(e.error.splitlines()[0])}" for e in errors[:12]]
+    if len(errors) > 12:
+        lines.append(f"- … and {len(errors) - 12} more")
+    st.error(f"{len(errors)} file{'s' if len(errors) > 1 else ''} of this dump could not "
+             "be read:\n" + "\n".join(lines))
+
+
