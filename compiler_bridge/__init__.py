@@ -11,9 +11,20 @@ The names most callers need are here too.
 """
 
 from .dumps import Dump, DumpError, DumpFile, DumpModule, Store, StoreError, open_dump
-from .hlo import (HloComputation, HloInstruction, HloModule, HloParseError, Layout, Metadata,
-                  Shape, SourceLocation, StackFrameIndex, parse_hlo, parse_hlo_bytes,
-                  parse_shape)
+from .hlo import (
+                  HloComputation,
+                  HloInstruction,
+                  HloModule,
+                  HloParseError,
+                  Layout,
+                  Metadata,
+                  Shape,
+                  SourceLocation,
+                  StackFrameIndex,
+                  parse_hlo,
+                  parse_hlo_bytes,
+                  parse_shape,
+)
 from .passes import diff_modules, pass_timeline, step_diff
 from .perf import TraceError, measure, runtime_report
 

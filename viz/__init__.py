@@ -11,7 +11,21 @@ from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphOptions, GraphView, build_graph, split_scopes
 from .layout import LayoutError, engine, render_svg, warm
 from .navigation import set_budget
-from .passes import ADDED_FILL, CHANGED_FILL, DIFF_LEGEND, REMOVED_BORDER, changed_nodes, diff_decorations, diff_summary, group_decorations, removed_anchors, removed_ghosts, text_diff_html, timeline_figure, timeline_rows
+from .passes import (
+    ADDED_FILL,
+    CHANGED_FILL,
+    DIFF_LEGEND,
+    REMOVED_BORDER,
+    changed_nodes,
+    diff_decorations,
+    diff_summary,
+    group_decorations,
+    removed_anchors,
+    removed_ghosts,
+    text_diff_html,
+    timeline_figure,
+    timeline_rows,
+)
 from .render import compare_step, diff_for, graph_for, runtime_overlay
 from .share import COMMENT_BORDER, COMMENT_LEGEND, file_stem, report_inspector, share_link, when
 from .state import GROUPINGS, OVERLAYS, ViewState

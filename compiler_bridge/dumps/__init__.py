@@ -4,9 +4,23 @@ content-addressed store that keeps dumps, traces, saved views and comments for l
 
 from __future__ import annotations
 
-from .dump import AFTER, BEFORE, Dump, DumpFile, DumpModule, HLO_TEXT_KINDS, LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PASS, PTX, TRACE, XPLANE, open_dump
+from .dump import (
+    AFTER,
+    BEFORE,
+    HLO_TEXT_KINDS,
+    LLVM_IR_NO_OPT,
+    LLVM_IR_WITH_OPT,
+    PASS,
+    PTX,
+    TRACE,
+    XPLANE,
+    Dump,
+    DumpFile,
+    DumpModule,
+    open_dump,
+)
 from .errors import DumpError
-from .store import Comment, SavedView, Store, StoreError, StoredDump, dump_hash
+from .store import Comment, SavedView, Store, StoredDump, StoreError, dump_hash
 from .trace_shelf import TraceShelf, is_trace_id, trace_id
 
 __all__ = [

@@ -7,10 +7,19 @@ from __future__ import annotations
 from .analysis import layout_change, layout_changes
 from .attributes import replica_groups
 from .errors import HloParseError
-from .model import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule, Metadata, SourceLocation, StackFrameIndex, backend_config_text
+from .model import (
+    COMPUTATION_ATTRIBUTES,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    Metadata,
+    SourceLocation,
+    StackFrameIndex,
+    backend_config_text,
+)
 from .parser import parse_hlo, parse_hlo_bytes
 from .printer import extract_text, print_module
-from .shapes import Layout, Shape, UNBOUNDED, parse_shape
+from .shapes import UNBOUNDED, Layout, Shape, parse_shape
 
 __all__ = [
     "COMPUTATION_ATTRIBUTES",

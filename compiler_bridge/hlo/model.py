@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from . import attributes as A
 from .errors import HloParseError
 from .shapes import Shape
+
+T = TypeVar("T")
 
 # Attributes that name computations, and whether they hold a list.
 COMPUTATION_ATTRIBUTES = {
@@ -408,6 +410,8 @@ class HloModule:
         self.stack_frames = stack_frames
         self.source = source
         self.id = id                      # the dump's module id ('0006') when known
+        self.key = ""                     # content identity (a hash of the text), set by the parser
+        self._derived: dict[str, Any] = {}
         self._by_name = {c.name: c for c in computations}
         self._callers: dict[str, list[HloInstruction]] | None = None
         # with no ENTRY keyword XLA takes the last computation as the entry
@@ -427,6 +431,15 @@ class HloModule:
 
     def __repr__(self) -> str:
         return f"<HloModule {self.name}: {len(self.computations)} computations>"
+
+    def derived(self, what: str, compute: Callable[["HloModule"], T]) -> T:
+        """``compute(self)`` once per module: the one cache of results derived from a module
+        (kernel costs, schedule positions, ...), dropped with it. Two threads may both
+        compute a missing entry; they get equal results and one is kept."""
+        try:
+            return self._derived[what]
+        except KeyError:
+            return self._derived.setdefault(what, compute(self))
 
     def computation(self, name: str) -> HloComputation:
         try:

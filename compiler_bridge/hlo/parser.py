@@ -21,6 +21,7 @@ when they wrap a single instruction, and the shapes XLA derives (``recv``, ``sen
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 
 from . import attributes as A
@@ -177,12 +178,14 @@ def parse_hlo(text: str, source: str | None = None, *, id: str | None = None) ->
     if enabled:
         gc.disable()   # the parse allocates many small objects that never form cycles
     try:
-        return _Parser(text, source).parse(id)
+        module = _Parser(text, source).parse(id)
     except RecursionError:
         raise HloParseError("input nested too deeply", source=source) from None
     finally:
         if enabled:
             gc.enable()
+    module.key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return module
 
 
 def parse_hlo_bytes(data: bytes, source: str | None = None, *, id: str | None = None) -> HloModule:

@@ -4,8 +4,28 @@ changed between any two modules (instructions, attributes, text).
 
 from __future__ import annotations
 
-from .diff import ComputationTextDiff, InstructionChange, KINDS, ModuleDiff, TextRow, diff_modules, text_diff
-from .timeline import HistoryEvent, PER_PASS_FLAG, PER_PASS_HINT, Step, Timeline, instruction_history, module_counts, pass_timeline, step_changes, step_diff, timeline_json
+from .diff import (
+    KINDS,
+    ComputationTextDiff,
+    InstructionChange,
+    ModuleDiff,
+    TextRow,
+    diff_modules,
+    text_diff,
+)
+from .timeline import (
+    PER_PASS_FLAG,
+    PER_PASS_HINT,
+    HistoryEvent,
+    Step,
+    Timeline,
+    instruction_history,
+    module_counts,
+    pass_timeline,
+    step_changes,
+    step_diff,
+    timeline_json,
+)
 
 __all__ = [
     "ComputationTextDiff",

@@ -7,11 +7,28 @@ from __future__ import annotations
 from .calibrate import calibrate
 from .cli import add_runtime_commands
 from .costs import KernelCost, kernel_cost, kernels, module_costs, roofline_us
-from .devices import BUILTIN, CALIBRATED_PATH, CPU, DeviceProfile, device_profile, load_profile, profile_for_platform
+from .devices import (
+    BUILTIN,
+    CALIBRATED_PATH,
+    CPU,
+    DeviceProfile,
+    device_profile,
+    load_profile,
+    profile_for_platform,
+)
 from .learned import default_model_path
 from .metrics import HIGHER_IS_BETTER, METRICS
 from .runtimes import KernelRow, RuntimeReport, runtime_report
-from .traces import TraceError, TraceSource, measure, percentile, read_trace, read_trace_file, trace_sessions, uploaded
+from .traces import (
+    TraceError,
+    TraceSource,
+    measure,
+    percentile,
+    read_trace,
+    read_trace_file,
+    trace_sessions,
+    uploaded,
+)
 
 __all__ = [
     "BUILTIN",
