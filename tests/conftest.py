@@ -15,8 +15,9 @@ SAMPLES = os.path.join(ROOT, "sample_dumps")
 def _peer_corpus() -> str:
     """../shared/peer_hlo beside the checkout; for a clone of a local checkout (CI clones
     the work tree), beside the checkout it was cloned from; or $HLOLENS_PEER_HLO."""
-    candidates = [os.environ.get("HLOLENS_PEER_HLO", ""),
-                  os.path.join(os.path.dirname(ROOT), "shared", "peer_hlo")]
+    if os.environ.get("HLOLENS_PEER_HLO"):      # when given, the only place looked at
+        return os.environ["HLOLENS_PEER_HLO"]
+    candidates = ["", os.path.join(os.path.dirname(ROOT), "shared", "peer_hlo")]
     try:
         origin = subprocess.run(["git", "-C", ROOT, "config", "--get", "remote.origin.url"],
                                 capture_output=True, text=True, timeout=10).stdout.strip()
@@ -34,13 +35,22 @@ def _peer_corpus() -> str:
 
 
 PEER = _peer_corpus()
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def missing(what: str, *, module_level: bool = False) -> None:
+    """An input a suite needs is absent: skip on a developer's machine, fail in CI (with
+    CI=true), so a CI run never passes without the corpus, jaxlib or Chromium."""
+    if IN_CI:
+        pytest.fail(f"{what} (CI=true: the suites that need it must run)", pytrace=False)
+    pytest.skip(what, allow_module_level=module_level)
 
 
 def peer_file(prefix: str) -> str:
     """The peer module whose file name starts with ``prefix`` (skips when the corpus is absent)."""
     hits = sorted(glob.glob(os.path.join(PEER, prefix + "*.hlo")))
     if not hits:
-        pytest.skip(f"the peer corpus ({PEER}) is not available")
+        missing(f"the peer corpus ({PEER}) is not available")
     return hits[0]
 
 

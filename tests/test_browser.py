@@ -15,16 +15,15 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import ROOT, sample
+from conftest import ROOT, missing, sample
 
 from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
 from compiler_bridge import open_dump
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                       reason=f"{CHROMIUM} is missing (apt-get install chromium); CI installs it"),
-]
+pytestmark = [pytest.mark.browser]
+if not os.path.exists(CHROMIUM):
+    missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+            module_level=True)
 GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
     .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 TIMINGS: dict[str, float] = {}

@@ -11,16 +11,15 @@ import json
 import os
 import re
 
-import pytest
 
 from compiler_bridge import HloParseError, parse_hlo
 
-from conftest import PEER
+from conftest import PEER, missing
 
 GOLDEN = os.path.join(PEER, "golden.jsonl.gz")
 
 if not os.path.exists(GOLDEN):
-    pytest.skip("peer_hlo/golden.jsonl.gz is not available", allow_module_level=True)
+    missing(f"{GOLDEN} is not available", module_level=True)
 
 # rows stay JSON text until a test needs one (decoded, the corpus holds millions of small
 # objects, which would slow every garbage collection of the session)
