@@ -126,3 +126,6 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
                    data={"svg": svg, "svg_id": sid, "channel": key, "height": height},
                    on_click_change=_noop, on_viewport_change=_noop)
     return sid
+
+
+__all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view", "svg_id"]
