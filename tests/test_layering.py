@@ -1,40 +1,162 @@
-"""The data flows one way: files -> compiler_bridge -> viz -> app. Checked on the sources."""
+"""The data flows one way: files -> compiler_bridge -> viz -> ui -> app. Checked on the sources.
+
+The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py``:
+- another package is reached only through its face (its ``__init__``), and only for names in
+  the face's ``__all__``; modules of one package import each other freely;
+- no name starting with ``_`` is imported from another module, even within a package;
+- ``compiler_bridge`` never imports viz, ui, streamlit or plotly; ``viz`` never imports ui or
+  streamlit; only ``ui`` and ``app.py`` import streamlit;
+- inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes and
+  perf only hlo and dumps.
+"""
 
 from __future__ import annotations
 
 import ast
 import os
+import shutil
 
 from conftest import ROOT
 
+FIRST_PARTY = ("compiler_bridge", "viz", "ui")
+FORBIDDEN = {   # package prefix -> what it must never import
+    "compiler_bridge": {"viz", "ui", "streamlit", "plotly"},
+    "viz": {"ui", "streamlit"},
+    "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
+                            "compiler_bridge.perf"},
+    "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf"},
+    "compiler_bridge.passes": {"compiler_bridge.perf"},
+    "compiler_bridge.perf": {"compiler_bridge.passes"},
+}
+STREAMLIT_ALLOWED = ("ui", "app")
 
-def imports(package: str) -> dict[str, set[str]]:
+
+def _sources(root: str) -> dict[str, str]:
+    """Module name -> path, for the first-party packages and app.py under ``root``."""
     out = {}
-    for root, _, files in os.walk(os.path.join(ROOT, package)):
-        for fn in files:
-            if fn.endswith(".py"):
-                path = os.path.join(root, fn)
-                tree = ast.parse(open(path, encoding="utf-8").read(), path)
-                names = set()
-                for node in ast.walk(tree):
-                    if isinstance(node, ast.Import):
-                        names |= {a.name.split(".")[0] for a in node.names}
-                    elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                        names.add(node.module.split(".")[0])
-                out[os.path.relpath(path, ROOT)] = names
+    for package in FIRST_PARTY:
+        for dirpath, _, files in os.walk(os.path.join(root, package)):
+            for fn in files:
+                if fn.endswith(".py"):
+                    path = os.path.join(dirpath, fn)
+                    mod = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+                    out[mod.removesuffix(".__init__")] = path
+    if os.path.exists(os.path.join(root, "app.py")):
+        out["app"] = os.path.join(root, "app.py")
     return out
 
 
-def test_compiler_bridge_never_imports_streamlit_or_viz():
-    for path, names in imports("compiler_bridge").items():
-        assert not names & {"streamlit", "viz", "plotly"}, path
+def _exports(path: str) -> set[str]:
+    """The names in a face's ``__all__``."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {ast.literal_eval(e) for e in node.value.elts}      # type: ignore[attr-defined]
+    return set()
 
 
-def test_view_builders_do_not_import_streamlit():
-    # the Streamlit parts of the page live in viz/page.py and its *_page.py siblings and the
-    # component; every other viz module is a pure builder that tests can call directly
-    for path, names in imports("viz").items():
-        base = os.path.basename(path)
-        if base in ("page.py",) or base.endswith("_page.py") or "component" in path:
-            continue
-        assert "streamlit" not in names, path
+def _within(mod: str, prefix: str) -> bool:
+    return mod == prefix or mod.startswith(prefix + ".")
+
+
+def violations(root: str) -> list[str]:
+    """Every import under ``root`` that breaks a rule, as 'path:line: what'."""
+    modules = _sources(root)
+    packages = {m for m, p in modules.items() if p.endswith("__init__.py")}
+    out: list[str] = []
+    for mod, path in sorted(modules.items()):
+        is_package = mod in packages
+        home = mod if is_package else mod.rpartition(".")[0]      # the importer's package
+        tree = ast.parse(open(path, encoding="utf-8").read(), path)
+        where = os.path.relpath(path, root)
+        for node in ast.walk(tree):
+            targets: list[tuple[str, list[str]]] = []      # (module, names imported from it)
+            if isinstance(node, ast.Import):
+                targets = [(a.name, []) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = home.split(".")
+                    parts = parts[:len(parts) - (node.level - 1)]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                names = [a.name for a in node.names]
+                # `from pkg import submodule` inside pkg names a module, not a face export
+                subs = [n for n in names if f"{base}.{n}" in modules]
+                if base == home and subs:
+                    targets = [(f"{base}.{n}", []) for n in subs]
+                    names = [n for n in names if n not in subs]
+                targets.append((base, names))
+            else:
+                continue
+            at = f"{where}:{node.lineno}"
+            for target, names in targets:
+                for prefix, banned in FORBIDDEN.items():
+                    if _within(mod, prefix) and any(_within(target, b) for b in banned):
+                        out.append(f"{at}: {mod} must not import {target}")
+                if _within(target, "streamlit") and not any(
+                        _within(mod, p) for p in STREAMLIT_ALLOWED):
+                    out.append(f"{at}: only ui imports streamlit ({mod} imports {target})")
+                if target.split(".")[0] not in FIRST_PARTY:
+                    continue
+                for n in names:
+                    if n.startswith("_") and n != "__version__":
+                        out.append(f"{at}: {mod} imports the private name {n} from {target}")
+                same_package = target == home or (target.rpartition(".")[0] == home
+                                                  and target not in packages)
+                if same_package:
+                    continue
+                if target not in packages:
+                    out.append(f"{at}: {mod} reaches into {target}; import its package's face")
+                    continue
+                missing = [n for n in names if not n.startswith("_")
+                           and n not in _exports(modules[target])]
+                if missing:
+                    out.append(f"{at}: {mod} imports {', '.join(missing)} from {target}, "
+                               f"which its face does not export (__all__)")
+    return out
+
+
+def test_the_sources_follow_the_layering_rules():
+    assert violations(ROOT) == []
+
+
+def _copy_sources(tmp_path) -> str:
+    root = str(tmp_path / "tree")
+    for package in FIRST_PARTY:
+        shutil.copytree(os.path.join(ROOT, package), os.path.join(root, package),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.js", "*.css"))
+    shutil.copy(os.path.join(ROOT, "app.py"), root)
+    return root
+
+
+def _add(root: str, rel: str, line: str) -> None:
+    with open(os.path.join(root, rel), "a", encoding="utf-8") as f:
+        f.write("\n" + line + "\n")
+
+
+def test_each_kind_of_violation_is_caught(tmp_path):
+    """The checker is not vacuous: a copy of the tree with one deliberate violation of each
+    rule reports exactly those."""
+    root = _copy_sources(tmp_path)
+    assert violations(root) == []
+    _add(root, "viz/state.py", "import streamlit as st")
+    _add(root, "viz/state.py", "from compiler_bridge.hlo.parser import parse_hlo")
+    _add(root, "ui/kit.py", "from compiler_bridge.hlo import _no_such_private")
+    _add(root, "ui/kit.py", "from compiler_bridge.perf import not_exported")
+    _add(root, "compiler_bridge/hlo/shapes.py", "from ..dumps import Dump")
+    _add(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
+    _add(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
+    found = violations(root)
+    expected = [
+        "only ui imports streamlit (viz.state imports streamlit)",
+        "viz.state reaches into compiler_bridge.hlo.parser",
+        "ui.kit imports the private name _no_such_private from compiler_bridge.hlo",
+        "ui.kit imports not_exported from compiler_bridge.perf",
+        "compiler_bridge.hlo.shapes must not import compiler_bridge.dumps",
+        "compiler_bridge.perf.costs must not import viz",
+        "compiler_bridge.passes.diff imports the private name _private_helper",
+    ]
+    for e in expected:
+        assert any(e in f for f in found), (e, found)
+    assert len(found) == len(expected), found
