@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 DUMP ?= sample_dumps/transformer
 PORT ?= 8501
 
-.PHONY: setup run test samples scale traced bench clean
+.PHONY: setup run test lint samples scale traced bench clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,15 @@ run: $(STAMP)
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false -- --dump $(DUMP)
 
+# lint and types first: they take seconds and name the line
 test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 samples: $(STAMP)
 	$(PY) sample_dumps/make_samples.py
