@@ -10,7 +10,16 @@ Four sub-packages, each with its own face (its ``__init__``):
 The names most callers need are here too.
 """
 
-from .dumps import Dump, DumpError, DumpFile, DumpModule, Store, StoreError, open_dump
+from .dumps import (
+    Dump,
+    DumpError,
+    DumpFile,
+    DumpModule,
+    Store,
+    StoreError,
+    open_dump,
+    path_key,
+)
 from .hlo import (
                   HloComputation,
                   HloInstruction,
@@ -29,7 +38,7 @@ from .passes import diff_modules, pass_timeline, step_diff
 from .perf import TraceError, measure, runtime_report
 
 __all__ = [
-    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump",
+    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key",
     "HloComputation", "HloInstruction", "HloModule", "HloParseError", "Layout", "Metadata",
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",

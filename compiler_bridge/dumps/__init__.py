@@ -1,5 +1,8 @@
 """Dumps: an ``--xla_dump_to`` folder or archive indexed by module and stage, and the
 content-addressed store that keeps dumps, traces, saved views and comments for links.
+
+``Dump.key`` (and :func:`path_key` for a path not yet opened) is a dump's content
+identity: caches of what is computed from a dump are keyed by it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .dump import (
     DumpFile,
     DumpModule,
     open_dump,
+    path_key,
 )
 from .errors import DumpError
 from .store import Comment, SavedView, Store, StoredDump, StoreError, dump_hash
@@ -46,5 +50,6 @@ __all__ = [
     "dump_hash",
     "is_trace_id",
     "open_dump",
+    "path_key",
     "trace_id",
 ]

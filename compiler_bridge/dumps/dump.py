@@ -3,10 +3,15 @@
 Opening a dump reads file names and sizes only; HLO text is parsed when asked for and
 cached. A file that cannot be read or parsed is reported in ``Dump.errors`` and never
 hides the rest of the dump.
+
+``Dump.key`` is the dump's content identity, what caches of anything computed from it
+are keyed by: the store's content hash when the dump came from the store, else
+:func:`path_key` (its path and a fingerprint of its files' names, sizes and times).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import posixpath
@@ -18,6 +23,7 @@ import weakref
 import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
 
 from . import archive
 from .errors import DumpError
@@ -25,7 +31,10 @@ from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
 
-__all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump"]
+__all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
+           "path_key"]
+
+T = TypeVar("T")
 
 
 # File kinds, one name each, as the UI shows them.
@@ -246,26 +255,66 @@ class _Source:
     def read(self, path: str) -> bytes:
         raise NotImplementedError
 
+    def identity(self) -> str:
+        """:func:`path_key` of what was listed (call after ``list``)."""
+        raise NotImplementedError
+
+
+def _walk(root: str) -> list[tuple[str, int, int]]:
+    """(posix path inside ``root``, size, mtime in ns) of every file, links left out."""
+    out = []
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(os.path.join(root, rel)) as it:
+            for e in it:
+                p = f"{rel}/{e.name}" if rel else e.name
+                if e.is_symlink():
+                    continue   # never follow links out of the dump
+                if e.is_dir():
+                    stack.append(p)
+                elif e.is_file():
+                    st = e.stat()
+                    out.append((p, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _folder_key(root: str, entries: list[tuple[str, int, int]]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for p, size, mtime in sorted(entries):
+        h.update(f"{p}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    return f"{os.path.abspath(root)}@{h.hexdigest()}"
+
+
+def path_key(path: str | os.PathLike) -> str:
+    """The identity of the dump at ``path``, without reading its files:
+    ``<absolute path>@<fingerprint>``, where the fingerprint covers every file's name,
+    size and modification time (a folder) or the archive's size and time. A file
+    added, removed or rewritten changes it. ``open_dump(path).key`` is this value (when
+    no content hash is given), so a cache can tell whether to open the path again.
+    Raises DumpError when nothing is at ``path``."""
+    path = os.fspath(path)
+    try:
+        if os.path.isdir(path):
+            return _folder_key(path, _walk(path))
+        st = os.stat(path)
+    except OSError as e:
+        raise DumpError(f"{path}: {e.strerror or e}") from None
+    return f"{os.path.abspath(path)}@{st.st_size}:{st.st_mtime_ns}"
+
 
 class _FolderSource(_Source):
     def __init__(self, root: str) -> None:
         self.root = root
+        self._identity = ""
 
     def list(self) -> list[tuple[str, int]]:
-        out = []
-        stack = [""]
-        while stack:
-            rel = stack.pop()
-            with os.scandir(os.path.join(self.root, rel)) as it:
-                for e in it:
-                    p = f"{rel}/{e.name}" if rel else e.name
-                    if e.is_symlink():
-                        continue   # never follow links out of the dump
-                    if e.is_dir():
-                        stack.append(p)
-                    elif e.is_file():
-                        out.append((p, e.stat().st_size))
-        return out
+        entries = _walk(self.root)
+        self._identity = _folder_key(self.root, entries)
+        return [(p, size) for p, size, _ in entries]
+
+    def identity(self) -> str:
+        return self._identity or path_key(self.root)
 
     def read(self, path: str) -> bytes:
         full = os.path.realpath(os.path.join(self.root, path))
@@ -279,6 +328,7 @@ class _ZipSource(_Source):
     """A zip read in place: members are checked once, then read on demand."""
 
     def __init__(self, path: str, max_bytes: int) -> None:
+        self.path = path
         self.zip = zipfile.ZipFile(path)
         self._lock = threading.Lock()
         self._names = archive.check_zip(self.zip, path, max_bytes)
@@ -292,6 +342,9 @@ class _ZipSource(_Source):
     def read(self, path: str) -> bytes:
         with self._lock:
             return self.zip.read(self._names[self._prefix + path])
+
+    def identity(self) -> str:
+        return path_key(self.path)
 
 
 def _common_root(names: list[str]) -> str:
@@ -314,12 +367,18 @@ class FileError:
 
 
 class Dump:
-    """An opened dump: its files, modules and traces; parsed modules on demand."""
+    """An opened dump: its files, modules and traces; parsed modules on demand.
 
-    def __init__(self, source: _Source, name: str, cache_size: int = 24) -> None:
+    ``key``: the content identity given (the store's content hash), else the source's
+    :func:`path_key` as listed when opened.
+    """
+
+    def __init__(self, source: _Source, name: str, cache_size: int = 24,
+                 key: str | None = None) -> None:
         self.name = name
         self._source = source
         listing = sorted(source.list())
+        self.key: str = key or source.identity()
         names = _module_names([p for p, _ in listing])
         self.files: list[DumpFile] = [classify(p, s, names) for p, s in listing]
         self._by_path = {f.path: f for f in self.files}
@@ -337,10 +396,22 @@ class Dump:
         self._error_files: set[str] = set()
         self._cache: OrderedDict[str, HloModule] = OrderedDict()
         self._cache_size = cache_size
+        self._derived: dict[str, Any] = {}   # what -> value (see derived)
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<Dump {self.name}: {len(self.modules)} modules, {len(self.files)} files>"
+
+    def derived(self, what: str, compute: Callable[["Dump"], T]) -> T:
+        """``compute(self)`` once per dump: results derived from the dump (step diffs, ...)
+        live as long as it does. Two threads may both compute a missing entry; one is
+        kept and both get it."""
+        try:
+            return self._derived[what]
+        except KeyError:
+            value = compute(self)
+            with self._lock:
+                return self._derived.setdefault(what, value)
 
     # -- lookup
     def module(self, key: str) -> DumpModule:
@@ -456,9 +527,12 @@ class Dump:
                 "errors": [e.to_json() for e in self.errors]}
 
 
-def open_dump(path: str | os.PathLike, *,
+def open_dump(path: str | os.PathLike, *, key: str | None = None,
               max_unpacked_bytes: int = archive.DEFAULT_MAX_BYTES) -> Dump:
     """Open a dump folder, a ``.zip`` or a ``.tar(.gz/.xz/.bz2)``/``.tgz`` of one.
+
+    ``key``: the dump's content hash when the caller knows it (the store does); else
+    ``Dump.key`` is :func:`path_key` of ``path``.
 
     Raises DumpError when the path is not a folder or a readable archive, and
     archive.ArchiveError (a DumpError) for an unsafe or oversized archive.
@@ -466,20 +540,21 @@ def open_dump(path: str | os.PathLike, *,
     path = os.fspath(path)
     name = os.path.basename(path.rstrip("/")) or path
     if os.path.isdir(path):
-        return Dump(_FolderSource(path), name)
+        return Dump(_FolderSource(path), name, key=key)
     if not os.path.exists(path):
         raise DumpError(f"{path}: no such file or folder")
     kind = archive.kind(path)
     if kind == "zip":
         try:
-            return Dump(_ZipSource(path, max_unpacked_bytes), name)
+            return Dump(_ZipSource(path, max_unpacked_bytes), name, key=key)
         except (zipfile.BadZipFile, OSError) as e:
             raise DumpError(f"{path}: not a readable zip archive ({e})") from None
     lower = path.lower()
     if kind == "tar" or lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
+        key = key or path_key(path)      # the archive's identity, not the unpacked copy's
         dest = os.path.join(tempfile.mkdtemp(prefix="hlolens-dump-"), "d")
         archive.extract(path, dest, max_bytes=max_unpacked_bytes, label=path)
-        dump = Dump(_FolderSource(archive.single_top_folder(dest)), name)
+        dump = Dump(_FolderSource(archive.single_top_folder(dest)), name, key=key)
         # the unpacked copy lives as long as the Dump does
         weakref.finalize(dump, shutil.rmtree, os.path.dirname(dest), True)
         return dump

@@ -488,8 +488,10 @@ class Store:
         return local
 
     def open(self, share_id: str) -> Dump:
-        dump = open_dump(self.folder(share_id))
-        dump.name = self.get(share_id).name
+        """The stored dump, opened; its ``key`` is the content hash."""
+        stored = self.get(share_id)
+        dump = open_dump(self.folder(share_id), key=stored.hash)
+        dump.name = stored.name
         return dump
 
     def remove(self, share_id: str) -> StoredDump:

@@ -91,13 +91,19 @@ class Step:
 
 @dataclass(frozen=True)
 class Timeline:
-    """Every step of one module; plain data (picklable, cacheable by dump hash)."""
+    """Every step of one module; plain data (picklable, cacheable by ``key``)."""
 
     module_id: str
     module_name: str
     steps: tuple[Step, ...]
     per_pass: bool             # False: only before/after; show PER_PASS_HINT
     hint: str = ""
+    dump_key: str = ""         # Dump.key of the dump it was read from
+
+    @property
+    def key(self) -> str:
+        """Content identity: the dump's key and the module id (``<dump key>#<id>``)."""
+        return f"{self.dump_key}#{self.module_id}"
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -199,7 +205,8 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
         steps.append(step)
         prev_hash, prev_counts, prev_error = digest, counts, error
     per_pass = bool(mod.passes)
-    return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT)
+    return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT,
+                    dump.key)
 
 
 # --------------------------------------------------------------------------- diffs

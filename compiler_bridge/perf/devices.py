@@ -11,11 +11,13 @@ them, which is what the learned model corrects for.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import platform
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 
 CACHE_DIR = os.path.join(os.path.expanduser(os.environ.get("HLOLENS_CACHE", "~/.cache/hlolens")))
 CALIBRATED_PATH = os.path.join(CACHE_DIR, "device.json")
@@ -74,6 +76,13 @@ class DeviceProfile:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    @cached_property
+    def key(self) -> str:
+        """Content identity: a hash of every field (every rate counts, not just the name).
+        A profile is a value: build another one (``dataclasses.replace``) to change it."""
+        text = json.dumps(self.to_json(), sort_keys=True, default=repr)
+        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
     @staticmethod
     def from_json(data: dict) -> "DeviceProfile":

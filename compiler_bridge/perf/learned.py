@@ -23,6 +23,7 @@ jax is imported only to train; predictions run in NumPy.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -560,6 +561,19 @@ class LearnedModel:
         self.device = device
         self.meta = meta or {}
         self.path = ""
+
+    @property
+    def key(self) -> str:
+        """Content identity: a hash of the weights, the normalisation, the device profile
+        and what ``describe`` says."""
+        h = hashlib.blake2b(digest_size=16)
+        for a in [self.mean, self.std] + [p[k] for p in self.params for k in sorted(p)]:
+            arr = np.ascontiguousarray(np.asarray(a))
+            h.update(f"{arr.dtype}{arr.shape}".encode())
+            h.update(arr.tobytes())
+        h.update(self.device.key.encode())
+        h.update(self.describe().encode())
+        return h.hexdigest()
 
     def describe(self) -> str:
         progs = self.meta.get("programs", [])

@@ -7,6 +7,8 @@ views (``viz/runtime.py``) read only the :class:`RuntimeReport` it returns.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -90,6 +92,7 @@ class RuntimeReport:
     roofline_metrics: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     trace_error: str | None = None          # why nothing was measured, if so
+    key: str = ""                           # content identity of the inputs (see runtime_report)
 
     @property
     def measured_rows(self) -> list[KernelRow]:
@@ -167,6 +170,11 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     the calibrated profile of this machine for CPU dumps).
 
     A trace problem never raises: the report carries ``trace_error`` and predictions only.
+
+    The report's ``key`` hashes what it was computed from: the dump's key, each reported
+    module's id and ``HloModule.key``, the traces (``TraceSource.key``; the dump's own
+    when none are given), the predictor (``LearnedModel.key`` or the roofline), the
+    device profile's key and the statistic.
     """
     if stat not in STATS:
         raise ValueError(f"stat must be one of {', '.join(STATS)}")
@@ -190,6 +198,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     learned = _resolve_model(model, device, auto_model, notes)
     rows: list[KernelRow] = []
     reported = []
+    module_keys = []
     for mod in chosen:
         try:
             hlo = dump.stage(mod, AFTER)
@@ -197,6 +206,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
             notes.append(f"module {mod.label}: {str(e).splitlines()[0]}")
             continue
         reported.append((mod.id, mod.name))
+        module_keys.append((mod.id, hlo.key))
         rows += _module_rows(mod, hlo, measured, device, learned, stat)
     if measured is not None:
         notes += measured.notes
@@ -208,7 +218,8 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     report = RuntimeReport(
         dump.name, reported, device, "learned" if learned is not None else "roofline",
         learned.describe() if learned is not None else f"roofline on {device.name}",
-        stat, rows, measured, notes=notes, trace_error=trace_error)
+        stat, rows, measured, notes=notes, trace_error=trace_error,
+        key=_report_key(dump, module_keys, traces, learned, device, stat))
     if len(mrows) >= 2:
         meas = [r.measured_us for r in mrows]
         report.metrics = compare([r.predicted_us for r in mrows], meas)
@@ -217,6 +228,20 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
             compare([r.roofline_us for r in mrows], meas)
         report.noise_floor = noise_floor_of([r.timing for r in mrows], stat)
     return report
+
+
+def _report_key(dump: Dump, module_keys: list[tuple[str, str]],
+                traces: Sequence[TraceSource | str] | None, learned,
+                device: DeviceProfile, stat: str) -> str:
+    trace_keys = None if traces is None else [
+        t.key if isinstance(t, TraceSource) else TraceSource(os.fspath(t), "", os.fspath(t),
+                                                             "file").key
+        for t in traces]
+    inputs = {"dump": dump.key, "modules": module_keys, "traces": trace_keys,
+              "predictor": learned.key if learned is not None else "roofline",
+              "device": device.key, "stat": stat}
+    text = json.dumps(inputs, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import hashlib
 import json
 import os
 import posixpath
@@ -315,6 +316,22 @@ class TraceSource:
     path: str = ""              # inside the dump ('dump') or on disk ('file')
     origin: str = "dump"        # 'dump' | 'file' | 'bytes'
     data: bytes | None = None
+
+    @property
+    def key(self) -> str:
+        """Content identity: the bytes' hash, a file's path, size and time, or the path of
+        a file of the dump (whose own key then says which content)."""
+        if self.origin == "bytes":
+            what = hashlib.blake2b(self.data or b"", digest_size=16).hexdigest()
+        elif self.origin == "file":
+            try:
+                st = os.stat(self.path)
+                what = f"{os.path.abspath(self.path)}@{st.st_size}:{st.st_mtime_ns}"
+            except OSError:
+                what = f"{os.path.abspath(self.path)}@missing"
+        else:
+            what = self.path
+        return f"{self.origin}:{self.session}:{self.name}:{what}"
 
     def read(self, dump: Dump | None = None) -> RawTrace:
         if self.origin == "bytes":
