@@ -170,7 +170,8 @@ def test_called_computations_can_be_viewed(transformer):
 
 
 def test_names_are_escaped_in_dot():
-    from viz.graph import _q
+    from viz import dot
+    _q = dot.quote
     assert _q('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
 
 

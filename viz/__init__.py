@@ -5,10 +5,11 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import navigation, panels, passes, runtime
+from . import dot, layout, navigation, panels, passes, runtime
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
-from .graph import GraphOptions, GraphView, build_graph, split_scopes
+from .graph import GraphView, build_graph, draw
+from .grouping import GraphOptions, GroupInfo, Grouping, group, split_scopes
 from .layout import LayoutError, engine, render_svg, warm
 from .navigation import set_budget
 from .passes import (
@@ -40,6 +41,8 @@ __all__ = [
     "GROUPINGS",
     "GraphOptions",
     "GraphView",
+    "GroupInfo",
+    "Grouping",
     "LayoutError",
     "OVERLAYS",
     "REMOVED_BORDER",
@@ -50,11 +53,15 @@ __all__ = [
     "diff_decorations",
     "diff_for",
     "diff_summary",
+    "dot",
+    "draw",
     "engine",
     "file_stem",
     "graph_for",
+    "group",
     "group_decorations",
     "html_report",
+    "layout",
     "model_explorer_graphs",
     "model_explorer_node_data",
     "navigation",

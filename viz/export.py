@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 
 from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule
 
-from .graph import split_scopes
+from .grouping import split_scopes
 
 _XMLNS = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
 

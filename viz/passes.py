@@ -3,7 +3,7 @@ decorations, "only what changed" node sets, side-by-side text diff, instruction 
 
 Nothing here reads files or touches Streamlit. The bridge gives the data
 (``compiler_bridge.passes``: ``pass_timeline``, ``step_diff``, ``step_changes``,
-``instruction_history``; ``compiler_bridge.passes``: ``ModuleDiff``, ``text_diff``); these
+``instruction_history``, ``ModuleDiff``, ``text_diff``); these
 functions turn it into what the page shows. A typical page::
 
     tl = pass_timeline(dump, module)                     # cache by dump hash
@@ -13,8 +13,9 @@ functions turn it into what the page shows. A typical page::
     # a click: event.selection.points[0]["customdata"] is the step index (an int)
     d = step_diff(dump, tl, i)                           # None on the first step
     deco = diff_decorations(d) if d else {}
-    view = build_graph(d.new, computation, GraphOptions(decorations=deco, ...))
-    deco |= group_decorations(view, deco)                # collapsed groups show changes too
+    grouped = group(d.new, computation, GraphOptions(...))   # viz.grouping
+    deco |= group_decorations(grouped, deco)             # collapsed groups show changes too
+    view = draw(grouped, deco)                           # viz.graph
     legend = DIFF_LEGEND                                 # next to the graph's own legend
     only = changed_nodes(d, computation, radius=1)       # "only what changed" mode
     ghosts = removed_ghosts(d, computation)              # if the graph draws ghost nodes
@@ -34,6 +35,8 @@ from typing import Mapping, Sequence
 from compiler_bridge.passes import ComputationTextDiff, InstructionChange, ModuleDiff, TextRow
 from compiler_bridge.hlo import HloModule
 from compiler_bridge.passes import Step, Timeline
+
+from .grouping import GroupIndex
 
 # --------------------------------------------------------------------------- colours
 
@@ -361,31 +364,31 @@ def diff_decorations(diff: ModuleDiff) -> dict[str, dict[str, str]]:
     return out
 
 
-def group_decorations(view, decorations: Mapping[str, Mapping[str, str]]
+def group_decorations(view: GroupIndex, decorations: Mapping[str, Mapping[str, str]]
                       ) -> dict[str, dict[str, str]]:
-    """Decorations for the group nodes of a built ``GraphView`` that hold changes.
+    """Decorations for the groups (of a ``viz.grouping.Grouping`` or a ``GraphView``) that
+    hold changes.
 
     A collapsed group draws one node for many instructions; this gives that node the
     diff's colour (amber if anything inside changed, else green if something was added)
-    and a "+a ~c ✕r" line. Merge into the decorations and build the view again (same
-    options), or keep ``view.group_of`` from a cached build.
+    and a "+a ~c ✕r" line. Merge them into the decorations the grouping is drawn with.
     """
     counts: dict[str, list[int]] = {}
-    for name, dec in decorations.items():
+    for name, node_dec in decorations.items():
         gid = view.group_of.get(name, "")
         if not gid:
             continue
-        fill = dec.get("fillcolor")
+        fill = node_dec.get("fillcolor")
         slot = 0 if fill == ADDED_FILL else 1 if fill == CHANGED_FILL else None
-        removed = dec.get("color") == REMOVED_BORDER
+        removed = node_dec.get("color") == REMOVED_BORDER
         if slot is None and not removed:
             continue
         while gid:
-            c = counts.setdefault(gid, [0, 0, 0])
+            count = counts.setdefault(gid, [0, 0, 0])
             if slot is not None:
-                c[slot] += 1
+                count[slot] += 1
             if removed:
-                c[2] += 1
+                count[2] += 1
             info = view.groups.get(gid)
             gid = info.parent if info is not None else ""
     out: dict[str, dict[str, str]] = {}

@@ -24,7 +24,8 @@ from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
 from . import runtime as R
-from .graph import GraphOptions, GraphView, build_graph
+from .graph import GraphView, draw
+from .grouping import GraphOptions, GroupIndex, group
 from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
 from .share import (
     closed_groups,
@@ -108,7 +109,7 @@ def module_id_for(dump: Dump, state: ViewState) -> str:
 
 
 def runtime_overlay(report: RuntimeReport | None, state: ViewState, module: HloModule,
-                    module_id: str, view: GraphView | None = None) -> R.Overlay | None:
+                    module_id: str, view: GroupIndex | None = None) -> R.Overlay | None:
     """The runtime overlay of ``state`` (None: off, or not the after-optimizations stage,
     the one that ran); with ``view``, closed groups get totals too."""
     if report is None or state.overlay not in R.MODES or state.stage != AFTER:
@@ -184,20 +185,20 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
         node_deco = merge_decorations(_border_only(deco), runtime_deco, marks)
     else:
         node_deco = merge_decorations(deco, marks)
-    view = build_graph(module, comp, replace(options, decorations=node_deco))
+    grouped = group(module, comp, options)
     # closed groups say what is inside them: the diff's counts, runtime totals, comments
-    diff_groups = group_decorations(view, deco) if deco else {}
+    diff_groups = group_decorations(grouped, deco) if deco else {}
     runtime_groups: dict[str, dict[str, str]] = {}
     if overlay is not None:
         diff_groups = _border_only(diff_groups)
-        totals = runtime_overlay(runtime, state, module, mid, view)
-        runtime_groups = {g: d for g, d in totals.decorations.items() if g in view.groups}
+        totals = runtime_overlay(runtime, state, module, mid, grouped)
+        if totals is not None:
+            runtime_groups = {g: d for g, d in totals.decorations.items()
+                              if g in grouped.groups}
     groups = merge_decorations(diff_groups, runtime_groups,
-                               comment_group_decorations(view, marks) if marks else {})
-    groups = closed_groups(view, groups)
-    if groups:
-        view = build_graph(module, comp, replace(options,
-                                                 decorations={**node_deco, **groups}))
+                               comment_group_decorations(grouped, marks) if marks else {})
+    view = draw(grouped, {**node_deco, **closed_groups(grouped, groups)}, options.selected,
+                options.ghosts)
     view.notes.extend(notes)
     return view
 

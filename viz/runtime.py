@@ -9,7 +9,7 @@ rows and graph decorations. No Streamlit, no file reading.
 * :func:`kernel_rows`: kernels by measured share of step time, predicted beside;
 * :func:`roofline_figure`: arithmetic intensity vs achieved flop rate, under the device's
   roofs;
-* :func:`overlay` -> :class:`Overlay`: ``decorations`` for ``viz.graph.GraphOptions``
+* :func:`overlay` -> :class:`Overlay`: ``decorations`` for ``viz.graph.draw``
   (node fill by measured, predicted or predicted/measured, value in the label), with
   group totals through ``GraphView.group_of`` and a legend.
 """
@@ -26,6 +26,7 @@ from compiler_bridge.perf import HIGHER_IS_BETTER, METRICS
 from compiler_bridge.perf import KernelRow, RuntimeReport
 
 from . import categories as C
+from .grouping import GroupIndex, GroupInfo
 
 MODES = ("measured", "predicted", "ratio")
 
@@ -334,15 +335,15 @@ def inclusive_totals(report: RuntimeReport, module, module_id: str | None = None
     return out
 
 
-def overlay(report: RuntimeReport, mode: str = "measured", view=None,
+def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | None = None,
             module_id: str | None = None,
             inclusive: Mapping[str, tuple[float | None, float, float]] | None = None
             ) -> Overlay:
     """Colour kernels by measured time, predicted time, or predicted/measured.
 
-    ``view``: a ``viz.graph.GraphView`` (its ``group_of`` and ``groups`` give group
-    totals: a group shows the sum over its kernels per step, or for ``ratio`` the ratio of
-    sums). Node labels get the value; tooltips say what it is. ``inclusive``
+    ``view``: a ``viz.grouping.Grouping`` or ``GraphView`` (its ``group_of`` and ``groups``
+    give group totals: a group shows the sum over its kernels per step, or for ``ratio``
+    the ratio of sums). Node labels get the value; tooltips say what it is. ``inclusive``
     (:func:`inclusive_totals`): control-flow instructions count with what they run, in
     group totals and in a "Σ with body" label line.
     """
@@ -383,8 +384,8 @@ def overlay(report: RuntimeReport, mode: str = "measured", view=None,
                     labels[r.instruction] += f"\nΣ with body {_fmt_us(total)} per step"
     # group totals
     group_values: dict[str, float] = {}
-    group_of = getattr(view, "group_of", None) or {}
-    groups = getattr(view, "groups", None) or {}
+    group_of: Mapping[str, str] = view.group_of if view is not None else {}
+    groups: Mapping[str, GroupInfo] = view.groups if view is not None else {}
     if group_of:
         sums: dict[str, list[float]] = {}
         for r in rows:

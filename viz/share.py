@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from compiler_bridge import HloModule
 
-from .graph import GraphView
+from .grouping import GroupIndex, Grouping
 from .panels import Inspector, locate
 from .state import ViewState
 
@@ -73,7 +73,7 @@ def comment_decorations(module: HloModule, counts: Mapping[str, int]
             for name, n in marks.items()}
 
 
-def comment_group_decorations(view: GraphView, decorations: Mapping[str, Mapping[str, str]]
+def comment_group_decorations(view: GroupIndex, decorations: Mapping[str, Mapping[str, str]]
                               ) -> dict[str, dict[str, str]]:
     """Groups (layer boxes, parts) holding instructions that ``comment_decorations``
     marked: how many comments are inside."""
@@ -96,12 +96,11 @@ def _count(dec: Mapping[str, str]) -> int:
     return int(m.group(1)) if m else 0
 
 
-def closed_groups(view: GraphView, decorations: Mapping[str, Mapping[str, str]]
-                  ) -> dict[str, dict[str, str]]:
+def closed_groups(grouped: Grouping, decorations: Mapping[str, Mapping[str, str]]
+                  ) -> dict[str, Mapping[str, str]]:
     """Only the decorations of groups drawn as one node (open clusters carry none)."""
-    return {gid: d for gid, d in decorations.items()
-            if gid in view.groups and not view.groups[gid].expanded
-            and ("group:" + gid) in view.nodes}
+    closed = grouped.closed
+    return {gid: d for gid, d in decorations.items() if gid in closed}
 
 
 # --------------------------------------------------------------------------- report
