@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
@@ -211,9 +210,12 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
 
 # --------------------------------------------------------------------------- diffs
 
-_DIFFS: "weakref.WeakKeyDictionary[Dump, OrderedDict]" = weakref.WeakKeyDictionary()
-_DIFF_CACHE_SIZE = 8
-_lock = threading.Lock()
+_DIFF_CACHE_SIZE = 8      # step diffs kept per dump, least recently used first out
+_lock = threading.Lock()  # guards every dump's step-diff cache
+
+
+def _diff_cache(dump: Dump) -> OrderedDict[tuple[str, str, bool], ModuleDiff]:
+    return dump.derived("step-diffs", lambda d: OrderedDict())
 
 
 def step_diff(dump: Dump, timeline: Timeline, index: int,
@@ -240,8 +242,8 @@ def step_diff(dump: Dump, timeline: Timeline, index: int,
     adjacent = timeline.per_pass and all(not timeline.step(k).ok or timeline.step(k).identical
                                          for k in range(lo + 1, hi))
     key = (old_step.file, new_step.file, not adjacent)
+    cache = _diff_cache(dump)
     with _lock:
-        cache = _DIFFS.setdefault(dump, OrderedDict())
         hit = cache.get(key)
         if hit is not None:
             cache.move_to_end(key)

@@ -24,7 +24,6 @@ stream. Roofline time: ``max(flops / peak, bytes / bandwidth) + overhead``.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -525,25 +524,25 @@ def _writes_program_output(inst: HloInstruction) -> bool:
     comp = inst.computation
     if comp is None or not comp.is_entry or comp.module is None:
         return False
-    outs = _OUTPUTS.get(comp.module)
-    if outs is None:
-        outs = set()
-        stack = [comp.root] if comp.root is not None else []
-        seen = set()
-        while stack:
-            cur = stack.pop()
-            if cur.name in seen:
-                continue
-            seen.add(cur.name)
-            if cur.opcode in ("tuple", "bitcast", "get-tuple-element"):
-                stack.extend(cur.operands)
-            else:
-                outs.add(cur.name)
-        _OUTPUTS[comp.module] = outs
-    return inst.name in outs
+    return inst.name in comp.module.derived("program-outputs", _program_outputs)
 
 
-_OUTPUTS: "weakref.WeakKeyDictionary[HloModule, set]" = weakref.WeakKeyDictionary()
+def _program_outputs(module: HloModule) -> set[str]:
+    """What the ENTRY ROOT holds, through tuple, bitcast and get-tuple-element."""
+    outs: set[str] = set()
+    root = module.entry.root if module.entry is not None else None
+    stack = [root] if root is not None else []
+    seen = set()
+    while stack:
+        cur = stack.pop()
+        if cur.name in seen:
+            continue
+        seen.add(cur.name)
+        if cur.opcode in ("tuple", "bitcast", "get-tuple-element"):
+            stack.extend(cur.operands)
+        else:
+            outs.add(cur.name)
+    return outs
 
 
 def module_costs(module: HloModule) -> dict[str, KernelCost]:
@@ -551,19 +550,18 @@ def module_costs(module: HloModule) -> dict[str, KernelCost]:
     return {inst.name: c for inst, c in zip(kernels(module), costs_of(module))}
 
 
-_COSTS: "weakref.WeakKeyDictionary[HloModule, dict]" = weakref.WeakKeyDictionary()
-
-
 def costs_of(module: HloModule, insts: Sequence[HloInstruction] | None = None
              ) -> list[KernelCost]:
     """The costs of ``insts`` (default: every kernel, in order), each computed once per
     module: the report, the learned features and their program context share them."""
-    every = _COSTS.get(module)
-    if every is None:
-        every = _COSTS[module] = {id(i): kernel_cost(i, module) for i in kernels(module)}
+    every = module.derived("kernel-costs", _every_cost)
     if insts is None:
         return list(every.values())
     return [every.get(id(i)) or kernel_cost(i, module) for i in insts]
+
+
+def _every_cost(module: HloModule) -> dict[int, KernelCost]:
+    return {id(i): kernel_cost(i, module) for i in kernels(module)}
 
 
 # --------------------------------------------------------------------------- roofline

@@ -27,7 +27,6 @@ import hashlib
 import json
 import math
 import os
-import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -133,22 +132,19 @@ def _physical_transpose(i: HloInstruction) -> bool:
     return False
 
 
-_CONTEXT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _program_context(module: HloModule, device: DeviceProfile) -> tuple[float, ...]:
     """Program-level context every kernel of a module shares: how many kernels, how many
-    bytes and flops, and the roofline time of a whole step (cache pressure, contention)."""
-    cached = _CONTEXT.get(module)
-    if cached is not None and cached[0] == device:   # every rate counts, not just the name
-        return cached[1]
-    costs = costs_of(module)
-    total_bytes = sum(c.bytes for c in costs)
-    total_flops = sum(c.flops for c in costs)
-    total_us = sum(roofline_us(c, device) for c in costs)
-    ctx = (_log(len(costs)), _log(total_bytes), _log(total_flops), _log(total_us), total_us)
-    _CONTEXT[module] = (device, ctx)
-    return ctx
+    bytes and flops, and the roofline time of a whole step (cache pressure, contention).
+    Once per module and device profile (keyed by the whole profile: every rate counts,
+    not just the name)."""
+    def context(m: HloModule) -> tuple[float, ...]:
+        costs = costs_of(m)
+        total_bytes = sum(c.bytes for c in costs)
+        total_flops = sum(c.flops for c in costs)
+        total_us = sum(roofline_us(c, device) for c in costs)
+        return (_log(len(costs)), _log(total_bytes), _log(total_flops), _log(total_us),
+                total_us)
+    return module.derived(f"learned-context:{device.key}", context)
 
 
 def _source(i: HloInstruction) -> HloInstruction:
@@ -181,25 +177,27 @@ def _input_locality(inst: HloInstruction, window: int = 2) -> tuple[float, float
     return params, (hot / total if total > 0 else 0.0)
 
 
-_ORDER: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _schedule(comp: HloComputation) -> dict[str, int]:
-    """Kernel position in the computation's (scheduled) instruction order."""
-    per_module = _ORDER.get(comp.module) if comp.module is not None else None
-    if per_module is None:
-        per_module = {}
-        if comp.module is not None:
-            _ORDER[comp.module] = per_module
-    got = per_module.get(comp.name)
+    """Kernel position in the computation's (scheduled) instruction order (1 = first),
+    once per computation: kept in the module's derived results."""
+    if comp.module is None:
+        return _kernel_order(comp)
+    per_comp: dict[str, dict[str, int]] = comp.module.derived("learned-schedule",
+                                                              lambda m: {})
+    got = per_comp.get(comp.name)
     if got is None:
-        got = per_module[comp.name] = {}
-        k = 0
-        for i in comp.instructions:
-            if i.opcode not in FREE_OPCODES:
-                k += 1
-                got[i.name] = k
+        got = per_comp.setdefault(comp.name, _kernel_order(comp))
     return got
+
+
+def _kernel_order(comp: HloComputation) -> dict[str, int]:
+    order: dict[str, int] = {}
+    k = 0
+    for i in comp.instructions:
+        if i.opcode not in FREE_OPCODES:
+            k += 1
+            order[i.name] = k
+    return order
 
 
 def _position(inst: HloInstruction) -> float:
