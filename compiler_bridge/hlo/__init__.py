@@ -7,22 +7,22 @@ from __future__ import annotations
 from .analysis import layout_change, layout_changes
 from .attributes import replica_groups
 from .errors import HloParseError
+from .gc_pause import gc_paused
 from .model import (
     COMPUTATION_ATTRIBUTES,
     HloComputation,
     HloInstruction,
     HloModule,
-    Metadata,
-    SourceLocation,
-    StackFrameIndex,
     backend_config_text,
 )
 from .parser import parse_hlo, parse_hlo_bytes
 from .printer import extract_text, print_module
+from .records import FileLocation, Metadata, SourceLocation, StackFrame, StackFrameIndex
 from .shapes import UNBOUNDED, Layout, Shape, parse_shape
 
 __all__ = [
     "COMPUTATION_ATTRIBUTES",
+    "FileLocation",
     "HloComputation",
     "HloInstruction",
     "HloModule",
@@ -31,10 +31,12 @@ __all__ = [
     "Metadata",
     "Shape",
     "SourceLocation",
+    "StackFrame",
     "StackFrameIndex",
     "UNBOUNDED",
     "backend_config_text",
     "extract_text",
+    "gc_paused",
     "layout_change",
     "layout_changes",
     "parse_hlo",

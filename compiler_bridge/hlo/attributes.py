@@ -11,71 +11,14 @@ import json
 import re
 from dataclasses import dataclass
 
+from .lexer import LexError, scan_value, skip, strip_comments
 from .names import NAME_RE
+from .records import Metadata
 
+# a syntax error in attribute text (``offset``: where, in that text)
+AttributeSyntaxError = LexError
 
-class AttributeSyntaxError(ValueError):
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-
-
-_SPECIAL = re.compile(r'[{}()\[\]",]|/\*|//')
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_WS_COMMENTS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _ATTR_NAME = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*")
-_CLOSE = {"{": "}", "(": ")", "[": "]"}
-
-
-def scan_value(text: str, pos: int, stop_at_comma: bool = True) -> int:
-    """End of the value that starts at ``pos``: the next top-level ',' or the end."""
-    n = len(text)
-    stack: list[tuple[str, int]] = []
-    while True:
-        m = _SPECIAL.search(text, pos)
-        if m is None:
-            pos = n
-            break
-        c = m.group()
-        i = m.start()
-        if c == '"':
-            sm = _STRING.match(text, i)
-            if sm is None:
-                raise AttributeSyntaxError("unterminated string", i)
-            pos = sm.end()
-        elif c in "{([":
-            stack.append((c, i))
-            pos = i + 1
-        elif c in "})]":
-            if not stack:
-                if c == "}" or c == ")":
-                    # the caller's closing bracket ends the value
-                    pos = i
-                    break
-                raise AttributeSyntaxError(f"unexpected '{c}'", i)
-            opener, at = stack.pop()
-            if _CLOSE[opener] != c:
-                raise AttributeSyntaxError(
-                    f"expected '{_CLOSE[opener]}' to close '{opener}' (offset {at}), found '{c}'", i)
-            pos = i + 1
-        elif c == ",":
-            if not stack and stop_at_comma:
-                pos = i
-                break
-            pos = i + 1
-        elif c == "/*":
-            end = text.find("*/", i + 2)
-            if end < 0:
-                raise AttributeSyntaxError("unterminated /* comment", i)
-            pos = end + 2
-        else:  # '//' comment to the end of the line
-            end = text.find("\n", i)
-            pos = n if end < 0 else end
-    if stack:
-        opener, at = stack[-1]
-        raise AttributeSyntaxError(f"expected '{_CLOSE[opener]}' to close this '{opener}'", at)
-    return pos
 
 
 _FSTR = r'"(?:[^"\\]|\\.)*+"'
@@ -101,11 +44,11 @@ def split_attributes(tail: str) -> dict[str, str]:
             return out
     out = {}
     n = len(tail)
-    pos = _WS_COMMENTS.match(tail, 0).end()
+    pos = skip(tail, 0)
     while pos < n:
         if tail[pos] != ",":
             raise AttributeSyntaxError("expected ',' and then an attribute (name=value)", pos)
-        pos = _WS_COMMENTS.match(tail, pos + 1).end()
+        pos = skip(tail, pos + 1)
         m = _ATTR_NAME.match(tail, pos)
         if m is None:
             raise AttributeSyntaxError("expected an attribute name=value", pos)
@@ -122,17 +65,8 @@ def split_attributes(tail: str) -> dict[str, str]:
         if key in out:
             raise AttributeSyntaxError(f"attribute '{key}' is given twice", m.start())
         out[key] = value
-        pos = _WS_COMMENTS.match(tail, end).end()
+        pos = skip(tail, end)
     return out
-
-
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*', re.S)
-
-
-def strip_comments(text: str) -> str:
-    """Remove ``/* */`` and ``//`` comments outside strings."""
-    return _STRING_OR_COMMENT.sub(
-        lambda m: m.group() if m.group().startswith('"') else "", text).strip()
 
 
 # --------------------------------------------------------------------------- decoders
@@ -207,24 +141,25 @@ def key_values(raw: str) -> list[tuple[str, str]]:
 _METADATA_INTS = frozenset({"source_line", "source_end_line", "source_column",
                             "source_end_column", "stack_frame_id"})
 _METADATA_STRS = frozenset({"op_type", "op_name", "source_file"})
-_metadata_type = None
 
 
-def metadata(raw: str):
-    global _metadata_type
-    if _metadata_type is None:
-        from .model import Metadata
-        _metadata_type = Metadata
-    fields: dict = {}
+def metadata(raw: str) -> Metadata:
+    """``{op_type="add" op_name="jit(f)/add" source_line=3 ...}`` -> Metadata."""
+    strs: dict[str, str] = {}
+    ints: dict[str, int] = {}
     other = []
     for k, v in key_values(raw):
         if k in _METADATA_STRS:
-            fields[k] = unquote(v)
+            strs[k] = unquote(v)
         elif k in _METADATA_INTS:
-            fields[k] = int(v)
+            ints[k] = int(v)
         else:
             other.append((k, v))
-    return _metadata_type(other=tuple(other), **fields)
+    return Metadata(strs.get("op_type", ""), strs.get("op_name", ""),
+                    strs.get("source_file", ""), ints.get("source_line", 0),
+                    ints.get("source_end_line", 0), ints.get("source_column", 0),
+                    ints.get("source_end_column", 0), ints.get("stack_frame_id", 0),
+                    tuple(other))
 
 
 def backend_config(raw: str):

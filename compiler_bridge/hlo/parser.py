@@ -20,21 +20,15 @@ when they wrap a single instruction, and the shapes XLA derives (``recv``, ``sen
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
 
 from . import attributes as A
 from . import shape_inference as SI
 from .errors import HloParseError
-from .model import (
-    FileLocation,
-    HloComputation,
-    HloInstruction,
-    HloModule,
-    StackFrame,
-    StackFrameIndex,
-)
+from .gc_pause import gc_paused
+from .lexer import SKIP, STRING, LexError, group_end, quick_group, strip_comments
+from .model import HloComputation, HloInstruction, HloModule
 from .names import (
     NAME_PATTERN,
     OPCODES,
@@ -43,12 +37,12 @@ from .names import (
     async_wrapped,
     sanitize_name,
 )
+from .records import FileLocation, StackFrame, StackFrameIndex
 from .shapes import (
-    _SKIP,
     Shape,
     ShapeSyntaxError,
-    _shape_cache,
     array_shape,
+    cached_shape,
     can_be_shape,
     compatible,
     parse_shape_at,
@@ -105,15 +99,12 @@ for _op in ("async-start", "async-update", "async-done", "recv", "recv-done", "s
     del _FAST_KIND[_op]
 
 # ----------------------------------------------------------------------------- tokens
-_WS = _SKIP   # whitespace and comments
 _NAME_TOK = re.compile(rf"(%?)({_NAME})")
 _IDENT = re.compile(r"[A-Za-z_][\w.\-]*")
 _ROOT_KW = re.compile(r"ROOT(?![\w.\-%])")
 _ENTRY_KW = re.compile(r"ENTRY(?![\w.\-%])")
 _ATTR_NAME = re.compile(r"([A-Za-z_][\w.\-]*)=")
 _BARE = re.compile(r"[^\s,{}()\[\]\"/]+")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.S)
-_SPECIAL = re.compile(r'[{}()\[\]"]|//|/\*')
 _STMT_START = re.compile(rf"(?:ROOT\s|%{_NAME}\s*=|{_NAME}\s+=|\}})")
 _STMT_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]|ENTRY[ \t]|%{_NAME}[ \t]*=|{_NAME}[ \t]+="
                         rf"|%?{_NAME}[ \t]*\([^\n]*\)[ \t]*->)")
@@ -122,7 +113,6 @@ _MODULE = re.compile(r"HloModule(?![\w.\-])")
 _TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)(?![\w.\-])")
 _TABLE_STRING = re.compile(r'(\d+)[ \t]+("(?:[^"\\\n]|\\.)*")')
 _TABLE_BRACED = re.compile(r"(\d+)[ \t]+(\{[^{}]*\})")
-_CLOSE = {"{": "}", "(": ")", "[": "]"}
 _TABLE_FAST = {
     "FileNames": re.compile(r'\s*+(\d+) "((?:[^"\\\n]|\\.)*+)"[ \t]*+(?=\n)'),
     "FunctionNames": re.compile(r'\s*+(\d+) "((?:[^"\\\n]|\\.)*+)"[ \t]*+(?=\n)'),
@@ -133,21 +123,6 @@ _TABLE_FAST = {
         r"\s*+(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)\}[ \t]*+(?=\n)"),
 }
 
-
-def _nested(open_: str, close: str, depth: int) -> str:
-    """A possessive regex for a bracket group nested up to ``depth`` levels (strings and
-    /* */ comments skipped; no // comment inside)."""
-    o, c = re.escape(open_), re.escape(close)
-    atoms = rf'[^{o}{c}"/]++|"(?:[^"\\]|\\.)*+"|/\*(?:[^*]|\*(?!/))*+\*/|/(?![/*])'
-    pat = rf"{o}(?:{atoms})*+{c}"
-    for _ in range(depth - 1):
-        pat = rf"{o}(?:{atoms}|{pat})*+{c}"
-    return pat
-
-
-# bracket groups the careful reader skips in one step (deeper ones go bracket by bracket)
-_GROUP = {"{": re.compile(_nested("{", "}", 6)), "(": re.compile(_nested("(", ")", 6)),
-          "[": re.compile(_nested("[", "]", 6))}
 
 # attributes whose values XLA reads as a braced list of integers, an integer, a boolean:
 # the careful reader checks them (the error then points at the value)
@@ -174,16 +149,13 @@ def parse_hlo(text: str, source: str | None = None, *, id: str | None = None) ->
     """Parse one HLO module from its text; raises HloParseError naming file:line:col."""
     if not isinstance(text, str):
         raise TypeError("parse_hlo takes text; use parse_hlo_bytes for bytes")
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()   # the parse allocates many small objects that never form cycles
+    # the collector off: 5-14% of the parse time on 10k-42k-instruction modules (more with
+    # big modules alive), spent rescanning objects that never form cycles; thread-safe
     try:
-        module = _Parser(text, source).parse(id)
+        with gc_paused():
+            module = _Parser(text, source).parse(id)
     except RecursionError:
         raise HloParseError("input nested too deeply", source=source) from None
-    finally:
-        if enabled:
-            gc.enable()
     module.key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return module
 
@@ -267,7 +239,7 @@ class _Parser:
                              column=pos - start + 1, text=text[start:end])
 
     def ws(self, pos: int) -> int:
-        end = _WS.match(self.text, pos).end()
+        end = SKIP.match(self.text, pos).end()
         if self.text.startswith("/*", end):
             raise self.error_at("unterminated /* comment", end)
         return end
@@ -380,7 +352,7 @@ class _Parser:
         text = self.text
         n = self.n
         seen: dict[str, int] = {}
-        cache = _shape_cache
+        cached = cached_shape
         kinds = _FAST_KIND
         calls_of = _CALLS_OF
         source = self.source
@@ -406,7 +378,7 @@ class _Parser:
                     if kind is None or scope is None or name in names:
                         bail = m.start()
                         break
-                    shape = cache.get(st)
+                    shape = cached(st)
                     if shape is None:
                         try:
                             shape = shape_from_text(st)
@@ -476,7 +448,7 @@ class _Parser:
                     signature = m.group(10)
                     if signature:
                         st = m.group(11)
-                        if cache.get(st) is None:
+                        if cached(st) is None:
                             try:
                                 shape_from_text(st)
                             except ShapeSyntaxError:
@@ -593,7 +565,7 @@ class _Parser:
             pos = self._shape(pos)[1]
             signature = text[sig_start:pos]
             if "\n" in signature:
-                signature = re.sub(r"\s*\n\s*", " ", A.strip_comments(signature))
+                signature = re.sub(r"\s*\n\s*", " ", strip_comments(signature))
             pos = self.ws(pos)
         if pos >= self.n or text[pos] != "{":
             if _STMT_START.match(text, start) and not signature:
@@ -1145,7 +1117,7 @@ class _Parser:
                 pos = self._balanced_end(pos, check_statements=(c == "{"))
                 end = pos
             elif c == '"':
-                sm = _STRING.match(text, pos)
+                sm = STRING.match(text, pos)
                 if sm is None:
                     raise self.error_at("unterminated string", pos)
                 pos = end = sm.end()
@@ -1162,7 +1134,7 @@ class _Parser:
             raise self.error_at(f"expected a value for attribute '{key}'", start)
         value = text[start:end]
         if "//" in value or "/*" in value:
-            value = A.strip_comments(value)
+            value = strip_comments(value)
         return value, end
 
     def _balanced_end(self, pos: int, check_statements: bool = False) -> int:
@@ -1170,60 +1142,25 @@ class _Parser:
         skipped).  With ``check_statements``, a '{' whose span holds the start of another
         instruction is reported as not closed (a value never spans statements)."""
         text = self.text
-        gm = _GROUP[text[pos]].match(text, pos)
+        gm = quick_group(text, pos)
         if gm is not None and not (check_statements and "\n" in gm.group()):
             return gm.end()
-        stack = [(text[pos], pos)]
-        p = pos + 1
         failure: HloParseError | None = None
-        while True:
-            m = _SPECIAL.search(text, p)
-            if m is None:
-                opener, at = stack[-1]
-                failure = self.error_at(f"expected '{_CLOSE[opener]}' to close this "
-                                        f"'{opener}'", at)
-                p = self.n
-                break
-            c = m.group()
-            i = m.start()
-            if c == '"':
-                sm = _STRING.match(text, i)
-                if sm is None:
-                    failure = self.error_at("unterminated string", i)
-                    p = i
-                    break
-                p = sm.end()
-            elif c == "//":
-                e = text.find("\n", i)
-                p = self.n if e < 0 else e
-            elif c == "/*":
-                e = text.find("*/", i + 2)
-                if e < 0:
-                    failure = self.error_at("unterminated /* comment", i)
-                    p = i
-                    break
-                p = e + 2
-            elif c in "{([":
-                stack.append((c, i))
-                p = i + 1
-            else:
-                opener, at = stack.pop()
-                if _CLOSE[opener] != c:
-                    failure = self.error_at(
-                        f"expected '{_CLOSE[opener]}' to close the '{opener}' on line "
-                        f"{text.count(chr(10), 0, at) + 1}, found '{c}'", i)
-                    p = i
-                    break
-                p = i + 1
-                if not stack:
-                    break
+        try:
+            p = group_end(text, pos, self._opener_line)
+        except LexError as e:
+            failure = self.error_at(e.message, e.offset)
+            p = e.stop
         if check_statements and "\n" in text[pos:p] and \
-                _STMT_LINE.search(_STRING.sub('""', text[pos:p])) is not None:
+                _STMT_LINE.search(STRING.sub('""', text[pos:p])) is not None:
             raise self.error_at("expected '}' to close this '{' (the next instruction "
                                 "starts before it is closed)", pos)
         if failure is not None:
             raise failure
         return p
+
+    def _opener_line(self, opener: str, at: int) -> str:
+        return f"the '{opener}' on line {self.text.count(chr(10), 0, at) + 1}"
 
     # ------------------------------------------------------------------ names
     def _check_names(self, nameset: set[str], joined: str) -> None:
@@ -1328,8 +1265,4 @@ _RESERVED = RESERVED_NAMES
 
 _TOKEN = array_shape("token", ())
 _U32 = array_shape("u32", ())
-
-
-def _written(inst: HloInstruction) -> str:
-    return getattr(inst, "written_opcode", None) or inst.opcode
 

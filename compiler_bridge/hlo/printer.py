@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .model import HloComputation, HloInstruction, HloModule, StackFrameIndex
+from .model import HloComputation, HloInstruction, HloModule
 from .names import NON_OPERAND_ARGS
 from .parser import parse_hlo
+from .records import StackFrameIndex
 
 # Header attributes that describe the whole program's entry and do not survive a cut.
 _ENTRY_BOUND = ("entry_computation_layout", "input_output_alias", "buffer_donor",

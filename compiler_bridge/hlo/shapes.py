@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from .errors import HloParseError
+from .lexer import COMMENT, skip
 
 # Bits per element of each primitive type (xla_data.proto / primitive_util).
 ELEMENT_BITS: dict[str, int] = {
@@ -206,9 +208,6 @@ def tuple_shape(elements: tuple[Shape, ...]) -> Shape:
 
 # --------------------------------------------------------------------------- parsing
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-# whitespace and comments, as XLA's lexer skips them
-_SKIP = re.compile(r"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+")
 _ARRAY_HEAD = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
 _LAYOUT_START = re.compile(r"[ \t]*\{[ \t]*[\d:]")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -216,8 +215,10 @@ _LAYOUT_ITEM = re.compile(
     r"D\(([^)]*)\)|T((?:\([^)]*\))+)|L\((\d+)\)|#\((\w+)\)|\*\((\w+)\)|E\((\d+)\)"
     r"|S\((\d+)\)|((?:SC\([^)]*\))+)|P\((.*)\)(?=M\(|$)|M\((\d+)\)")
 _TILE = re.compile(r"\(([^)]*)\)")
-_COMMENTS_ANY = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _shape_cache: dict[str, Shape] = {}
+# the shape parsed from exactly this text before, or None (one dict look-up: the parser's
+# fast path calls it once per instruction)
+cached_shape: Callable[[str], Shape | None] = _shape_cache.get
 
 
 class ShapeSyntaxError(Exception):
@@ -243,7 +244,7 @@ def shape_from_text(text: str) -> Shape:
     if shape is not None:
         return shape
     shape, end = parse_shape_at(text, 0)
-    end = _SKIP.match(text, end).end()
+    end = skip(text, end)
     if end < len(text):
         raise ShapeSyntaxError("unexpected text after the shape", end)
     if len(_shape_cache) > 200_000:
@@ -261,7 +262,7 @@ def can_be_shape(text: str, pos: int) -> bool:
     if m is None:
         return False
     word = m.group()
-    nxt = _SKIP.match(text, m.end()).end()
+    nxt = skip(text, m.end())
     if word == "b":
         return text[nxt:nxt + 1] == "("
     return word in ELEMENT_BITS and text[nxt:nxt + 1] == "["
@@ -277,12 +278,12 @@ def _parse_shape_at(s: str, pos: int, depth: int) -> tuple[Shape, int]:
     if depth > 64:
         raise ShapeSyntaxError("shape nested too deeply", pos)
     n = len(s)
-    pos = _SKIP.match(s, pos).end()
+    pos = skip(s, pos)
     if pos < n and s[pos] == "(":
         pos += 1
         elems: list[Shape] = []
         while True:
-            pos = _SKIP.match(s, pos).end()
+            pos = skip(s, pos)
             if pos < n and s[pos] == ")":
                 return tuple_shape(tuple(elems)), pos + 1
             if elems:
@@ -293,12 +294,12 @@ def _parse_shape_at(s: str, pos: int, depth: int) -> tuple[Shape, int]:
             elems.append(elem)
     word = _WORD.match(s, pos)
     if word is not None and word.group() == "b":
-        after = _SKIP.match(s, word.end()).end()
+        after = skip(s, word.end())
         if after < n and s[after] == "(":
             inner, end = _parse_shape_at(s, after + 1, depth + 1)
             if not inner.is_array or inner.buffer:
                 raise ShapeSyntaxError("a buffer shape b(...) holds an array shape", after + 1)
-            end = _SKIP.match(s, end).end()
+            end = skip(s, end)
             if end >= n or s[end] != ")":
                 raise ShapeSyntaxError("expected ')' at the end of the buffer shape", end)
             return buffer_shape(inner), end + 1
@@ -381,7 +382,7 @@ def _parse_layout(text: str, offset: int, rank: int) -> Layout:
 
 def _blank_comments(text: str) -> str:
     """Comments replaced by spaces (offsets stay)."""
-    return _COMMENTS_ANY.sub(lambda m: " " * len(m.group()), text)
+    return COMMENT.sub(lambda m: " " * len(m.group()), text)
 
 
 def _parse_layout_checked(text: str, offset: int, rank: int) -> Layout:
