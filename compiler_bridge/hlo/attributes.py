@@ -10,6 +10,7 @@ import codecs
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .lexer import LexError, scan_value, skip, strip_comments
 from .names import NAME_RE
@@ -49,11 +50,11 @@ def split_attributes(tail: str) -> dict[str, str]:
         if tail[pos] != ",":
             raise AttributeSyntaxError("expected ',' and then an attribute (name=value)", pos)
         pos = skip(tail, pos + 1)
-        m = _ATTR_NAME.match(tail, pos)
-        if m is None:
+        am = _ATTR_NAME.match(tail, pos)
+        if am is None:
             raise AttributeSyntaxError("expected an attribute name=value", pos)
-        key = m.group(1)
-        start = m.end()
+        key = am.group(1)
+        start = am.end()
         end = scan_value(tail, start)
         if end < n and tail[end] != ",":
             raise AttributeSyntaxError(f"unexpected '{tail[end]}'", end)
@@ -63,7 +64,7 @@ def split_attributes(tail: str) -> dict[str, str]:
         if "/*" in value or "//" in value:
             value = strip_comments(value)
         if key in out:
-            raise AttributeSyntaxError(f"attribute '{key}' is given twice", m.start())
+            raise AttributeSyntaxError(f"attribute '{key}' is given twice", am.start())
         out[key] = value
         pos = skip(tail, end)
     return out
@@ -162,7 +163,7 @@ def metadata(raw: str) -> Metadata:
                     tuple(other))
 
 
-def backend_config(raw: str):
+def backend_config(raw: str) -> Any:
     raw = raw.strip()
     if raw.startswith("{"):
         try:

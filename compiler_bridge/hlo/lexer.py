@@ -9,7 +9,9 @@ its own error (the parser adds file, line and column).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterator, Protocol, cast
+
+from .names import NAME_PATTERN
 
 # a C-escaped string literal, quotes included
 STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.S)
@@ -19,6 +21,14 @@ SKIP = re.compile(r"(?:\s++|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/)*+")
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 # a string or a comment: comments are removed outside strings
 STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*+"|/\*.*?\*/|//[^\n]*', re.S)
+# a name, with its '%' if written (group 1) and without (group 2)
+NAME_TOKEN = re.compile(rf"(%?)({NAME_PATTERN})")
+# the start of an instruction ('[ROOT] name =') or of a computation's closing '}'
+STATEMENT_START = re.compile(rf"(?:ROOT\s|%{NAME_PATTERN}\s*=|{NAME_PATTERN}\s+=|\}})")
+# words XLA's lexer reserves: not instruction names unless written with %
+KEYWORDS = frozenset("""true false inf nan HloModule ENTRY ROOT maximal replicated manual
+unknown unreduced last_tile_dim_replicate shard_as shard_like FileNames FunctionNames
+FileLocations StackFrames""".split())
 # the bracket each opening bracket needs
 CLOSE = {"{": "}", "(": ")", "[": "]"}
 
@@ -121,6 +131,21 @@ def group_end(text: str, pos: int, describe: DescribeOpener = _at_offset) -> int
     return _scan(text, pos + 1, [(text[pos], pos)], False, describe)
 
 
+class _Scanner(Protocol):
+    def match(self) -> re.Match[str] | None: ...
+
+
+class _HasScanner(Protocol):
+    def scanner(self, string: str, pos: int = ..., endpos: int = ...) -> _Scanner: ...
+
+
+def matches_back_to_back(pattern: re.Pattern[str], text: str,
+                         pos: int) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` from ``pos``, each starting where the one before ended,
+    until one fails (``re``'s scanner, which the typing stubs do not declare)."""
+    return iter(cast(_HasScanner, pattern).scanner(text, pos).match, None)
+
+
 def _nested(open_: str, close: str, depth: int) -> str:
     """A possessive regex for a bracket group nested up to ``depth`` levels (strings and
     /* */ comments skipped; no // comment inside)."""
@@ -144,6 +169,7 @@ def quick_group(text: str, pos: int) -> re.Match[str] | None:
     return _GROUP[text[pos]].match(text, pos)
 
 
-__all__ = ["CLOSE", "COMMENT", "DescribeOpener", "LexError", "SKIP", "STRING",
-           "STRING_OR_COMMENT", "group_end", "quick_group", "scan_value", "skip",
+__all__ = ["CLOSE", "COMMENT", "DescribeOpener", "KEYWORDS", "LexError", "NAME_TOKEN", "SKIP",
+           "STATEMENT_START", "STRING",
+           "STRING_OR_COMMENT", "group_end", "matches_back_to_back", "quick_group", "scan_value", "skip",
            "strip_comments"]

@@ -8,7 +8,7 @@ opening a 20k-instruction module costs one pass over its lines.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from . import attributes as A
 from .errors import HloParseError
@@ -84,7 +84,7 @@ class HloInstruction:
         root = "ROOT " if self.is_root else ""
         return f"{root}%{self.name} = {self.shape} {self.opcode}({self._args}){self._tail}"
 
-    def _decode(self, key: str, fn):
+    def _decode(self, key: str, fn: Callable[[str], Any]) -> Any:
         """An attribute's value decoded by ``fn`` (once; values are shared, read-only)."""
         cache = self._decoded
         if cache is not None and key in cache:
@@ -174,7 +174,7 @@ class HloInstruction:
 
     @property
     def dot_dimension_numbers(self) -> A.DotDimensionNumbers:
-        def dims(k):
+        def dims(k: str) -> tuple[int, ...]:
             return self._get(k) or ()
         return A.DotDimensionNumbers(dims("lhs_contracting_dims"), dims("rhs_contracting_dims"),
                                      dims("lhs_batch_dims"), dims("rhs_batch_dims"))
@@ -237,7 +237,7 @@ class HloInstruction:
 
 
 _EMPTY_METADATA = Metadata()
-_DECODERS = {
+_DECODERS: dict[str, Callable[[str], Any]] = {
     "calls": A.computation_list, "to_apply": A.computation_name, "body": A.computation_name,
     "condition": A.computation_name, "branch_computations": A.computation_list,
     "true_computation": A.computation_name, "false_computation": A.computation_name,
@@ -329,11 +329,13 @@ class HloModule:
         self._derived: dict[str, Any] = {}
         self._by_name = {c.name: c for c in computations}
         self._callers: dict[str, list[HloInstruction]] | None = None
+        if not computations:
+            raise HloParseError(f"module {name} has no computations; expected an ENTRY "
+                                "computation", source=source)
         # with no ENTRY keyword XLA takes the last computation as the entry
-        self.entry: HloComputation = next(
-            (c for c in computations if c.is_entry), computations[-1] if computations else None)
-        if self.entry is not None:
-            self.entry.is_entry = True
+        self.entry: HloComputation = next((c for c in computations if c.is_entry),
+                                          computations[-1])
+        self.entry.is_entry = True
         for c in computations:
             c.module = self
         for c in computations:
@@ -419,7 +421,7 @@ class HloModule:
         _ = self.frontend_attributes
         return self
 
-    def reachable(self, roots) -> list[HloComputation]:
+    def reachable(self, roots: Iterable[str]) -> list[HloComputation]:
         """The computations ``roots`` (names) call, directly or not, themselves included,
         in module order (callees before callers, as XLA writes them)."""
         seen: set[str] = set()
@@ -454,7 +456,7 @@ class HloModule:
             "module": self.name,
             "computations": len(self.computations),
             "instructions": sum(opcodes.values()),
-            "entry_instructions": len(self.entry.instructions) if self.entry else 0,
+            "entry_instructions": len(self.entry.instructions),
             "fusions": opcodes.get("fusion", 0),
             "opcodes": dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))),
         }

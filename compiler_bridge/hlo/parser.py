@@ -5,7 +5,7 @@ Two readers share the work:
 * the fast path: one compiled regex matches a whole instruction line in the form XLA
   writes (``[ROOT ]%name = SHAPE opcode(operands), attr=value, ...``); consecutive lines
   are matched with one scanner, attributes stay verbatim (decoded on access);
-* the careful reader: a token-level reader over the whole text, used for every other
+* the careful reader (``reader.py``): a token-level reader over the whole text, used for every other
   statement (several lines, comments, nested instructions, inline computations, shapes
   left for XLA to infer, async syntax sugar...) and for every error, which it reports
   with the exact line and column.  The fast path hands anything unusual to it.
@@ -24,30 +24,18 @@ import hashlib
 import re
 
 from . import attributes as A
-from . import shape_inference as SI
 from .errors import HloParseError
 from .gc_pause import gc_paused
-from .lexer import SKIP, STRING, LexError, group_end, quick_group, strip_comments
+from .lexer import KEYWORDS, NAME_TOKEN, STATEMENT_START, matches_back_to_back
 from .model import HloComputation, HloInstruction, HloModule
-from .names import (
-    NAME_PATTERN,
-    OPCODES,
-    RESERVED_NAMES,
-    NameUniquer,
-    async_wrapped,
-    sanitize_name,
-)
+from .names import NAME_PATTERN, OPCODES, RESERVED_NAMES, NameUniquer, sanitize_name
+from .reader import Scope, StatementReader
 from .records import FileLocation, StackFrame, StackFrameIndex
 from .shapes import (
-    Shape,
     ShapeSyntaxError,
-    array_shape,
     cached_shape,
-    can_be_shape,
     compatible,
-    parse_shape_at,
     shape_from_text,
-    tuple_shape,
     without_element_size,
 )
 
@@ -74,9 +62,6 @@ _INLINE_COMMENT = re.compile(r"/\*(?:[^*]|\*(?!/))*+\*/")
 # the value of an attribute naming computations, as the fast path reads it
 _CALL_VALUE = re.compile(r"[ \t]*(%?[\w.\-]+|\{[^{}\n]*\})(?=[ \t]*(?:,|$))")
 # words XLA's lexer reserves: not instruction names unless written with %
-_KEYWORDS = frozenset("""true false inf nan HloModule ENTRY ROOT maximal replicated manual
-unknown unreduced last_tile_dim_replicate shard_as shard_like FileNames FunctionNames
-FileLocations StackFrames""".split())
 # the attributes through which each opcode calls computations (the fast path looks
 # only for these; the careful reader takes any)
 _TO_APPLY = ("to_apply=",)
@@ -99,16 +84,6 @@ for _op in ("async-start", "async-update", "async-done", "recv", "recv-done", "s
     del _FAST_KIND[_op]
 
 # ----------------------------------------------------------------------------- tokens
-_NAME_TOK = re.compile(rf"(%?)({_NAME})")
-_IDENT = re.compile(r"[A-Za-z_][\w.\-]*")
-_ROOT_KW = re.compile(r"ROOT(?![\w.\-%])")
-_ENTRY_KW = re.compile(r"ENTRY(?![\w.\-%])")
-_ATTR_NAME = re.compile(r"([A-Za-z_][\w.\-]*)=")
-_BARE = re.compile(r"[^\s,{}()\[\]\"/]+")
-_STMT_START = re.compile(rf"(?:ROOT\s|%{_NAME}\s*=|{_NAME}\s+=|\}})")
-_STMT_LINE = re.compile(rf"\n[ \t]*(?:ROOT[ \t]|ENTRY[ \t]|%{_NAME}[ \t]*=|{_NAME}[ \t]+="
-                        rf"|%?{_NAME}[ \t]*\([^\n]*\)[ \t]*->)")
-_INT = re.compile(r"[+-]?\d+")
 _MODULE = re.compile(r"HloModule(?![\w.\-])")
 _TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)(?![\w.\-])")
 _TABLE_STRING = re.compile(r'(\d+)[ \t]+("(?:[^"\\\n]|\\.)*")')
@@ -124,25 +99,6 @@ _TABLE_FAST = {
 }
 
 
-# attributes whose values XLA reads as a braced list of integers, an integer, a boolean:
-# the careful reader checks them (the error then points at the value)
-_INT_LIST_ATTRS = frozenset("""dimensions dynamic_slice_sizes lhs_contracting_dims
-rhs_contracting_dims lhs_batch_dims rhs_batch_dims offset_dims
-collapsed_slice_dims start_index_map update_window_dims inserted_window_dims
-scatter_dims_to_operand_dims fft_length operand_batching_dims start_indices_batching_dims
-input_batching_dims scatter_indices_batching_dims lhs_ragged_dims rhs_group_dims""".split())
-_INT_ATTRS = frozenset("""index channel_id feature_group_count batch_group_count
-iota_dimension index_vector_dim k delta exponent_bits mantissa_bits num_carries
-inferred_dimension cross_program_prefetch_index""".split())
-_BOOL_ATTRS = frozenset("""is_stable indices_are_sorted unique_indices constrain_layout
-use_global_device_ids is_host_transfer custom_call_has_side_effect largest is_composite
-is_reverse is_associative""".split())
-_INT_LIST_RE = re.compile(r"\{\s*(?:[+-]?\d+\s*(?:,\s*[+-]?\d+\s*)*)?\}")
-_SINGLE_COMPUTATION = frozenset({"calls", "to_apply", "body", "condition",
-                                 "true_computation", "false_computation"})
-_COMPUTATION_LISTS = frozenset({"branch_computations", "called_computations"})
-_ASYNC = frozenset({"async-start", "async-update", "async-done"})
-_MAX_DEPTH = 200
 
 
 def parse_hlo(text: str, source: str | None = None, *, id: str | None = None) -> HloModule:
@@ -178,78 +134,8 @@ def parse_hlo_bytes(data: bytes, source: str | None = None, *, id: str | None = 
     return parse_hlo(text, source, id=id)
 
 
-class _Scope:
-    """The instructions of one computation while it is read."""
-
-    __slots__ = ("name", "line", "is_entry", "signature", "insts", "names", "root",
-                 "async_comp", "last_fast")
-
-    def __init__(self, name: str, line: int, is_entry: bool, signature: str) -> None:
-        self.name = name
-        self.line = line
-        self.is_entry = is_entry
-        self.signature = signature
-        self.insts: list[HloInstruction] = []
-        self.names: dict[str, HloInstruction] = {}
-        self.root: HloInstruction | None = None
-        self.async_comp: dict[str, HloComputation] = {}
-        self.last_fast: tuple[int, HloInstruction] | None = None
-
-
-class _Parser:
-    def __init__(self, text: str, source: str | None) -> None:
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if not text.endswith("\n"):
-            text += "\n"
-        self.text = text
-        self.n = len(text)
-        self.source = source
-        self.computations: list[HloComputation] = []
-        self.by_written: dict[str, HloComputation] = {}   # file's names -> computation
-        # computation names: kept as written until one could clash, then XLA's NameUniquer
-        # (replaying the names given so far) takes over
-        self.comp_names: set[str] = set()
-        self.comp_order: list[str] = []
-        self.comp_uniquer: NameUniquer | None = None
-        self.anon_uniquer = NameUniquer()
-        self.depth = 0
-        # line bookkeeping: (offset, line) of the last place a line number was computed
-        self._lpos = 0
-        self._lno = 1
-
-    # ------------------------------------------------------------------ positions, errors
-    def line_of(self, pos: int) -> int:
-        if pos >= self._lpos:
-            self._lno += self.text.count("\n", self._lpos, pos)
-        else:
-            self._lno -= self.text.count("\n", pos, self._lpos)
-        self._lpos = pos
-        return self._lno
-
-    def error_at(self, message: str, pos: int) -> HloParseError:
-        text = self.text
-        pos = max(0, min(pos, self.n - 1))   # at the end: just after the last line's text
-        line = text.count("\n", 0, pos) + 1
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
-        if end < 0:
-            end = self.n
-        return HloParseError(message, source=self.source, line=line,
-                             column=pos - start + 1, text=text[start:end])
-
-    def ws(self, pos: int) -> int:
-        end = SKIP.match(self.text, pos).end()
-        if self.text.startswith("/*", end):
-            raise self.error_at("unterminated /* comment", end)
-        return end
-
-    def expect(self, pos: int, char: str, what: str) -> int:
-        if pos < self.n and self.text[pos] == char:
-            return pos + 1
-        if pos >= self.n - 1 and not self.text[pos:].strip():
-            raise self.error_at(f"unexpected end of file: {what}", pos)
-        raise self.error_at(what, pos)
+class _Parser(StatementReader):
+    """Reads a whole module: the fast path over the lines, the careful reader for the rest."""
 
     # ------------------------------------------------------------------ top level
     def parse(self, id: str | None) -> HloModule:
@@ -265,11 +151,11 @@ class _Parser:
         if not m:
             raise self.error_at("expected 'HloModule <name>' at the start of an HLO module", pos)
         pos = self.ws(m.end())
-        nm = _NAME_TOK.match(text, pos)
+        nm = NAME_TOKEN.match(text, pos)
         if not nm:
             raise self.error_at("expected the module name after 'HloModule'", pos)
         name = nm.group(2)
-        items, pos = self._attributes(nm.end(), None, True)
+        items, pos = self.attribute_list(nm.end(), None, True)
         module_attrs = {k: v for k, v, _ in items}
         frames = StackFrameIndex()
         self._computations(pos, frames)
@@ -299,18 +185,18 @@ class _Parser:
             m = None
             if strings:
                 target = frames.file_names if kind == "FileNames" else frames.function_names
-                for m in iter(fast.scanner(text, pos).match, None):
+                for m in matches_back_to_back(fast, text, pos):
                     value = m.group(2)
                     target[int(m.group(1))] = value if "\\" not in value else A.unquote(
                         '"' + value + '"')
             elif kind == "FileLocations":
                 locs = frames.file_locations
-                for m in iter(fast.scanner(text, pos).match, None):
+                for m in matches_back_to_back(fast, text, pos):
                     k, f, fn, ln, eln, col, ecol = map(int, m.groups())
                     locs[k] = FileLocation(f, fn, ln, eln, col, ecol)
             else:
                 frs = frames.stack_frames
-                for m in iter(fast.scanner(text, pos).match, None):
+                for m in matches_back_to_back(fast, text, pos):
                     k, loc, parent = map(int, m.groups())
                     frs[k] = StackFrame(loc, parent)
             if m is not None:
@@ -357,7 +243,7 @@ class _Parser:
         calls_of = _CALLS_OF
         source = self.source
         by_written = self.by_written
-        scope: _Scope | None = None
+        scope: Scope | None = None
         names: dict[str, HloInstruction] = {}
         insts: list[HloInstruction] = []
         has_name = names.__contains__
@@ -369,7 +255,7 @@ class _Parser:
             bail = -1
             m = None
             last_inst = None   # the match of the last instruction read in this run
-            for m in iter(_LINE.scanner(text, pos).match, None):
+            for m in matches_back_to_back(_LINE, text, pos):
                 li = m.lastindex
                 if li is not None and li <= 6:
                     # an instruction
@@ -397,10 +283,11 @@ class _Parser:
                         else:
                             args_c = args
                         if "[" in args_c or "(" in args_c:
-                            ops = self._fast_typed(args_c, names)
-                            if ops is None:
+                            typed = self._fast_typed(args_c, names)
+                            if typed is None:
                                 bail = m.start()
                                 break
+                            ops = typed
                         else:
                             ops = tuple(args_c.replace("%", "").split(", "))
                             if not all(map(has_name, ops)):
@@ -415,10 +302,11 @@ class _Parser:
                             break
                         words = calls_of.get(op)
                         if words is not None:
-                            called = self._fast_called(tail, words, by_written)
-                            if called is None:
+                            callees = self._fast_called(tail, words, by_written)
+                            if callees is None:
                                 bail = m.start()
                                 break
+                            called = callees
                     inst = HloInstruction(name, op, shape, ops, root is not None, line, args,
                                           tail, called, source)
                     if root is not None:
@@ -454,7 +342,7 @@ class _Parser:
                             except ShapeSyntaxError:
                                 bail = m.start()
                                 break
-                    scope = _Scope(cname, line, m.group(8) is not None, signature or "")
+                    scope = Scope(cname, line, m.group(8) is not None, signature or "")
                     seen[cname] = line
                     names = scope.names
                     insts = scope.insts
@@ -463,12 +351,12 @@ class _Parser:
             else:
                 if m is not None:
                     pos = m.end()
-                    self._lpos, self._lno = pos, line
+                    self.mark_line(pos, line)
                     if last_inst is not None and scope is not None and insts:
                         scope.last_fast = (last_inst.start(), insts[-1])
             if bail >= 0:
                 pos = bail
-                self._lpos, self._lno = pos, line
+                self.mark_line(pos, line)
                 if scope is not None:
                     scope.last_fast = None
             # ---------------------------------------------------------- careful step
@@ -480,8 +368,8 @@ class _Parser:
                 if tm:
                     pos = self._table(tm.group(1), tm.end(), frames)
                     continue
-                is_entry, cname, cline, signature, pos = self._computation_head(pos, seen)
-                scope = _Scope(cname, cline, is_entry, signature)
+                is_entry, cname, cline, signature, pos = self.computation_head(pos, seen)
+                scope = Scope(cname, cline, is_entry, signature)
                 seen[cname] = cline
                 names = scope.names
                 insts = scope.insts
@@ -494,14 +382,14 @@ class _Parser:
             if text[pos] == "}":
                 if not insts:
                     raise self.error_at(f"computation '{scope.name}' has no instructions", pos)
-                pos, thread = self._execution_thread(pos + 1)
+                pos, thread = self.execution_thread(pos + 1)
                 self._finish(scope, thread)
                 scope = None
                 continue
             last = scope.last_fast
             scope.last_fast = None
             if last is not None and insts and last[1] is insts[-1] and \
-                    not _STMT_START.match(text, pos):
+                    not STATEMENT_START.match(text, pos):
                 # the line before goes on here: read it again, carefully
                 start, prev = last
                 insts.pop()
@@ -509,113 +397,13 @@ class _Parser:
                 if scope.root is prev:
                     scope.root = None
                 pos = self.ws(start)
-            pos = self._statement(pos, scope)
+            pos = self.statement(pos, scope)
 
-    def _execution_thread(self, pos: int) -> tuple[int, str]:
-        """', execution_thread="..."' after a computation's '}' (if there)."""
-        text = self.text
-        p = self.ws(pos)
-        if p >= self.n or text[p] != ",":
-            return pos, ""
-        thread = ""
-        items, pos = self._attributes(pos, None, True)
-        for key, value, at in items:
-            if key != "execution_thread":
-                raise self.error_at(f"unexpected attribute '{key}' after a computation; "
-                                    "expected execution_thread", at)
-            try:
-                thread = A.string_value(value)
-            except ValueError as e:
-                raise self.error_at(f"bad execution_thread: {e}", at) from None
-        return pos, thread
-
-    def _finish(self, scope: _Scope, execution_thread: str) -> None:
+    def _finish(self, scope: Scope, execution_thread: str) -> None:
         comp = HloComputation(scope.name, scope.insts, scope.is_entry, scope.line,
                               scope.signature, execution_thread)
         self.by_written[scope.name] = comp
-        self._add_computation(comp)
-
-    def _computation_head(self, pos: int, seen: dict[str, int]) -> tuple[bool, str, int, str, int]:
-        """'[ENTRY] name [(params) -> shape] {' read carefully; returns is_entry, name, line,
-        signature and the offset of '{'."""
-        text = self.text
-        start = pos
-        em = _ENTRY_KW.match(text, pos)
-        is_entry = em is not None
-        if em:
-            pos = self.ws(em.end())
-        nm = _NAME_TOK.match(text, pos)
-        if not nm or text.startswith("=", nm.end()):
-            if _STMT_START.match(text, pos):
-                raise self.error_at("instruction outside a computation; expected "
-                                    "'%name (params) -> shape {' or 'ENTRY %name {' first", pos)
-            raise self.error_at("expected a computation: '[ENTRY] %name [(params) -> shape] {'",
-                                pos)
-        name = nm.group(2)
-        line = self.line_of(start)
-        pos = self.ws(nm.end())
-        signature = ""
-        if pos < self.n and text[pos] == "(":
-            sig_start = pos
-            pos = self.ws(self._balanced_end(pos))
-            if not text.startswith("->", pos):
-                raise self.error_at("expected '->' and the result shape after the parameters",
-                                    pos)
-            pos = self.ws(pos + 2)
-            pos = self._shape(pos)[1]
-            signature = text[sig_start:pos]
-            if "\n" in signature:
-                signature = re.sub(r"\s*\n\s*", " ", strip_comments(signature))
-            pos = self.ws(pos)
-        if pos >= self.n or text[pos] != "{":
-            if _STMT_START.match(text, start) and not signature:
-                raise self.error_at("instruction outside a computation; expected "
-                                    "'%name (params) -> shape {' or 'ENTRY %name {' first",
-                                    start)
-            raise self.error_at(f"expected '{{' to open computation '{name}'"
-                                if signature else
-                                "expected a computation: '[ENTRY] %name [(params) -> shape] {'",
-                                pos)
-        if name in seen:
-            raise self.error_at(f"computation '{name}' is defined twice "
-                                f"(first on line {seen[name]})", start)
-        return is_entry, name, line, signature, pos
-
-    def _add_computation(self, comp: HloComputation) -> None:
-        name = comp.name
-        final_names = self.comp_names
-        uniquer = self.comp_uniquer
-        if uniquer is None:
-            if name not in final_names and _plain_name(name) and \
-                    name not in _RESERVED and \
-                    (name[:-2] if name.endswith(".0") else name + ".0") not in final_names:
-                final_names.add(name)
-                self.comp_order.append(name)
-                self.computations.append(comp)
-                return
-            uniquer = self.comp_uniquer = NameUniquer()
-            for given in self.comp_order:
-                uniquer.unique(given)
-        comp.name = uniquer.unique(name)
-        final_names.add(comp.name)
-        self.computations.append(comp)
-
-    def _instruction_list(self, pos: int, comp_name: str,
-                          comp_line: int) -> tuple[list[HloInstruction], int]:
-        """Instructions of an inline computation, from just after '{' to the matching '}';
-        returns them and the offset after the '}'."""
-        text = self.text
-        scope = _Scope(comp_name, comp_line, False, "")
-        while True:
-            pos = self.ws(pos)
-            if pos >= self.n:
-                raise self.error_at(f"unexpected end of file: computation '{comp_name}' (line "
-                                    f"{comp_line}) is not closed; expected '}}'", self.n)
-            if text[pos] == "}":
-                if not scope.insts:
-                    raise self.error_at(f"computation '{comp_name}' has no instructions", pos)
-                return scope.insts, pos + 1
-            pos = self._statement(pos, scope)
+        self.add_computation(comp)
 
     def _fast_typed(self, args: str, names: dict[str, HloInstruction]) -> tuple[str, ...] | None:
         """Operand names of 'f32[2]{0} %a, (f32[], s32[]) %b', or None to read it carefully."""
@@ -691,482 +479,11 @@ class _Parser:
         return tuple(dict.fromkeys(out)) if len(out) > 1 else tuple(out)
 
     # ------------------------------------------------------------------ careful reader
-    def _statement(self, pos: int, scope: _Scope) -> int:
-        """Read one instruction '[ROOT] name = ...' at ``pos``; returns the offset after it."""
-        text = self.text
-        start = pos
-        rm = _ROOT_KW.match(text, pos)
-        is_root = rm is not None
-        if rm:
-            pos = self.ws(rm.end())
-        nm = _NAME_TOK.match(text, pos)
-        if not nm:
-            if pos >= self.n - 1:
-                raise self.error_at("unexpected end of file: expected an instruction", pos)
-            if text[pos] in ",)]" or _ATTR_NAME.match(text, pos):
-                raise self.error_at("unexpected text; expected an instruction "
-                                    "'[ROOT] %name = shape opcode(operands)' or '}'", pos)
-            raise self.error_at("expected an instruction '[ROOT] %name = shape opcode(operands)'",
-                                pos)
-        name = nm.group(2)
-        if not nm.group(1) and name in _KEYWORDS:
-            raise self.error_at(f"expected an instruction name, got the keyword '{name}' "
-                                f"(write %{name})", nm.start())
-        p = self.ws(nm.end())
-        if p >= self.n or text[p] != "=":
-            raise self.error_at(f"expected '=' after the instruction name '{name}'", p)
-        line = self.line_of(start)
-        inst, pos = self._rhs(self.ws(p + 1), name, nm.start(), is_root, line, scope, True)
-        self._register(inst, scope, nm.start())
-        return pos
-
-    def _register(self, inst: HloInstruction, scope: _Scope, at: int) -> None:
-        name = inst.name
-        if name in scope.names:
-            raise self.error_at(f"instruction '{name}' is defined twice in computation "
-                                f"'{scope.name}' (first on line {scope.names[name].line})", at)
-        if sanitize_name(name) != name:
-            raise self.error_at(f"illegal instruction name '{name}'; XLA would rename it to "
-                                f"'{sanitize_name(name)}' (names starting with '__' and type "
-                                "names are reserved)", at)
-        if inst.is_root:
-            if scope.root is not None:
-                raise self.error_at(f"computation '{scope.name}' has more than one ROOT", at)
-            scope.root = inst
-        scope.names[name] = inst
-        scope.insts.append(inst)
-
-    def _shape(self, pos: int) -> tuple[Shape, int]:
-        try:
-            return parse_shape_at(self.text, pos)
-        except ShapeSyntaxError as e:
-            raise self.error_at(e.message, e.offset) from None
-
-    def _rhs(self, pos: int, name: str, name_at: int, is_root: bool, line: int,
-             scope: _Scope, allow_attrs: bool) -> tuple[HloInstruction, int]:
-        """Read 'shape opcode(operands), attrs' at ``pos``; ``name`` is '' for a nested
-        instruction.  Returns the instruction (not yet registered) and the offset after it."""
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise self.error_at("instructions nested too deeply", pos)
-        try:
-            return self._rhs_inner(pos, name, name_at, is_root, line, scope, allow_attrs)
-        finally:
-            self.depth -= 1
-
-    def _rhs_inner(self, pos, name, name_at, is_root, line, scope, allow_attrs):
-        text = self.text
-        shape: Shape | None = None
-        shape_at = pos
-        if pos < self.n and can_be_shape(text, pos):
-            shape, pos = self._shape(pos)
-            pos = self.ws(pos)
-        om = _IDENT.match(text, pos)
-        if not om:
-            if pos >= self.n - 1:
-                raise self.error_at("unexpected end of file: expected a shape and an opcode", pos)
-            if shape is None:
-                raise self.error_at("expected a shape such as f32[8,16]{1,0} or an opcode",
-                                    pos)
-            raise self.error_at("expected an opcode followed by '(' after the shape", pos)
-        op = om.group()
-        op_at = om.start()
-        wrapped = None
-        if op not in OPCODES:
-            wrapped = async_wrapped(op)
-            if wrapped is None:
-                if shape is None and text.startswith("[", om.end()):
-                    raise self.error_at(f"unknown element type '{op}'", op_at)
-                raise self.error_at(f"unknown opcode '{op}'", op_at)
-        if shape is None and (wrapped is not None or op not in SI.INFERABLE):
-            raise self.error_at(f"cannot infer shape for opcode: {op}; write the result "
-                                "shape before it", op_at)
-        pos = self.ws(om.end())
-        if pos >= self.n or text[pos] != "(":
-            raise self.error_at(f"expected '(' after the opcode '{op}'", pos)
-        args_start = pos + 1
-        if op in ("parameter", "constant"):
-            pos = self._balanced_end(pos)
-            ops: tuple[str, ...] = ()
-            op_shapes: list[Shape] = []
-            if op == "parameter" and not _INT.fullmatch(text[args_start:pos - 1].strip()):
-                raise self.error_at("expected a parameter number", args_start)
-        else:
-            ops, op_shapes, pos = self._operands(args_start, scope, name or op)
-        args = text[args_start:pos - 1]
-        if "\n" in args:
-            args = " ".join(a.strip() for a in args.split("\n"))
-        attr_start = pos
-        items, pos = self._attributes(pos, scope, allow_attrs)
-        raw_tail = text[attr_start:pos]
-        if not items:
-            tail = ""
-        elif "\n" in raw_tail or "//" in raw_tail or "/*" in raw_tail or any(
-                at < 0 for _, _, at in items):
-            tail = "".join(f", {k}={v}" for k, v, _ in items)
-        else:
-            tail = raw_tail
-        attrs = {k: v for k, v, _ in items}
-        called: list[str] = []
-        for key, value, at in items:
-            if at < 0 or key in _SINGLE_COMPUTATION or key in _COMPUTATION_LISTS or (
-                    op == "select-and-scatter" and key in ("select", "scatter")):
-                called.extend(self._computation_refs(key, value, at, name or op))
-        called_t = tuple(dict.fromkeys(called))
-        # ---- async ops
-        if wrapped is not None or op in _ASYNC:
-            return self._async(name, op, wrapped, shape, ops, op_shapes, args, tail, attrs,
-                               called_t, is_root, line, scope, op_at, pos)
-        # ---- shapes XLA infers or derives
-        if shape is None:
-            try:
-                shape = SI.infer_shape(op, op_shapes, attrs, called_t, self._root_shape)
-            except SI.InferenceError as e:
-                raise self.error_at(f"failed to infer shape for opcode: {op}, error: {e}",
-                                    op_at) from None
-        shape = self._derived_shape(op, shape, op_shapes, shape_at)
-        if not name:
-            name = self.anon_uniquer.unique(f"{op}.anon")
-        inst = HloInstruction(name, op, shape, ops, is_root, line, args, tail, called_t,
-                              self.source)
-        return inst, pos
-
-    def _derived_shape(self, op: str, shape: Shape, op_shapes: list[Shape], at: int) -> Shape:
-        """The shape XLA's instruction factories give these opcodes, whatever is written."""
-        if op == "constant":
-            return without_element_size(shape)
-        if op in ("after-all", "send-done", "outfeed"):
-            return _TOKEN
-        if op == "add-dependency" and op_shapes:
-            return op_shapes[0]
-        if op in ("recv", "infeed"):
-            if not shape.is_tuple or not shape.tuple_shapes:
-                raise self.error_at(f"{op} must have a non-empty tuple shape", at)
-            data = shape.tuple_shapes[0]
-            return tuple_shape((data, _U32, _TOKEN) if op == "recv" else (data, _TOKEN))
-        if op == "recv-done" and op_shapes:
-            src = op_shapes[0]
-            if src.is_tuple and src.tuple_shapes:
-                return tuple_shape((src.tuple_shapes[0], _TOKEN))
-        if op == "send" and op_shapes:
-            return tuple_shape((op_shapes[0], _U32, _TOKEN))
-        return shape
-
-    def _root_shape(self, comp_name: str) -> Shape:
-        for comp in reversed(self.computations):
-            if comp.name == comp_name:
-                root = comp.root
-                if root is None:
-                    raise SI.InferenceError(f"computation {comp_name} is empty")
-                return root.shape
-        raise SI.InferenceError(f"no computation {comp_name}")
-
-    def _async(self, name, op, wrapped, shape, ops, op_shapes, args, tail, attrs, called,
-               is_root, line, scope, op_at, pos):
-        comp: HloComputation | None = None
-        kind = wrapped[0] if wrapped else op
-        if kind == "async-start":
-            if not shape.is_tuple or len(shape.tuple_shapes) < 2 or \
-                    not shape.tuple_shapes[0].is_tuple:
-                raise self.error_at("AsyncStart expects the op shape to be in the form of "
-                                    "((async-operands), async-outputs, state)", op_at)
-            if wrapped:
-                thread = attrs.get("async_execution_thread", "")
-                try:
-                    thread = A.string_value(thread) if thread else ""
-                except ValueError:
-                    thread = ""
-                comp = self._async_wrapped(wrapped[1], shape.tuple_shapes[1], op_shapes, tail,
-                                           called, line, thread)
-                called = (comp.name,)
-            else:
-                if not called:
-                    raise self.error_at("async-start needs calls=<computation>", op_at)
-                comp = self._computation_named(called[0])
-        else:
-            if len(ops) != 1 or ops[0] not in scope.async_comp:
-                raise self.error_at(f"{op} expects a single async op (a -start or -update) "
-                                    "as its operand", op_at)
-            comp = scope.async_comp[ops[0]]
-            if called and called[0] != comp.name:
-                raise self.error_at(f"expect async_wrapped_computation to be {comp.name}, "
-                                    f"but got {called[0]}", op_at)
-            if wrapped and comp.root is not None and \
-                    comp.root.written_opcode != wrapped[1]:
-                raise self.error_at(f"expect async wrapped opcode to be {comp.root.written_opcode},"
-                                    f" but got {wrapped[1]}", op_at)
-            called = (comp.name,)
-        printed = op
-        root = comp.root
-        if root is not None and all(i is root or i.opcode == "parameter"
-                                    for i in comp.instructions):
-            printed = root.written_opcode + {"async-start": "-start", "async-update": "-update",
-                                        "async-done": "-done"}[kind]
-        else:
-            printed = kind
-        if not name:
-            name = self.anon_uniquer.unique(f"{kind}.anon")
-        inst = HloInstruction(name, printed, shape, ops, is_root, line, args, tail, called,
-                              self.source)
-        if printed != op:
-            inst.written_opcode = op
-        if kind != "async-done":
-            scope.async_comp[name] = comp
-        return inst, pos
-
-    def _async_wrapped(self, opcode: str, shape: Shape, op_shapes: list[Shape], tail: str,
-                       called: tuple[str, ...], line: int, thread: str) -> HloComputation:
-        """The computation XLA builds for 'op-start(...)' sugar: parameters and the op."""
-        insts = []
-        params = []
-        for i, s in enumerate(op_shapes):
-            pname = "async_param" if i == 0 else f"async_param.{i}"
-            params.append(pname)
-            insts.append(HloInstruction(pname, "parameter", s, (), False, line, str(i), "",
-                                        (), self.source))
-        insts.append(HloInstruction(opcode, opcode, shape, tuple(params), True, line,
-                                    ", ".join("%" + p for p in params), tail, called,
-                                    self.source))
-        comp = HloComputation("async_wrapped", insts, False, line, "", thread)
-        comp.synthetic = True
-        self._add_computation(comp)
-        return comp
-
-    def _computation_named(self, name: str) -> HloComputation:
-        for comp in reversed(self.computations):
-            if comp.name == name:
-                return comp
-        raise KeyError(name)
-
-    def _computation_refs(self, key: str, value: str, at: int, who: str) -> list[str]:
-        """Final names of the computations an attribute value names ('%a', '{%a, %b}')."""
-        if at < 0:   # inline computations, already named
-            return [x.strip() for x in value.strip("{}").split(",") if x.strip()]
-        try:
-            written = A.computation_list(value)
-        except ValueError as e:
-            raise self.error_at(f"bad '{key}': {e}", at) from None
-        out = []
-        for w in written:
-            comp = self.by_written.get(w)
-            if comp is None:
-                raise self.error_at(f"'{who}' calls computation '{w}', which is not defined "
-                                    "before this point (XLA needs callees first)",
-                                    self.text.find(w, at))
-            out.append(comp.name)
-        return out
-
-    def _operands(self, pos: int, scope: _Scope,
-                  who: str) -> tuple[tuple[str, ...], list[Shape], int]:
-        """Operands after '(' up to and past ')': names, their shapes, end offset."""
-        text = self.text
-        names: list[str] = []
-        shapes: list[Shape] = []
-        p = self.ws(pos)
-        if p < self.n and text[p] == ")":
-            return (), shapes, p + 1
-        while True:
-            p = self.ws(p)
-            if p >= self.n - 1:
-                raise self.error_at("unexpected end of file: expected ')' to close the "
-                                    "operand list", self.n)
-            op_start = p
-            declared: Shape | None = None
-            q = p
-            if can_be_shape(text, p):
-                declared, q = self._shape(p)
-                q = self.ws(q)
-            nm = _NAME_TOK.match(text, q)
-            after = self.ws(nm.end()) if nm else q
-            if nm and nm.group(1) == "" and text[after:after + 1] == "(":
-                inst, p = self._rhs(op_start, "", op_start, False, self.line_of(op_start),
-                                    scope, False)
-                self._register(inst, scope, op_start)
-                names.append(inst.name)
-                shapes.append(inst.shape)
-                p = self.ws(p)
-            elif nm:
-                oname = nm.group(2)
-                inst = scope.names.get(oname)
-                if inst is None:
-                    raise self.error_at(f"'{who}' uses operand '{oname}', which is not defined "
-                                        f"before it in computation '{scope.name}'", nm.start())
-                if declared is not None and not compatible(declared, inst.shape):
-                    raise self.error_at(f"the declared operand shape {declared} is not "
-                                        f"compatible with the shape of '{oname}', "
-                                        f"{inst.shape}", op_start)
-                names.append(oname)
-                shapes.append(inst.shape)
-                p = after
-            elif declared is not None and text[q:q + 1] in (",", ")"):
-                p = q    # XLA drops an operand that is only a shape
-            else:
-                raise self.error_at("expected an operand: '[shape] %name' or a nested "
-                                    "instruction", q)
-            if p < self.n and text[p] == ",":
-                p += 1
-                continue
-            if p < self.n and text[p] == ")":
-                return tuple(names), shapes, p + 1
-            if p >= self.n - 1:
-                raise self.error_at("unexpected end of file: expected ')' to close the "
-                                    "operand list", self.n)
-            raise self.error_at("expected ',' or ')' after an operand", p)
-
-    def _attributes(self, pos: int, scope: _Scope | None,
-                    allow: bool) -> tuple[list[tuple[str, str, int]], int]:
-        """', key=value' pairs from ``pos``: [(key, value, offset)] (offset -1: an inline
-        computation, value its name) and the offset after the last value."""
-        text = self.text
-        items: list[tuple[str, str, int]] = []
-        seen: set[str] = set()
-        while allow:
-            p = self.ws(pos)
-            if p >= self.n or text[p] != ",":
-                break
-            p = self.ws(p + 1)
-            am = _ATTR_NAME.match(text, p)
-            if not am:
-                raise self.error_at("expected an attribute name=value after ','", p)
-            key = am.group(1)
-            if key in seen:
-                raise self.error_at(f"attribute '{key}' is given twice", p)
-            seen.add(key)
-            v = self.ws(am.end())
-            if v >= self.n - 1:
-                raise self.error_at(f"unexpected end of file: expected a value for "
-                                    f"attribute '{key}'", v)
-            if scope is not None and text[v] == "{" and (
-                    key in _SINGLE_COMPUTATION or key in _COMPUTATION_LISTS) and \
-                    self._looks_inline(v):
-                if key in _COMPUTATION_LISTS:
-                    names, pos = self._inline_list(v, key)
-                    items.append((key, "{" + ", ".join(names) + "}", -1))
-                    continue
-                comp, pos = self._inline_computation(v)
-                items.append((key, comp.name, -1))
-                continue
-            value, pos = self._value(v, key)
-            if key in _INT_LIST_ATTRS:
-                if not _INT_LIST_RE.fullmatch(value):
-                    raise self.error_at(f"expected a list of integers such as {{0,1}} for "
-                                        f"'{key}'", v)
-            elif key in _INT_ATTRS:
-                if not _INT.fullmatch(value):
-                    raise self.error_at(f"expected an integer for '{key}'", v)
-            elif key in _BOOL_ATTRS and value not in ("true", "false"):
-                raise self.error_at(f"expected true or false for '{key}'", v)
-            items.append((key, value, p))
-        return items, pos
-
-    def _looks_inline(self, pos: int) -> bool:
-        """Does the '{' at ``pos`` open instructions (an inline computation)?"""
-        text = self.text
-        p = self.ws(pos + 1)
-        if text.startswith("{", p):
-            return True
-        return bool(_STMT_START.match(text, p)) and not text.startswith("}", p)
-
-    def _inline_list(self, pos: int, key: str) -> tuple[list[str], int]:
-        text = self.text
-        names = []
-        p = self.ws(pos + 1)
-        while True:
-            if text.startswith("{", p):
-                comp, p = self._inline_computation(p)
-                names.append(comp.name)
-            else:
-                nm = _NAME_TOK.match(text, p)
-                if not nm:
-                    raise self.error_at(f"expected a computation in '{key}'", p)
-                comp = self.by_written.get(nm.group(2))
-                if comp is None:
-                    raise self.error_at(f"computation '{nm.group(2)}' is not defined before "
-                                        "this point (XLA needs callees first)", p)
-                names.append(comp.name)
-                p = nm.end()
-            p = self.ws(p)
-            if text.startswith(",", p):
-                p = self.ws(p + 1)
-                continue
-            return names, self.expect(p, "}", f"expected '}}' to close '{key}'")
-
-    def _inline_computation(self, pos: int) -> tuple[HloComputation, int]:
-        line = self.line_of(pos)
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise self.error_at("computations nested too deeply", pos)
-        try:
-            insts, end = self._instruction_list(pos + 1, "_", line)
-        finally:
-            self.depth -= 1
-        comp = HloComputation("_", insts, False, line)
-        self._add_computation(comp)
-        return comp, end
-
-    def _value(self, pos: int, key: str) -> tuple[str, int]:
-        """One attribute value at ``pos``: everything up to a ',', a closing bracket or the
-        end of the line outside brackets and strings.  Returns its text and end offset."""
-        text = self.text
-        start = pos
-        end = pos
-        n = self.n
-        while pos < n:
-            c = text[pos]
-            if c in "{([":
-                pos = self._balanced_end(pos, check_statements=(c == "{"))
-                end = pos
-            elif c == '"':
-                sm = STRING.match(text, pos)
-                if sm is None:
-                    raise self.error_at("unterminated string", pos)
-                pos = end = sm.end()
-            elif c in ",)}]\n":
-                break
-            elif c == " " or c == "\t":
-                pos += 1
-            elif text.startswith("//", pos) or text.startswith("/*", pos):
-                break
-            else:
-                bm = _BARE.match(text, pos)
-                pos = end = bm.end() if bm else pos + 1
-        if end == start:
-            raise self.error_at(f"expected a value for attribute '{key}'", start)
-        value = text[start:end]
-        if "//" in value or "/*" in value:
-            value = strip_comments(value)
-        return value, end
-
-    def _balanced_end(self, pos: int, check_statements: bool = False) -> int:
-        """Offset after the bracket that closes the one at ``pos`` (strings and comments
-        skipped).  With ``check_statements``, a '{' whose span holds the start of another
-        instruction is reported as not closed (a value never spans statements)."""
-        text = self.text
-        gm = quick_group(text, pos)
-        if gm is not None and not (check_statements and "\n" in gm.group()):
-            return gm.end()
-        failure: HloParseError | None = None
-        try:
-            p = group_end(text, pos, self._opener_line)
-        except LexError as e:
-            failure = self.error_at(e.message, e.offset)
-            p = e.stop
-        if check_statements and "\n" in text[pos:p] and \
-                _STMT_LINE.search(STRING.sub('""', text[pos:p])) is not None:
-            raise self.error_at("expected '}' to close this '{' (the next instruction "
-                                "starts before it is closed)", pos)
-        if failure is not None:
-            raise failure
-        return p
-
-    def _opener_line(self, opener: str, at: int) -> str:
-        return f"the '{opener}' on line {self.text.count(chr(10), 0, at) + 1}"
-
     # ------------------------------------------------------------------ names
     def _check_names(self, nameset: set[str], joined: str) -> None:
         """Instruction names XLA refuses: keywords (without '%'), reserved prefixes and
         type names (its NameUniquer would change them)."""
-        if nameset.isdisjoint(_KEYWORDS) and nameset.isdisjoint(_RESERVED) and \
+        if nameset.isdisjoint(KEYWORDS) and nameset.isdisjoint(RESERVED_NAMES) and \
                 not joined.startswith("__") and "\n__" not in joined:
             return
         for comp in self.computations:
@@ -1174,7 +491,7 @@ class _Parser:
                 continue
             for inst in comp.instructions:
                 name = inst.name
-                if name in _KEYWORDS:
+                if name in KEYWORDS:
                     at = self._name_offset(inst)
                     if at >= 0 and not self.text.startswith("%", at - 1):
                         raise self.error_at(f"expected an instruction name, got the keyword "
@@ -1217,7 +534,9 @@ class _Parser:
                 if new != inst.name:
                     inst.written_name = inst.name
                     inst.name = new
-                    renamed[id(inst.computation)] = inst.computation
+                    owner = inst.computation
+                    if owner is not None:
+                        renamed[id(owner)] = owner
         for comp in renamed.values():
             renames = {i.written_name: i.name for i in comp.instructions
                        if i.written_name != i.name}
@@ -1242,27 +561,8 @@ def _zero_suffixed_stems(joined: str) -> list[str]:
     return out
 
 
-_PLAIN_CHARS = re.compile(r"(?!__(?!xla_))[A-Za-z_][A-Za-z0-9_.\-]*")
-
-
-def _plain_name(name: str) -> bool:
-    """Does NameUniquer keep ``name`` as it is while no other name has its stem and
-    suffix?  (No character to replace, no '__' prefix, a canonical numeric suffix.)"""
-    if _PLAIN_CHARS.fullmatch(name) is None:
-        return False
-    tail = name[name.rfind(".") + 1:] if "." in name[1:] else ""
-    if not tail:
-        return True
-    if tail[0] == "-":
-        return not tail[1:].isdigit()
-    return not tail.isdigit() or tail[0] != "0" or tail == "0"
-
-
 _NONCANONICAL_NAME = re.compile(r"^[^\n]*?\.(?:0\d+|[+-]\d+)$", re.M)
 _NONCANONICAL = re.compile(r"\.(?:0\d+|[+-]\d+)$", re.M)
 _SUFFIX = re.compile(r"\.[+-]?\d{1,18}$", re.M)
-_RESERVED = RESERVED_NAMES
 
-_TOKEN = array_shape("token", ())
-_U32 = array_shape("u32", ())
 

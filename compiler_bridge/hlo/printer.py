@@ -121,12 +121,11 @@ def extract_text(module: HloModule, name: str) -> str:
             src = owner.get(op) if owner is not None else None
             if src is None:
                 raise KeyError(f"operand {op!r} of {inst.name} not found")
-            params.append(op)
-            lines.append(f"  %{op} = {src.shape} parameter({len(params) - 1})")
+            lines.append(f"  %{op} = {src.shape} parameter({len(params)})")
+            params.append(f"{op}: {src.shape.without_layout()}")
         # alone in its module: no control predecessors to point at
         lines.append("  " + print_instruction(inst, root=True, skip=("control-predecessors",)))
-        sig_params = ", ".join(f"{p}: {owner.get(p).shape.without_layout()}" for p in params)
-        parts.append(f"ENTRY %extracted.{inst.name} ({sig_params}) -> "
+        parts.append(f"ENTRY %extracted.{inst.name} ({', '.join(params)}) -> "
                      f"{inst.shape.without_layout()} {{\n" + "\n".join(lines) + "\n}")
         mod_name = f"{module.name}.{inst.name}"
     head = f"HloModule {mod_name}" + "".join(f", {k}={v}" for k, v in header.items())

@@ -139,12 +139,12 @@ def _binary(opcode: str, a: Shape, b: Shape) -> Shape:
     if a.rank == b.rank:
         if a.dimensions != b.dimensions and not (any(a.dynamic) or any(b.dynamic)):
             # degenerate (size 1) dimensions broadcast; the result has the default layout
-            dims = []
+            broadcast: list[int] = []
             for x, y in zip(a.dimensions, b.dimensions):
                 if x != y and x != 1 and y != 1:
                     raise InferenceError(f"operand shapes differ: {a.text} and {b.text}")
-                dims.append(max(x, y) if x != y else x)
-            return array_shape(etype, tuple(dims))
+                broadcast.append(max(x, y) if x != y else x)
+            return array_shape(etype, tuple(broadcast))
         dynamic = tuple(x or y for x, y in zip(a.dynamic, b.dynamic))
         dims = tuple(max(x, y) if dx or dy else x
                      for x, y, dx, dy in zip(a.dimensions, b.dimensions, a.dynamic, b.dynamic))
