@@ -1,18 +1,16 @@
 """Pass timelines and diffs: the per-pass snapshots of one module as steps, and what
 changed between any two modules (instructions, attributes, text).
+
+``timeline`` (steps, step diffs, an instruction's history), ``diff`` (``diff_modules``),
+``pairing`` (how it pairs instructions), ``changes`` (its result types), ``textdiff``
+(the side-by-side text).
 """
 
 from __future__ import annotations
 
-from .diff import (
-    KINDS,
-    ComputationTextDiff,
-    InstructionChange,
-    ModuleDiff,
-    TextRow,
-    diff_modules,
-    text_diff,
-)
+from .changes import KINDS, InstructionChange, ModuleDiff
+from .diff import diff_modules
+from .textdiff import ComputationTextDiff, TextRow, text_diff
 from .timeline import (
     PER_PASS_FLAG,
     PER_PASS_HINT,

@@ -32,7 +32,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
-from .diff import ModuleDiff, diff_modules
+from .changes import ModuleDiff
+from .diff import diff_modules
 from ..dumps import PASS, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule

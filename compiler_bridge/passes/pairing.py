@@ -1,0 +1,467 @@
+"""How ``diff_modules`` pairs the instructions of two snapshots of one HLO module.
+
+Every instruction of ``old`` pairs with at most one of ``new`` (1:1). The stages, in
+order (each only sees what is still unpaired):
+
+1. by name: XLA's names are unique in a module and survive passes that keep the
+   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name);
+2. renamed clones: ``add.5.clone``, ``add.5.clone.1`` (and ``.remat``) pair with ``add.5``;
+3. by value: an instruction is identified by what it computes, bottom-up — opcode, shape
+   (layout ignored), attributes (metadata and backend_config ignored, called
+   computations by name stem) and the identities of its operands. A fused computation's
+   parameter *is* the fusion's operand, and a fusion (or ``call``) that is new *is* its
+   root, so ``sub.2`` in ENTRY and its clone ``sub.16`` inside a new ``fusion.3`` get the
+   same identity: "sub.2 fused into fusion.3 (as sub.16)". A paired instruction lends
+   its identity to unpaired copies of it (XLA copies cheap producers into every fusion
+   that reads them), so the copies' users still pair; the copies themselves are added
+   (``ModuleDiff.duplicates`` says what each copies). First with ``op_name`` in the
+   identity, then (for neighbouring steps) without. Equal identities pair in file order;
+4. only with ``by_source=True`` (snapshots many passes apart): what is left pairs by
+   opcode, shape and ``op_name``.
+
+Computations pair by name, by paired callers, by clone suffix, then by content
+(:func:`pair_computations`).
+
+Everything is dictionaries and walks over each module, no pairwise comparisons: linear
+in module size (see ``bench/pass_bench.py``). A snapshot is flattened once into a
+:class:`Side` (instructions by index, operands, callers, fusion owners).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .changes import InstructionRef
+from ..hlo import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule, HloParseError
+
+# Attributes that do not change what an instruction computes (left out of its identity).
+_NOT_IDENTITY = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
+                           "control-predecessors", "origin", "schedule_name"})
+_TRANSPARENT_OPCODES = frozenset({"fusion", "call"})
+_CLONE_SUFFIX = re.compile(r"(?:\.(?:clone|remat\d*|cloned)(?:\.\d+)?)+$")
+_STEM = re.compile(r"(?:\.(?:clone|remat\d*|cloned|\d+))+$")
+_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+
+
+class Side:
+    """One snapshot, flattened: instruction i, its operands, callers, fusion owners."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        comps = module.computations
+        self.insts: list[HloInstruction] = [i for c in comps for i in c.instructions]
+        self.comp: list[HloComputation] = [c for c in comps for _ in c.instructions]
+        insts = self.insts
+        n = len(insts)
+        self.keys: list[str] = [i.name for i in insts]
+        # key (the name; name@computation for a name seen before) -> i
+        self.index: dict[str, int] = dict(zip(self.keys, range(n)))
+        get = self.index.get
+        if len(self.index) == n:
+            # names are unique in the module (as XLA writes them): look operands up globally
+            self.ops_all: list[list[int | None]] = [[get(x) for x in i.operand_names]
+                                                    for i in insts]
+        else:
+            self.index = {}
+            for i, (inst, c) in enumerate(zip(insts, self.comp)):
+                key = inst.name if inst.name not in self.index else f"{inst.name}@{c.name}"
+                self.index[key] = i
+                self.keys[i] = key
+            pos = {id(inst): i for i, inst in enumerate(insts)}
+            self.ops_all = []
+            for inst, c in zip(insts, self.comp):
+                local = c.instruction_map
+                self.ops_all.append([pos[id(o)] if o is not None else None
+                                     for o in (local.get(x) for x in inst.operand_names)])
+        self.ops: list[list[int]] = [[d for d in every if d is not None] if None in every
+                                     else every for every in self.ops_all]
+        # computation -> the one fusion/call that calls it (its parameters are that
+        # instruction's operands, its root is its value); fused computation -> fusion
+        callers: dict[str, list[int]] = {}
+        for i, inst in enumerate(insts):
+            for callee in inst.called_names:
+                callers.setdefault(callee, []).append(i)
+        self.callers = callers
+        self.transparent: dict[str, int] = {}
+        self.owner: dict[str, int] = {}
+        for name, who in callers.items():
+            if len(who) == 1 and insts[who[0]].opcode in _TRANSPARENT_OPCODES \
+                    and len(insts[who[0]].called_names) == 1:
+                self.transparent[name] = who[0]
+                if insts[who[0]].opcode == "fusion":
+                    self.owner[name] = who[0]
+        # where a value comes from: a transparent computation's parameter -> the caller's
+        # operand; a transparent fusion/call -> its computation's root
+        self.psrc: list[int | None] = [None] * n
+        self.froot: list[int | None] = [None] * n
+        first = 0
+        for c in comps:
+            caller = self.transparent.get(c.name)
+            k = len(c.instructions)
+            if caller is not None:
+                cops = self.ops_all[caller]
+                r = c.root
+                for j in range(first, first + k):
+                    inst = insts[j]
+                    if inst.opcode == "parameter":
+                        try:
+                            p = int(inst.args_text)
+                        except ValueError:
+                            continue
+                        if p < len(cops):
+                            self.psrc[j] = cops[p]
+                    if inst is r:
+                        self.froot[caller] = j
+            first += k
+        self.keys_shared: dict = {}       # set to one dict for both snapshots of a diff
+        self._bases: dict[int, tuple] = {}
+        self._skeys: dict[int, str] = {}
+        self._strict_ids: dict[int, int] = {}
+        self._loose_ids: dict[int, int] = {}
+
+    def shape_key(self, i: int) -> str:
+        k = self._skeys.get(i)
+        if k is None:
+            k = self._skeys[i] = _shape_key(self.insts[i].shape)
+        return k
+
+    def fusion_of(self, i: int) -> str:
+        """The fusion instruction whose fused computation holds instruction i ('' if none)."""
+        o = self.owner.get(self.comp[i].name)
+        return self.insts[o].name if o is not None else ""
+
+    def ref(self, i: int) -> InstructionRef:
+        inst = self.insts[i]
+        return InstructionRef(inst.name, self.comp[i].name, inst.opcode, self.fusion_of(i))
+
+    def identity_key(self, i: int, strict: bool) -> int:
+        """What instruction i computes, short of its operands, as a small int shared by
+        both snapshots (``self.keys_shared``): opcode, shape without layout, attributes
+        that matter (called computations by name stem), the literal of a constant, and
+        with ``strict`` the ``op_name``."""
+        key = (self._strict_ids if strict else self._loose_ids).get(i)
+        if key is not None:
+            return key
+        base = self._bases.get(i)
+        if base is None:
+            inst = self.insts[i]
+            try:
+                attrs = inst.attributes
+            except HloParseError:
+                attrs = {"": inst.attributes_text}
+            items = []
+            op_name = ""
+            for k, v in attrs.items():
+                if k in _NOT_IDENTITY:
+                    if k == "metadata":
+                        m = _OP_NAME.search(v)
+                        op_name = m.group(1) if m else ""
+                    continue
+                if k in COMPUTATION_ATTRIBUTES:
+                    v = ",".join(_STEM.sub("", n) for n in inst.called_names) or v
+                items.append((k, v))
+            extra = ""
+            if inst.opcode == "constant":
+                extra = inst.args_text
+            elif inst.opcode == "parameter":
+                extra = inst.args_text.strip() + "@" + _STEM.sub("", self.comp[i].name)
+            base = self._bases[i] = ((inst.opcode, self.shape_key(i), tuple(items), extra),
+                                     op_name)
+        shared = self.keys_shared
+        if strict:
+            key = self._strict_ids[i] = shared.setdefault(base, len(shared))
+        else:
+            key = self._loose_ids[i] = shared.setdefault(base[0], len(shared))
+        return key
+
+
+def _shape_key(shape) -> str:
+    """The shape's text without its layout (``f32[8,16]``), cheaply for arrays."""
+    text = shape.text
+    if shape.element_type != "tuple" and not shape.buffer and text.endswith("}"):
+        end = text.find("]")
+        if end > 0:
+            return text[: end + 1]
+    return shape.without_layout() if shape.layout is not None or shape.is_tuple else text
+
+
+# --------------------------------------------------------------------------- identities
+
+_UNSET, _BUSY, _DONE = 0, 1, 2
+
+
+def fixed_token(o: int) -> int:
+    """The token of a pair, from its older instruction: negative, so ``-t - 2`` gives it
+    back; hashed tokens are >= 0 and -1 means 'not computed'."""
+    return -o - 2
+
+
+def identities(side: Side, fixed: dict[int, int], intern: dict, strict: bool | None,
+                salt: int, lend: set[int] | frozenset[int] = frozenset(),
+                starts=None, targets: list[int] | None = None) -> list[int]:
+    """A token per instruction: equal tokens (across both snapshots) = same value.
+
+    ``fixed`` gives paired instructions their shared token. Parameters of transparent
+    computations take their caller operand's token; an unpaired fusion/call takes its
+    root's; an unpaired get-tuple-element of a tuple takes that element's. Any other
+    unpaired instruction hashes (identity_key, operand tokens); with ``strict=None`` it
+    gets a token of its own instead (used to compare operands after pairing).
+
+    A paired instruction in ``lend`` also registers its value key under its pairing
+    token, so that an unpaired copy of it (XLA duplicates cheap producers into every
+    fusion that reads them) gets the paired instruction's identity and the copy's users
+    still pair. Call for the older snapshot first: its keys win.
+
+    Only ``starts`` (default: every instruction) and what they depend on are computed;
+    the rest stay -1.
+    """
+    n = len(side.insts)
+    tok = [-1] * n
+    state = [_UNSET] * n
+    insts, ops = side.insts, side.ops
+    psrc, froot = side.psrc, side.froot
+    fwd: list[int | None] = [None] * n
+    target = targets if targets is not None else list(range(n))   # whose value i is
+    UNSET, DONE = _UNSET, _DONE
+    for start in (range(n) if starts is None else starts):
+        if state[start] == DONE:
+            continue
+        stack = [start]
+        push, pop = stack.append, stack.pop
+        while stack:
+            i = stack[-1]
+            st = state[i]
+            if st == DONE:
+                pop()
+                continue
+            if st == UNSET:
+                state[i] = _BUSY
+                # forwarding: a parameter to its caller's operand, an unpaired
+                # transparent fusion/call to its root
+                f = psrc[i]
+                if f is None and i not in fixed:
+                    f = froot[i]
+                fwd[i] = f
+                pushed = False
+                if f is not None:
+                    if state[f] == UNSET:
+                        push(f)
+                        pushed = True
+                elif i not in fixed or i in lend:
+                    for d in ops[i]:
+                        if state[d] == UNSET:
+                            push(d)
+                            pushed = True
+                if pushed:
+                    continue
+            # every dependency is done (or part of a cycle, which real HLO never has)
+            f = fwd[i]
+            if f is not None:
+                if state[f] == _DONE:
+                    tok[i], target[i] = tok[f], target[f]
+                else:
+                    tok[i] = intern.setdefault(("cycle", salt, i), len(intern))
+            elif i in fixed:
+                t = tok[i] = fixed[i]
+                if strict is not None and i in lend:
+                    key = (side.identity_key(i, strict),
+                           tuple([tok[d] for d in ops[i]]))   # -1: a cycle
+                    intern.setdefault(key, t)
+            else:
+                inst = insts[i]
+                if inst.opcode == "get-tuple-element" and ops[i] and state[ops[i][0]] == _DONE:
+                    t = target[ops[i][0]]
+                    if insts[t].opcode == "tuple":
+                        k = inst.tuple_index if "index=" in inst.attributes_text else None
+                        if k is not None and k < len(ops[t]):
+                            e = ops[t][k]
+                            if state[e] == _UNSET:
+                                stack.append(e)
+                                continue
+                            if state[e] == _DONE:
+                                tok[i], target[i] = tok[e], target[e]
+                                state[i] = _DONE
+                                stack.pop()
+                                continue
+                if strict is None:
+                    tok[i] = intern.setdefault(("own", salt, i), len(intern))
+                else:
+                    key = (side.identity_key(i, strict),
+                           tuple([tok[d] for d in ops[i]]))   # -1: a cycle
+                    tok[i] = intern.setdefault(key, len(intern))
+            state[i] = _DONE
+            stack.pop()
+    return tok
+
+
+def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int],
+                   strict: bool, duplicates: dict[int, int]) -> int:
+    """Pair unpaired instructions that compute the same value; returns how many.
+
+    Unpaired copies of a paired value stay unpaired (added) and are noted in
+    ``duplicates`` (new index -> old index).
+    """
+    intern: dict = {}
+    fixed_old = {o: fixed_token(o) for o in o2n}
+    fixed_new = {nn: fixed_token(o) for o, nn in o2n.items()}
+    un_old = [o for o in range(len(old.insts)) if o not in o2n]
+    un_new = [nn for nn in range(len(new.insts)) if nn not in n2o]
+    # a paired value can only have an unpaired copy on the other side if that side has
+    # an unpaired instruction of its kind (opcode, shape): only those lend their identity
+    kinds_old = {(old.insts[o].opcode, old.shape_key(o)) for o in un_old}
+    kinds_new = {(new.insts[nn].opcode, new.shape_key(nn)) for nn in un_new}
+    ops_old, ops_new = {k[0] for k in kinds_old}, {k[0] for k in kinds_new}
+    lend_old = {o for o in fixed_old if old.insts[o].opcode in ops_new
+                and (old.insts[o].opcode, old.shape_key(o)) in kinds_new}
+    lend_new = {nn for nn in fixed_new if new.insts[nn].opcode in ops_old
+                and (new.insts[nn].opcode, new.shape_key(nn)) in kinds_old}
+    tok_old = identities(old, fixed_old, intern, strict, 0, lend_old, un_old + sorted(lend_old))
+    tok_new = identities(new, fixed_new, intern, strict, 1, lend_new, un_new + sorted(lend_new))
+    waiting: dict[tuple[int, str], list[int]] = {}
+    for o in un_old:
+        waiting.setdefault((tok_old[o], old.insts[o].opcode), []).append(o)
+    for lst in waiting.values():
+        lst.reverse()      # pop() from the end = file order
+    paired: dict[int, int] = {}        # token -> old index, for the pairs made here
+    count = 0
+    for nn in un_new:
+        lst = waiting.get((tok_new[nn], new.insts[nn].opcode))
+        if lst:
+            o = lst.pop()
+            o2n[o] = nn
+            n2o[nn] = o
+            paired.setdefault(tok_old[o], o)
+            count += 1
+    # unpaired copies of a paired value
+    for nn in un_new:
+        if nn in n2o or nn in duplicates:
+            continue
+        t = tok_new[nn]
+        o = -t - 2 if t < -1 else paired.get(t)
+        if o is not None and old.insts[o].opcode == new.insts[nn].opcode != "parameter":
+            duplicates[nn] = o
+    return count
+
+
+def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int]) -> int:
+    def key(side: Side, i: int):
+        if side.insts[i].opcode == "parameter":
+            return None
+        base = side._bases.get(i)
+        if base is None:
+            side.identity_key(i, True)
+            base = side._bases[i]
+        (opcode, shape, _, _), op_name = base
+        return (opcode, shape, op_name) if op_name else None
+
+    waiting: dict[tuple, list[int]] = {}
+    for o in range(len(old.insts)):
+        if o not in o2n:
+            k = key(old, o)
+            if k is not None:
+                waiting.setdefault(k, []).append(o)
+    for lst in waiting.values():
+        lst.reverse()
+    paired = 0
+    for nn in range(len(new.insts)):
+        if nn in n2o:
+            continue
+        k = key(new, nn)
+        lst = waiting.get(k) if k is not None else None
+        if lst:
+            o = lst.pop()
+            o2n[o] = nn
+            n2o[nn] = o
+            paired += 1
+    return paired
+
+
+def pair(a: Side, b: Side, by_source: bool
+         ) -> tuple[dict[int, int], dict[int, int], dict[str, int], dict[int, int]]:
+    """Pair the instructions of two snapshots, stage by stage (see the module docstring).
+
+    Returns (old index -> new index, new -> old, pairs made by each stage: 'name',
+    'clone', 'value' and with ``by_source`` 'source', unpaired new copies of a paired
+    value: new index -> old index)."""
+    b.keys_shared = a.keys_shared
+    o2n: dict[int, int] = {}
+    n2o: dict[int, int] = {}
+    by = {"name": 0, "clone": 0, "value": 0}
+    dups: dict[int, int] = {}
+    # 1. names
+    for key, o in a.index.items():
+        nn = b.index.get(key)
+        if nn is not None:
+            o2n[o] = nn
+            n2o[nn] = o
+    by["name"] = len(o2n)
+    # 2. renamed clones
+    for nn, key in enumerate(b.keys):
+        if nn in n2o:
+            continue
+        base = _CLONE_SUFFIX.sub("", key)
+        if base != key:
+            o = a.index.get(base)
+            if o is not None and o not in o2n:
+                o2n[o] = nn
+                n2o[nn] = o
+                by["clone"] += 1
+    # 3. values, strict (op_name too), then loose (without op_name) for the rest
+    def open_on_both_sides() -> bool:
+        return len(o2n) < len(a.insts) and len(n2o) < len(b.insts)
+
+    if open_on_both_sides():
+        by["value"] += _pair_by_value(a, b, o2n, n2o, True, dups)
+    if open_on_both_sides() and not by_source:
+        # a pass that rewrites op_name (call-inliner) needs this; far apart, the
+        # source stage below pairs more, and a whole extra walk buys little
+        by["value"] += _pair_by_value(a, b, o2n, n2o, False, dups)
+    # 4. (snapshots far apart) same source op: opcode, shape and op_name
+    if by_source and open_on_both_sides():
+        by["source"] = _pair_by_source(a, b, o2n, n2o)
+    return o2n, n2o, by, dups
+
+
+def pair_computations(a: Side, b: Side, o2n: dict[int, int]) -> dict[str, str]:
+    """Old computation -> new: by name, by paired callers, by clone suffix, by content."""
+    old_names = [c.name for c in a.module.computations]
+    new_names = {c.name for c in b.module.computations}
+    cmap: dict[str, str] = {n: n for n in old_names if n in new_names}
+    taken = set(cmap.values())
+    # callers: a paired instruction calls paired computations, position by position
+    for o, nn in o2n.items():
+        oc, nc = a.insts[o].called_names, b.insts[nn].called_names
+        if not oc or len(oc) != len(nc):
+            continue
+        for x, y in zip(oc, nc):
+            if x not in cmap and y not in taken and y in new_names:
+                cmap[x] = y
+                taken.add(y)
+    # clones
+    stems: dict[str, str] = {}
+    for n in old_names:
+        if n not in cmap:
+            stems.setdefault(n, n)
+    for c in b.module.computations:
+        if c.name in taken:
+            continue
+        base = _CLONE_SUFFIX.sub("", c.name)
+        if base != c.name and base in stems and base not in cmap:
+            cmap[base] = c.name
+            taken.add(c.name)
+    # content: most of its paired instructions come from one unpaired old computation
+    votes: dict[str, dict[str, int]] = {}
+    for o, nn in o2n.items():
+        oc, nc = a.comp[o].name, b.comp[nn].name
+        if oc in cmap or nc in taken:
+            continue
+        votes.setdefault(nc, {}).setdefault(oc, 0)
+        votes[nc][oc] += 1
+    for nc, counts in votes.items():
+        oc, k = max(counts.items(), key=lambda kv: kv[1])
+        if oc not in cmap and nc not in taken and 2 * k > len(b.module.computation(nc)):
+            cmap[oc] = nc
+            taken.add(nc)
+    return cmap
+
+
