@@ -329,12 +329,13 @@ def test_a_slow_layout_never_blocks_the_page(monkeypatch):
     import time as _time
 
     from ui import graph
-    real = graph.render_svg
+    from viz import layout
+    real = layout.render_svg
 
     def slow(dot: str) -> str:
         _time.sleep(1.5)
         return real(dot)
-    monkeypatch.setattr(graph, "render_svg", slow)
+    monkeypatch.setattr(layout, "render_svg", slow)
     monkeypatch.setattr(graph, "LAYOUT_WAIT", 0.05)
     at = app(sample("mlp_train"), monkeypatch, {"grouping": "flat"})
     assert any("still laying out" in w.value for w in at.warning)

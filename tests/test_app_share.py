@@ -206,11 +206,11 @@ def test_the_html_report_is_self_contained_and_escaped(monkeypatch, tmp_path):
     store.add_comment(state.dump, "0000", "ynn_fusion.29", "</td><script>alert(1)</script>")
     stored = store.get(state.dump)
     dump = open_dump(store.folder(state.dump))
-    opened = opening.Opened(dump, state.dump, stored.name, "", "t", state.dump)
+    opened = opening.Opened(dump, state.dump, stored.name, "", state.dump)
     module = dump.stage(dump.main)
     from compiler_bridge.passes import pass_timeline
     shown = explorer.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
-                       module, "k", pass_timeline(dump, dump.main), 1)
+                       module, pass_timeline(dump, dump.main), 1)
     view = graph_for(dump, state)
     from viz import panels
     info = panels.inspect(module, "ynn_fusion.29")

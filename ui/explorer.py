@@ -15,12 +15,26 @@ from compiler_bridge.hlo import layout_changes
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
 
+from viz import GROUPINGS, GraphView, ViewState
 from viz import navigation as N
 from viz import panels as P
+
 from .component import graph_events
-from viz import GraphView
-from viz import GROUPINGS, ViewState
-from .kit import GRAPH_KEY, Navigator, STAGES, code, controlled, describe, go, go_option, go_pick, go_widget, md, section
+from .kit import (
+    BY_CONTENT,
+    GRAPH_KEY,
+    STAGES,
+    Navigator,
+    code,
+    controlled,
+    describe,
+    go,
+    go_option,
+    go_pick,
+    go_widget,
+    md,
+    section,
+)
 from .opening import Opened
 
 
@@ -48,16 +62,15 @@ class Shown:
     dump_module: DumpModule
     stage: str
     path: str
-    module: HloModule
-    key: str              # cache identity: the dump's token and the file's path
+    module: HloModule     # caches know it by ``module.key``
     timeline: Timeline | None = None
     index: int = 0
 
 
-@st.cache_data(show_spinner=False, max_entries=4096)
-def _stats(_dump: Dump, token: str, path: str) -> dict:
+@st.cache_data(show_spinner=False, max_entries=4096, hash_funcs=BY_CONTENT)
+def _stats(dump: Dump, path: str) -> dict:
     try:
-        return {"stats": _dump.parse(path).stats()}
+        return {"stats": dump.parse(path).stats()}
     except HloParseError as e:
         return {"error": str(e)}
 
@@ -68,7 +81,7 @@ def _module_stats(opened: Opened) -> tuple[dict, dict]:
         f = m.after_optimizations or m.before_optimizations
         if f is None:
             continue
-        got = _stats(opened.dump, opened.token, f.path)
+        got = _stats(opened.dump, f.path)
         if "stats" in got:
             stats[m.id] = got["stats"]
         else:
@@ -77,14 +90,14 @@ def _module_stats(opened: Opened) -> tuple[dict, dict]:
 
 
 @st.cache_resource(show_spinner="Reading the module's snapshots (once per dump)…",
-                   max_entries=32)
-def _timeline(_dump: Dump, token: str, module_id: str) -> Timeline:
-    return pass_timeline(_dump, _dump.module(module_id))
+                   max_entries=32, hash_funcs=BY_CONTENT)
+def _timeline(dump: Dump, module_id: str) -> Timeline:
+    return pass_timeline(dump, dump.module(module_id))
 
 
 def timeline(opened: Opened, module: DumpModule) -> Timeline:
     """The module's pass timeline (counts per step), cached by the dump's content."""
-    return _timeline(opened.dump, opened.token, module.id)
+    return _timeline(opened.dump, module.id)
 
 
 def stage_label(step: Step, short: bool = False) -> str:
@@ -157,8 +170,8 @@ def parse_stage(opened: Opened, picked: Picked) -> Shown | None:
                  "parsed, so it cannot be drawn; the other steps and modules still work."
                  f"{code(str(e))}")
         return None
-    return Shown(picked.dump_module, picked.stage, picked.path, module,
-                 f"{opened.token}|{picked.path}", picked.timeline, picked.index)
+    return Shown(picked.dump_module, picked.stage, picked.path, module, picked.timeline,
+                 picked.index)
 
 
 def header(opened: Opened, picked: Picked):
@@ -219,7 +232,7 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     regex = cols[1].toggle("regex", key="search-re")
     if not query.strip():
         return
-    result = _search(shown.module, shown.key, query, regex)
+    result = _search(shown.module, query, regex)
     if result.error:
         st.warning(result.error)
         return
@@ -245,9 +258,9 @@ def search_box(nav: Navigator, shown: Shown) -> None:
                         hide_index=True, width=900)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _search(_module: HloModule, key: str, query: str, regex: bool) -> P.SearchResult:
-    return P.search(_module, query, regex=regex)
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
+def _search(module: HloModule, query: str, regex: bool) -> P.SearchResult:
+    return P.search(module, query, regex=regex)
 
 
 def _go_to_hit(state: ViewState, name: str, module: HloModule):
@@ -312,7 +325,7 @@ def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
     summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra) + len(more):]
     if summary_tab.open or (not extra and summary_tab.open is None):
         with summary_tab, section("Module summary"):
-            summary = _summary(shown.module, shown.key)
+            summary = _summary(shown.module)
             cols = st.columns(2)
             cols[0].markdown("\n".join(f"- **{k}**: {v}" for k, v in summary.metrics()))
             if summary.attributes:
@@ -321,7 +334,7 @@ def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
                              language=None, wrap_lines=True)
     if opcodes_tab.open:
         with opcodes_tab, section("Opcodes"):
-            summary = _summary(shown.module, shown.key)
+            summary = _summary(shown.module)
             st.plotly_chart(P.opcode_histogram(summary), config={"displayModeBar": False})
     if changes_tab.open:
         with changes_tab, section("Layout changes"):
@@ -339,7 +352,7 @@ def clip(text: str, n: int) -> str:
 
 
 def _layout_change_list(shown: Shown) -> None:
-    changes = _layout_changes(shown.module, shown.key)
+    changes = _layout_changes(shown.module)
     if not changes:
         st.caption("No copy, transpose or bitcast in this module changes a layout.")
         return
@@ -347,7 +360,7 @@ def _layout_change_list(shown: Shown) -> None:
                "bitcasts that relabel one. Pick one to show it in the graph.")
     names = [c.instruction for c in changes]
     by = {c.instruction: c for c in changes}
-    key = f"pick-change:{shown.key}"
+    key = f"pick-change:{shown.module.key}"
     st.selectbox("Go to", names, index=None, key=key, placeholder="Go to a layout change…",
                  format_func=lambda n: f"{n} · {by[n].reason}",
                  on_change=go_pick, args=(_go_to_hit, key, shown.module))
@@ -357,11 +370,11 @@ def _layout_change_list(shown: Shown) -> None:
                  hide_index=True)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _summary(_module: HloModule, key: str) -> P.ModuleSummary:
-    return P.module_summary(_module)
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
+def _summary(module: HloModule) -> P.ModuleSummary:
+    return P.module_summary(module)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _layout_changes(_module: HloModule, key: str) -> list:
-    return layout_changes(_module)
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
+def _layout_changes(module: HloModule) -> list:
+    return layout_changes(module)

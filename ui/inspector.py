@@ -11,13 +11,13 @@ import streamlit as st
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER
 
+from viz import GraphView, ViewState
 from viz import navigation as N
 from viz import panels as P
-from viz import GraphView
-from viz import ViewState
+
 from .explorer import Shown, choose_computation, clip, stage_label
 from .graph import view_for
-from .kit import MAX_CODE, Navigator, STAGES, code, go, go_pick, md
+from .kit import BY_CONTENT, MAX_CODE, STAGES, Navigator, code, go, go_pick, md
 from .opening import Opened
 
 
@@ -171,9 +171,9 @@ def _refs(title: str, refs: list[P.Ref], owner: str, shown: Shown) -> None:
              on_change=go_pick, args=(N.select, key))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _read_text(_dump: Dump, token: str, path: str) -> str:
-    return _dump.read_text(path)
+@st.cache_data(show_spinner=False, max_entries=256, hash_funcs=BY_CONTENT)
+def _read_text(dump: Dump, path: str) -> str:
+    return dump.read_text(path)
 
 
 _NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while",
@@ -187,7 +187,7 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
     shared = []
     if not files and shown.stage == AFTER and opcode not in _NO_KERNEL:
         shared = [f for f in P.shared_kernel_files(shown.dump_module)
-                  if P.extract_function(_read_text(opened.dump, opened.token, f.path), name,
+                  if P.extract_function(_read_text(opened.dump, f.path), name,
                                         P.file_language(f))]
     candidates = files or shared
     if not candidates:
@@ -198,7 +198,7 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
     box = st.expander(f"Kernel · {kind}", key=f"kernel:{name}", on_change="rerun")
     if not box.open:
         return
-    text = _read_text(opened.dump, opened.token, f.path)
+    text = _read_text(opened.dump, f.path)
     body = P.extract_function(text, name, P.file_language(f)) or text
     box.caption(f"`{f.path}`")
     if len(body) > MAX_CODE:

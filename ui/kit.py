@@ -1,6 +1,7 @@
 """The page toolkit every part uses: the Navigator (the view, read from the URL, written
 back by ``go``), sections that turn a failure into a message, markdown escaping, widgets whose
-callbacks move the view, and readers for a picked table row or chart point.
+callbacks move the view, readers for a picked table row or chart point, and the hash
+functions that key caches by content (``BY_CONTENT``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from compiler_bridge import DumpError, HloParseError
+from compiler_bridge import Dump, DumpError, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.passes import Timeline
+from compiler_bridge.perf import RuntimeReport
+from viz import LayoutError, ViewState
 
 from .component import center_on
-from viz import LayoutError
-from viz import ViewState
 
 
 log = logging.getLogger("hlolens")
@@ -26,6 +28,22 @@ GRAPH_KEY = "graph"          # the graph component's key; no session_state entry
 GRAPH_HEIGHT = 680
 STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations"}
 MAX_CODE = 150_000           # characters of IR shown at once
+
+
+# --------------------------------------------------------------------------- caching
+
+Keyed = Dump | HloModule | Timeline | RuntimeReport
+
+
+def content_key(obj: Keyed) -> str:
+    """What a cache knows one of these objects by: its content identity (``.key``)."""
+    return obj.key
+
+
+# ``hash_funcs`` for st.cache_*: a cached function takes dumps, modules, timelines and
+# runtime reports as plain arguments, and Streamlit keys them by content, never by path
+BY_CONTENT = {Dump: content_key, HloModule: content_key, Timeline: content_key,
+              RuntimeReport: content_key}
 
 # --------------------------------------------------------------------------- errors
 

@@ -1,6 +1,7 @@
 """Opening a dump: the welcome page, the sidebar's upload, stored dumps and ``--dump``, and
-the list of files that could not be read. Dumps are cached by content: uploads live in the
-content-addressed store, a ``--dump`` folder by path and fingerprint.
+the list of files that could not be read. A dump is opened once per content identity
+(``Dump.key``): the store's content hash, or for a ``--dump`` folder that cannot be stored,
+its ``path_key`` (path and a fingerprint of its files).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, open_dump
+from compiler_bridge import Dump, DumpError, open_dump, path_key
 from compiler_bridge.dumps import Store, StoreError, StoredDump
-
 from viz import navigation as N
 from viz import panels as P
 from viz import warm as layout_warm
+
 from .kit import Navigator, code, describe, go, go_pick, log, md
 
 
@@ -57,11 +58,10 @@ def welcome() -> None:
 
 @dataclass
 class Opened:
-    dump: Dump
+    dump: Dump        # its ``key`` is what caches of anything computed from it go by
     key: str          # what the URL's ``dump`` holds: a share id ('' = --dump, not stored)
     name: str
     path: str
-    token: str        # cache identity: the content hash (stored) or path and fingerprint
     share_id: str = ""   # the store's id of this dump ('' when it is not in the store)
 
 
@@ -73,17 +73,10 @@ def cli_dump() -> str:
     return args.dump or os.environ.get("HLOLENS_DUMP", "")
 
 
-def _fingerprint(path: str) -> str:
-    if not os.path.exists(path):
-        raise DumpError(f"{path}: no such file or folder")
-    st_ = os.stat(path)
-    extra = len(os.listdir(path)) if os.path.isdir(path) else st_.st_size
-    return f"{st_.st_mtime_ns}:{extra}"
-
-
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _open(path: str, fingerprint: str) -> Dump:
-    return open_dump(path)
+def _open(path: str, key: str) -> Dump:
+    """The dump at ``path`` whose content identity is ``key`` (opened once per content)."""
+    return open_dump(path, key=key)
 
 
 def upload_cap() -> int:
@@ -108,7 +101,7 @@ def store() -> Store:
 
 @st.cache_resource(show_spinner="Adding the dump to the store, so links to it work…",
                    max_entries=8)
-def _cli_stored(path: str, fingerprint: str, location: str) -> StoredDump | str:
+def _cli_stored(path: str, key: str, location: str) -> StoredDump | str:
     """The --dump folder's entry in the store (added once per content), or why not."""
     try:
         return store().add_path(path)
@@ -151,37 +144,39 @@ def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
     try:
         if cli:
             try:
-                fp = _fingerprint(cli)
+                if not os.path.exists(cli):
+                    raise DumpError(f"{cli}: no such file or folder")
+                cli_key = path_key(cli)
             except DumpError:
                 if not key:
                     raise
-                fp = stored = ""                # the --dump path is gone; the link works
-            else:
-                stored = _cli_stored(cli, fp, store().location)
+                cli_key = ""                    # the --dump path is gone; the link works
+            stored: StoredDump | str = ""
+            if cli_key:
+                stored = _cli_stored(cli, cli_key, store().location)
                 if isinstance(stored, StoredDump) and not _in_store(stored.share_id):
                     _cli_stored.clear()             # removed meanwhile (store remove)
-                    stored = _cli_stored(cli, fp, store().location)
+                    stored = _cli_stored(cli, cli_key, store().location)
             if isinstance(stored, StoredDump):
                 cli_share = stored.share_id
                 if not key:                     # the URL names the dump from the start
                     nav.go(nav.state.with_(dump=cli_share))
                     key = cli_share
-            elif not key and fp:                # not storable: open it where it is
-                opened = Opened(_open(cli, fp), "", os.path.basename(cli.rstrip("/")), cli,
-                                f"{os.path.abspath(cli)}@{fp}")
+            elif not key and cli_key:           # not storable: open it where it is
+                opened = Opened(_open(cli, cli_key), "", os.path.basename(cli.rstrip("/")),
+                                cli)
                 info.caption("Links to this dump work only while this server runs with "
                              f"--dump: it could not be added to the store ({md(stored)}).")
                 return _opened(info, opened, cli, "")
         if not key:
             return None
         try:
-            stored = store().get(key)
+            entry = store().get(key)
         except StoreError as e:
             _dump_gone(nav, e)
             return None
         folder = store().folder(key)
-        opened = Opened(_open(folder, "store"), key, stored.name, folder,
-                        f"store:{stored.hash}", key)
+        opened = Opened(_open(folder, entry.hash), key, entry.name, folder, key)
     except (KeyError, DumpError, OSError) as e:
         st.error(f"Cannot open the dump: {code(describe(e))}")
         return None
@@ -286,10 +281,11 @@ def _process_upload(nav: Navigator, files) -> None:
             else:
                 stored = store().add_files(data, label)
             bar.progress(0.7, text="Indexing the dump")
-            dump = _open(store().folder(stored.share_id), "store")
+            dump = _open(store().folder(stored.share_id), stored.hash)
             main = dump.main
-            f = main.after_optimizations or main.before_optimizations if main else None
-            if f is not None:
+            f = (main.after_optimizations or main.before_optimizations) \
+                if main is not None else None
+            if main is not None and f is not None:
                 bar.progress(0.9, text=f"Parsing {main.name}")
                 dump.try_parse(f.path)
         except (DumpError, OSError, ValueError) as e:   # StoreError is a DumpError

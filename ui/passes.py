@@ -15,26 +15,40 @@ from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import HloParseError
-from compiler_bridge.passes import ModuleDiff, text_diff
+from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import (
     PER_PASS_FLAG,
     PER_PASS_HINT,
     HistoryEvent,
+    ModuleDiff,
     Timeline,
     instruction_history,
     step_changes,
+    step_diff,
+    text_diff,
 )
-
+from viz import ViewState, compare_step, diff_for
 from viz import navigation as N
 from viz import passes as V
-from .kit import STAGES, Navigator, code, controlled, go, go_option, go_widget, md, section, selected_points, selected_row
-from .inspector import Inspected, show_in_graph
-from .opening import Opened
+
 from .explorer import Picked, Shown, stage_label
-from viz import compare_step, diff_for
-from viz import ViewState
+from .inspector import Inspected, show_in_graph
+from .kit import (
+    BY_CONTENT,
+    STAGES,
+    Navigator,
+    code,
+    controlled,
+    go,
+    go_option,
+    go_widget,
+    md,
+    section,
+    selected_points,
+    selected_row,
+)
+from .opening import Opened
 
 CHART_HEIGHT = 190
 # below this many instructions over all steps, +/−/~ per step are counted at once
@@ -58,41 +72,47 @@ def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
 
 
 @st.cache_resource(show_spinner="Counting what every step changed (once per dump)…",
-                   max_entries=16)
-def _changes(_dump, token: str, module_id: str, _tl: Timeline) -> list[dict]:
-    return step_changes(_dump, _tl)
+                   max_entries=16, hash_funcs=BY_CONTENT)
+def _changes(dump: Dump, tl: Timeline) -> list[dict]:
+    return step_changes(dump, tl)
 
 
-def _total(tl: Timeline) -> int:
-    return sum(s.instructions or 0 for s in tl.steps if not s.identical)
+def counted_at_once(tl: Timeline) -> bool:
+    """Whether +/−/~ per step are counted without asking (a small enough module)."""
+    return sum(s.instructions or 0 for s in tl.steps if not s.identical) <= CHANGES_AT_ONCE
 
 
 def changes(opened: Opened, tl: Timeline, force: bool = False) -> list[dict] | None:
     """+/−/~ per step (None when that would take long and nobody asked)."""
-    if not force and _total(tl) > CHANGES_AT_ONCE:
+    if not force and not counted_at_once(tl):
         return None
-    return _changes(opened.dump, opened.token, tl.module_id, tl)
+    return _changes(opened.dump, tl)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _figure(token: str, module_id: str, current: int, hide: bool, with_changes: bool,
-            _tl: Timeline, _counts: list[dict] | None):
-    fig = V.timeline_figure(_tl, current=current, hide_identical=hide, changes=_counts)
+@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
+def _figure(dump: Dump, tl: Timeline, current: int, hide: bool, with_changes: bool):
+    """The timeline chart with step ``current`` marked; with the +/−/~ counts per step
+    when ``with_changes`` (counted once per dump)."""
+    counts = _changes(dump, tl) if with_changes else None
+    fig = V.timeline_figure(tl, current=current, hide_identical=hide, changes=counts)
     fig.update_layout(height=CHART_HEIGHT, title=None, margin={"l": 6, "r": 6, "t": 6, "b": 6},
                       legend={"orientation": "h", "y": -0.18, "font": {"size": 10}})
     return fig
 
 
-@st.cache_data(show_spinner="Following the instruction through the steps…", max_entries=256)
-def _history(_dump, token: str, module_id: str, index: int, name: str,
-             _tl: Timeline) -> list[HistoryEvent]:
-    return instruction_history(_dump, _tl, index, name)
+@st.cache_data(show_spinner="Following the instruction through the steps…", max_entries=256,
+               hash_funcs=BY_CONTENT)
+def _history(dump: Dump, tl: Timeline, index: int, name: str) -> list[HistoryEvent]:
+    return instruction_history(dump, tl, index, name)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _tables(token: str, module_id: str, index: int, against: int, _diff: ModuleDiff
-            ) -> dict[str, list[dict]]:
-    return V.diff_tables(_diff)
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
+def _tables(dump: Dump, tl: Timeline, index: int, against: int) -> dict[str, list[dict]]:
+    """The diff of step ``index`` against step ``against`` as tables."""
+    d = step_diff(dump, tl, index, against)
+    if d is None:
+        raise KeyError(f"step {index} has nothing to compare with")
+    return V.diff_tables(d)
 
 
 # --------------------------------------------------------------------------- stepper
@@ -169,8 +189,7 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
             _compare_picker(nav, tl, index)
         _diff_line(opened, tl, index, state)
     with right:
-        ch = changes(opened, tl)
-        fig = _figure(opened.token, tl.module_id, index, hide, ch is not None, tl, ch)
+        fig = _figure(opened.dump, tl, index, hide, counted_at_once(tl))
         key = f"pass-chart:{tl.module_id}:{index}:{hide}"
         st.plotly_chart(fig, key=key, on_select=partial(_on_chart, key, tl),
                         selection_mode="points", config={"displayModeBar": False})
@@ -298,7 +317,7 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
         return
     st.markdown(f"**{md(stage_label(tl.step(against)))} → {md(stage_label(tl.step(index)))}**"
                 f"  \n{md(V.diff_summary(d))}")
-    tables = _tables(opened.token, tl.module_id, index, against, d)
+    tables = _tables(opened.dump, tl, index, against)
     names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
              "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
     kinds = [k for k in names if tables[k]]
@@ -481,7 +500,7 @@ def _history_box(nav: Navigator, opened: Opened, tl: Timeline, index: int, name:
     if not box.open:
         return
     with box:
-        events = _history(opened.dump, opened.token, tl.module_id, index, name, tl)
+        events = _history(opened.dump, tl, index, name)
         if not events:
             st.caption("No step changed it: it is the same from the first step to the last.")
             return

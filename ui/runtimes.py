@@ -32,27 +32,43 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import DumpError
-from compiler_bridge.perf import CALIBRATED_PATH, profile_for_platform
-from compiler_bridge.dumps import AFTER, Dump
-from compiler_bridge.perf import default_model_path
-from compiler_bridge.perf import RuntimeReport, runtime_report
-from compiler_bridge.dumps import TraceShelf, trace_id
-from compiler_bridge.perf import TraceError, measure, trace_sessions, uploaded
-
+from compiler_bridge.dumps import AFTER, Dump, TraceShelf, trace_id
+from compiler_bridge.perf import (
+    CALIBRATED_PATH,
+    RuntimeReport,
+    TraceError,
+    default_model_path,
+    measure,
+    profile_for_platform,
+    runtime_report,
+    trace_sessions,
+    uploaded,
+)
+from viz import OVERLAYS, GraphView, when
 from viz import navigation as N
 from viz import panels as P
 from viz import runtime as V
-from viz import GraphView
-from .kit import STAGES, Navigator, code, controlled, go, go_option, go_widget, md, selected_points, selected_row
-from .inspector import Inspected, show_in_graph
-from .opening import Opened, store, upload_cap
+
 from .explorer import Shown
-from viz import when
-from viz import OVERLAYS
+from .inspector import Inspected, show_in_graph
+from .kit import (
+    BY_CONTENT,
+    STAGES,
+    Navigator,
+    code,
+    controlled,
+    go,
+    go_option,
+    go_widget,
+    md,
+    selected_points,
+    selected_row,
+)
+from .opening import Opened, store, upload_cap
 
 log = logging.getLogger("hlolens")
 
-SESSION_TRACES = "rt-session-traces"   # {dump token: {trace id: (name, bytes, time)}}
+SESSION_TRACES = "rt-session-traces"   # {Dump.key: {trace id: (name, bytes, time)}}
 UPLOAD_GEN = "rt-upload-gen"           # a new uploader key after each upload
 MESSAGE = "rt-message"                 # (kind, text) of the last upload
 TRACE_TYPES = ["gz", "json", "pb"]     # perfetto_trace.json.gz, *.trace.json.gz, *.xplane.pb
@@ -78,7 +94,7 @@ def shelf() -> TraceShelf:
 
 
 def _session_traces(opened: Opened) -> dict[str, tuple[str, bytes, float]]:
-    return st.session_state.setdefault(SESSION_TRACES, {}).setdefault(opened.token, {})
+    return st.session_state.setdefault(SESSION_TRACES, {}).setdefault(opened.dump.key, {})
 
 
 def trace_choices(opened: Opened) -> list[TraceChoice]:
@@ -128,11 +144,13 @@ def _mtime(path: str) -> str:
 
 
 @st.cache_resource(show_spinner="Reading the trace, predicting every kernel's runtime…",
-                   max_entries=16)
-def _report(_dump: Dump, token: str, module_id: str, origin: str, trace: str,
-            model: str, _load: Callable[[], list] | None) -> RuntimeReport:
+                   max_entries=16, hash_funcs=BY_CONTENT)
+def _report(dump: Dump, module_id: str, trace: TraceChoice | None, model: str,
+            _load: Callable[[], list] | None) -> RuntimeReport:
+    """The module's runtime report; ``trace`` (where the runtimes come from) and ``model``
+    (the cost model files' times) are the key, ``_load`` reads that trace's bytes."""
     traces = _load() if _load is not None else None
-    return runtime_report(_dump, modules=[module_id], traces=traces)
+    return runtime_report(dump, modules=[module_id], traces=traces)
 
 
 class Runtimes:
@@ -153,12 +171,6 @@ class Runtimes:
         self._report: RuntimeReport | None = None
         self._load = self._loader()        # now: exports run outside the script's thread
 
-    @property
-    def key(self) -> str:
-        """What the report depends on besides the dump and module (graph cache keys)."""
-        c = self.choice
-        return f"{c.origin if c else 'none'}:{c.key if c else ''}|{self.model}"
-
     def _loader(self) -> Callable[[], list] | None:
         c, opened = self.choice, self.opened
         if c is None or c.origin == "dump":
@@ -171,23 +183,20 @@ class Runtimes:
     def report(self) -> RuntimeReport | None:
         """The report (None when it cannot be made: ``error`` says why)."""
         if self._report is None and not self.error:
-            c = self.choice
             try:
-                self._report = _report(self.opened.dump, self.opened.token,
-                                       self.shown.dump_module.id, c.origin if c else "none",
-                                       c.key if c else "", self.model, self._load)
+                self._report = _report(self.opened.dump, self.shown.dump_module.id,
+                                       self.choice, self.model, self._load)
             except Exception as e:         # a model file that does not load, a lost trace
                 log.exception("runtime report")
                 self.error = f"{type(e).__name__}: {e}" if not isinstance(e, DumpError) \
                     else str(e)
         return self._report
 
-    def for_graph(self) -> tuple[str, RuntimeReport] | None:
-        """(key, report) for the graph when the overlay is on at the stage that ran."""
+    def for_graph(self) -> RuntimeReport | None:
+        """The report for the graph when the overlay is on at the stage that ran."""
         if not self.nav.state.overlay or self.shown.stage != AFTER:
             return None
-        r = self.report()
-        return (self.key, r) if r is not None else None
+        return self.report()
 
     def export_rows(self) -> list[dict] | None:
         """The HTML report's kernel table: when there is a trace or the overlay is on."""
@@ -200,10 +209,10 @@ class Runtimes:
 
     def export_legend(self) -> list[tuple[str, str]]:
         """The overlay's colours for the HTML report (none when it is off)."""
-        got = self.for_graph()
-        if got is None:
+        r = self.for_graph()
+        if r is None:
             return []
-        ov = V.overlay(got[1], self.nav.state.overlay, module_id=self.shown.dump_module.id)
+        ov = V.overlay(r, self.nav.state.overlay, module_id=self.shown.dump_module.id)
         if not ov.values:
             return []
         return [(f"{ov.title}: {label}" if k == 0 else label, color)
@@ -403,7 +412,7 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
             with col:
                 fig = figure(r, selected=selected)
                 fig.update_layout(height=420, title={"font": {"size": 14}})
-                key = f"{name}:{rt.shown.dump_module.id}:{rt.key}:{selected}"
+                key = f"{name}:{rt.shown.dump_module.id}:{r.key}:{selected}"
                 st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
                                 selection_mode="points", config=CHART_CONFIG)
         st.caption("Click a point to select that kernel in the graph. Left: on the dashed "
@@ -504,7 +513,7 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     names = [x["instruction"] for x in rows]
     order = "measured share of step time" if r.measured_rows else "predicted time"
     st.markdown(f"**Kernels** ({len(rows):,}, by {order})")
-    key = f"rt-kernels:{rt.shown.dump_module.id}:{rt.key}:{nav.state.selected}"
+    key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{nav.state.selected}"
     columns = [c for c in V.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "measured_us", "ratio", "executions_per_run", "p10_us", "p90_us")]
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,

