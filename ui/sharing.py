@@ -140,10 +140,8 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
             st.caption("None yet: *Save view* (top right) keeps this view under a name, "
                        "for everyone who opens this dump.")
             return
-        current = nav.state.to_query()
         for v in reversed(views):
-            here = {k: x for k, x in v.query.items() if k != "dump"} == \
-                {k: x for k, x in current.items() if k != "dump"}
+            here = N.restore_view(nav.state, v.query) == nav.state   # any link version
             st.button(md(v.name) + (" · on screen" if here else ""), key=f"view:{v.id}",
                       type="tertiary", disabled=here,
                       on_click=go, args=(N.restore_view, v.query),

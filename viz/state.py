@@ -2,17 +2,34 @@
 
 The URL, saved views and exports all go through ``to_query`` / ``from_query``; no view
 reads ``st.query_params`` or ``st.session_state`` directly.
+
+Links are versioned (``VERSION``, the query's ``v``), so that a link or saved view written
+by older code still opens the view it did. Version 1 (no ``v``) joined the ``expanded``
+group ids with '~' as they were, and a long group id, which holds a '~' (see
+``viz.grouping``), came apart; version 2 percent-escapes '%' and '~' inside each id. A
+query is written with ``v`` when it holds a field whose encoding changed since version 1;
+every other field reads the same in both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Mapping
+from typing import ClassVar, Mapping
 
 GROUPINGS = ("layers", "source", "flat")
 OVERLAYS = ("", "measured", "predicted", "ratio")
 RADIUS = (0, 20)       # focus hops, lowest and highest
 BUDGET = (50, 6000)    # visible nodes, lowest and highest
+VERSION = 2            # the link format ``to_query`` writes; no ``v`` means version 1
+CHANGED_SINCE_V1 = ("expanded",)   # fields whose encoding differs from version 1
+
+
+def _escape(item: str) -> str:
+    return item.replace("%", "%25").replace("~", "%7E")
+
+
+def _unescape(item: str) -> str:
+    return item.replace("%7E", "~").replace("%7e", "~").replace("%25", "%")
 
 
 def clamp(value: int | str, bounds: tuple[int, int]) -> int:
@@ -39,8 +56,11 @@ class ViewState:
     changed_only: bool = False     # draw only what the step changed and its neighbours
     budget: int = 1500             # most nodes drawn before groups are kept closed
 
+    version: ClassVar[int] = VERSION   # of the links this code writes
+
     def to_query(self) -> dict[str, str]:
-        """Query parameters, defaults left out, lists joined with '~'."""
+        """Query parameters, defaults left out, lists joined with '~' (each item escaped),
+        and ``v`` when a field written differently from version 1 is there."""
         out: dict[str, str] = {}
         default = ViewState()
         for f in fields(self):
@@ -48,29 +68,39 @@ class ViewState:
             if value == getattr(default, f.name):
                 continue
             if isinstance(value, tuple):
-                out[f.name] = "~".join(value)
+                out[f.name] = "~".join(_escape(x) for x in value)
             elif isinstance(value, bool):
                 out[f.name] = "1" if value else "0"
             else:
                 out[f.name] = str(value)
+        if any(name in out for name in CHANGED_SINCE_V1):
+            out["v"] = str(VERSION)
         return out
 
     @classmethod
-    def from_query(cls, query: Mapping[str, str | list[str]]) -> "ViewState":
-        """Read query parameters; anything malformed falls back to its default."""
+    def from_query(cls, query: Mapping[str, str | list[str]]) -> ViewState:
+        """Read query parameters of any version (none: version 1); anything malformed
+        falls back to its default."""
         def one(key: str) -> str:
             v = query.get(key, "")
             if isinstance(v, list):
                 v = v[-1] if v else ""
             return str(v)
 
+        try:
+            version = int(one("v") or 1)
+        except ValueError:
+            version = VERSION
         kwargs: dict = {}
         for f in fields(cls):
             raw = one(f.name)
             if not raw:
                 continue
             if f.name == "expanded":
-                kwargs[f.name] = tuple(dict.fromkeys(x for x in raw.split("~") if x))
+                items = raw.split("~")
+                if version >= 2:
+                    items = [_unescape(x) for x in items]
+                kwargs[f.name] = tuple(dict.fromkeys(x for x in items if x))
             elif f.name == "radius":
                 try:
                     kwargs[f.name] = clamp(raw, RADIUS)
@@ -95,10 +125,10 @@ class ViewState:
                 kwargs[f.name] = raw[:2000]
         return cls(**kwargs)
 
-    def with_(self, **changes) -> "ViewState":
+    def with_(self, **changes) -> ViewState:
         return replace(self, **changes)
 
-    def toggle_expanded(self, group: str) -> "ViewState":
+    def toggle_expanded(self, group: str) -> ViewState:
         if group in self.expanded:
             return replace(self, expanded=tuple(g for g in self.expanded if g != group))
         return replace(self, expanded=self.expanded + (group,))
