@@ -150,7 +150,7 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     labels = {s.stage: stage_label(s) for s in tl.steps}
     controlled("pick-stage", stages[index])
     st.sidebar.selectbox(
-        "Stage", stages, key="pick-stage", format_func=labels.get,
+        "Stage", stages, key="pick-stage", format_func=lambda s: labels.get(s, s),
         on_change=go_option, args=(N.choose_step, "pick-stage", stages),
         help="Before or after XLA's optimizations, or any pass step of a dump written with "
              f"{PER_PASS_FLAG} (type a pass name to find it)"
@@ -296,7 +296,7 @@ def breadcrumb(nav: Navigator, shown: Shown) -> None:
         labels[current] = f"{current} (fused)" if fused is not None else current
     controlled("pick-computation", current)
     right.selectbox("Computation", list(labels), key="pick-computation",
-                    format_func=labels.get, label_visibility="collapsed",
+                    format_func=lambda c: labels.get(c, c), label_visibility="collapsed",
                     on_change=go_option,
                     args=(choose_computation, "pick-computation", list(labels), module))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER
@@ -30,7 +31,7 @@ class Inspected:
 
     name: str
     info: P.Inspector | None
-    slot: object          # a Streamlit container
+    slot: DeltaGenerator  # a Streamlit container
 
 
 def show(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
@@ -71,7 +72,9 @@ def _group_inspector(nav: Navigator, gid: str, view: GraphView | None) -> None:
 
 
 def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
-                           view: GraphView | None, info: P.Inspector) -> None:
+                           view: GraphView | None, info: P.Inspector) -> DeltaGenerator:
+    """The instruction's summary, links and expanders; returns the place under the
+    summary for more (history, comments)."""
     state = nav.state
     head = f"#### {md(info.name)}  \n`{info.opcode}`"
     if info.fusion_kind:

@@ -17,6 +17,7 @@ from compiler_bridge import Dump, DumpError, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import Timeline
 from compiler_bridge.perf import RuntimeReport
+from streamlit.runtime.caching.hashing import HashFuncsDict
 from viz import LayoutError, ViewState
 
 from .component import center_on
@@ -42,7 +43,7 @@ def content_key(obj: Keyed) -> str:
 
 # ``hash_funcs`` for st.cache_*: a cached function takes dumps, modules, timelines and
 # runtime reports as plain arguments, and Streamlit keys them by content, never by path
-BY_CONTENT = {Dump: content_key, HloModule: content_key, Timeline: content_key,
+BY_CONTENT: HashFuncsDict = {Dump: content_key, HloModule: content_key, Timeline: content_key,
               RuntimeReport: content_key}
 
 # --------------------------------------------------------------------------- errors
@@ -97,8 +98,9 @@ class Navigator:
 
 def selected_row(key: str, n: int) -> int | None:
     """The row picked in the single-row dataframe ``key``, if any and within ``n``."""
+    value = st.session_state.get(key)
     try:
-        picked = st.session_state.get(key)["selection"]["rows"]
+        picked = value["selection"]["rows"] if value is not None else None
     except (KeyError, TypeError):
         return None
     return picked[0] if picked and 0 <= picked[0] < n else None

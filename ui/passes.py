@@ -209,9 +209,9 @@ def _step_title(tl: Timeline, index: int) -> str:
     if s.ok:
         prev = tl.previous_ok(index)
         delta = ""
-        if prev is not None and tl.step(prev).instructions is not None:
-            d = s.instructions - tl.step(prev).instructions
-            delta = f" ({d:+,})" if d else ""
+        before, now = tl.step(prev).instructions if prev is not None else None, s.instructions
+        if before is not None and now is not None:
+            delta = f" ({now - before:+,})" if now != before else ""
         out += (f"  \n:gray[{s.instructions:,} instructions{delta} · {s.fusions:,} fusions · "
                 f"{s.entry_instructions:,} in ENTRY · {V.human_bytes(s.tensor_bytes)} of ENTRY "
                 "tensors]")
@@ -228,7 +228,8 @@ def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
     labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
     value = state.compare if state.compare in options else ""
     controlled("pass-compare", value)
-    st.selectbox("Compared with", options, key="pass-compare", format_func=labels.get,
+    st.selectbox("Compared with", options, key="pass-compare",
+                 format_func=lambda o: labels.get(o, o),
                  on_change=go_option, args=(N.set_compare, "pass-compare", options),
                  label_visibility="collapsed", width="stretch",
                  help="The step the graph colours, tables and text diff compare this one "
@@ -245,7 +246,7 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
     d, against, error = current_diff(opened, tl, index, state)
     if error:
         st.warning(f"Cannot compare with step {against}: {code(error.splitlines()[0])}")
-    elif d is None:
+    elif d is None or against is None:
         if against is None and state.compare != "none":
             st.caption("The first step: nothing to compare with.")
     elif d.is_empty:
@@ -291,10 +292,10 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
     tl = shown.timeline
     if tl is None or len(tl) < 2:
         return []
-    tabs = [("Changes", lambda: _changes_tab(nav, opened, shown)),
-            ("Text diff", lambda: _text_tab(nav, opened, shown))]
+    tabs = [("Changes", lambda: _changes_tab(nav, opened, shown, tl)),
+            ("Text diff", lambda: _text_tab(nav, opened, shown, tl))]
     if tl.per_pass:
-        tabs.append(("Steps", lambda: _steps_tab(nav, opened, shown)))
+        tabs.append(("Steps", lambda: _steps_tab(opened, shown, tl)))
     return tabs
 
 
@@ -309,10 +310,10 @@ def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: 
     return "The first step has nothing to compare with."
 
 
-def _changes_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
-    tl, index, state = shown.timeline, shown.index, nav.state
+def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> None:
+    index, state = shown.index, nav.state
     d, against, error = current_diff(opened, tl, index, state)
-    if d is None:
+    if d is None or against is None:
         st.caption(_no_diff_reason(tl, index, state, against, error))
         return
     st.markdown(f"**{md(stage_label(tl.step(against)))} → {md(stage_label(tl.step(index)))}**"
@@ -394,10 +395,10 @@ def _changed_computations(d: ModuleDiff) -> list[str]:
     return sorted(count, key=lambda n: -count[n])
 
 
-def _text_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
-    tl, index, state = shown.timeline, shown.index, nav.state
+def _text_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> None:
+    index, state = shown.index, nav.state
     d, against, error = current_diff(opened, tl, index, state)
-    if d is None:
+    if d is None or against is None:
         st.caption(_no_diff_reason(tl, index, state, against, error))
         return
     comps = _changed_computations(d)
@@ -425,8 +426,8 @@ def _text_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
                              new_title=f"step {index}: {stage_label(tl.step(index))}"))
 
 
-def _steps_tab(nav: Navigator, opened: Opened, shown: Shown) -> None:
-    tl, index = shown.timeline, shown.index
+def _steps_tab(opened: Opened, shown: Shown, tl: Timeline) -> None:
+    index = shown.index
     hide = bool(st.session_state.get("pass-hide", True))
     ch = changes(opened, tl)
     if ch is None:
@@ -460,20 +461,21 @@ def history(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected) 
     name = inspected.name
     if tl is None or len(tl) < 2 or not name or ":" in name:
         return
-    index = shown.index
     with inspected.slot:
+        index: int | None = shown.index
         if inspected.info is None:
-            index = _removed_here(nav, opened, shown, name)
-            if index is None:
-                return
+            index = _removed_here(nav, opened, tl, shown.index, name)
+        if index is None:
+            return
         with section("History"):
             _history_box(nav, opened, tl, index, name, shown.index)
 
 
-def _removed_here(nav: Navigator, opened: Opened, shown: Shown, name: str) -> int | None:
-    """The selected name is not in this step: if the step removed it, say so; returns the
-    step where it still exists (to follow its history from), else None."""
-    d, against, _ = current_diff(opened, shown.timeline, shown.index, nav.state)
+def _removed_here(nav: Navigator, opened: Opened, tl: Timeline, index: int,
+                  name: str) -> int | None:
+    """The selected name is not in step ``index``: if the step removed it, say so; returns
+    the step where it still exists (to follow its history from), else None."""
+    d, against, _ = current_diff(opened, tl, index, nav.state)
     if d is None or against is None:
         return None
     ref = d.removed_ref(name)
@@ -485,7 +487,7 @@ def _removed_here(nav: Navigator, opened: Opened, shown: Shown, name: str) -> in
                 f"{code(change.new.name)}: {md(change.describe())}")
         st.button(f"Select {change.new.name}", key=f"renamed:{name}", on_click=go,
                   args=(lambda s: (s.with_(selected=change.new.name), ""),))
-    else:
+    elif ref is not None:
         old = d.old.find(name)
         st.error(f"✕ Removed by this step (it was in {code(ref.where)} at step {against}).")
         if old is not None:

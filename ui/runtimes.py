@@ -253,7 +253,7 @@ def overlay_control(nav: Navigator, rt: Runtimes | None) -> None:
     controlled("pick-overlay", state.overlay)
     sb.segmented_control(
         "Runtime overlay", list(OVERLAYS), key="pick-overlay", required=True,
-        format_func=OVERLAY_NAMES.get, on_change=go_widget,
+        format_func=lambda o: OVERLAY_NAMES.get(o, o), on_change=go_widget,
         args=(N.set_overlay, "pick-overlay"), width="stretch",
         help="Colour each kernel by its measured time (the trace), its predicted time "
              "(roofline or learned model), or predicted / measured; boxes show totals per "
@@ -322,6 +322,8 @@ def inspector(nav: Navigator, rt: Runtimes | None, inspected: Inspected,
     if r is None:
         return
     if inspected.info is None:
+        if view is None:
+            return
         line = group_line(r, view, name, rt.shown.module, rt.shown.dump_module.id)
         if line:
             with inspected.slot:
@@ -342,8 +344,8 @@ def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: s
         return ""
     parts = []
     if got["measured"] is not None:
-        parts.append(f"measured **{V._fmt_us(got['measured'])}** per step")
-    parts.append(f"predicted **{V._fmt_us(got['predicted'])}** ({r.predictor})")
+        parts.append(f"measured **{V.fmt_us(got['measured'])}** per step")
+    parts.append(f"predicted **{V.fmt_us(got['predicted'])}** ({r.predictor})")
     if got["ratio"] is not None:
         parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
     return ":material/timer: **Runtime of its kernels**: " + \
@@ -370,7 +372,7 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
     if inc is not None and inc[0]:
         parts.append(f"with body {fmt(inc[0])} per step")
     if row.cost.flops or row.cost.bytes:
-        parts.append(f"{V._si(row.cost.flops, 'flop')}, {V._si(row.cost.bytes, 'B')}, "
+        parts.append(f"{V.si(row.cost.flops, 'flop')}, {V.si(row.cost.bytes, 'B')}, "
                      f"{row.bound}-bound")
     else:
         parts.append(f"{row.bound}-bound")
@@ -453,12 +455,14 @@ def _home(path: str) -> str:
 
 def _measured_line(r: RuntimeReport) -> str:
     m = r.measured
+    if m is None:
+        return ""
     mt = m.module(r.rows[0].module_id) if r.rows else None
     parts = [f"{len(r.measured_rows)} of {len(r.rows)} kernels measured",
              f"{m.matched_events:,} per-op events matched"
              + (f", {m.unmatched_events:,} match nothing" if m.unmatched_events else "")]
     if mt is not None:
-        parts.append(f"{len(mt.step_us)} runs, step {V._fmt_us(mt.step_median_us)} "
+        parts.append(f"{len(mt.step_us)} runs, step {V.fmt_us(mt.step_median_us)} "
                      "(median, while profiling)")
     parts.append(f"{r.stat} per execution")
     return " · ".join(parts) + f" · from {md(', '.join(m.sources))}"
@@ -556,11 +560,11 @@ def _trace_row(nav: Navigator, rt: Runtimes) -> None:
     add one, and what happened to the last upload."""
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     with left:
-        if len(rt.choices) > 1:
+        if len(rt.choices) > 1 and rt.choice is not None:
             keys = [c.key for c in rt.choices]
             labels = {c.key: c.label for c in rt.choices}
             controlled("rt-trace", rt.choice.key)
-            st.selectbox("Trace", keys, key="rt-trace", format_func=labels.get,
+            st.selectbox("Trace", keys, key="rt-trace", format_func=lambda k: labels.get(k, k),
                          on_change=go_option, args=(N.set_trace, "rt-trace", keys),
                          help="Where the measured runtimes come from; the link names it")
         elif rt.choice is not None:

@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         timeline = None
         if args.stage.startswith("pass:") or args.compare:   # as the app: the step's diff
             module = dump.module(args.module) if args.module else dump.main
-            timeline = pass_timeline(dump, module)
+            if module is not None:      # else graph_for says the dump has no modules
+                timeline = pass_timeline(dump, module)
         view = graph_for(dump, state, budget=args.budget, timeline=timeline)
         text = view.dot if args.format == "dot" else render_svg(view.dot)
     except (DumpError, HloParseError, LayoutError, OSError) as e:

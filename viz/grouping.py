@@ -282,9 +282,8 @@ def _split(module: HloModule, g: Group, order: Mapping[str, int]) -> None:
     room = max(SPLIT - len(g.children), SPLIT // 2)
     if len(insts) > room:
         keys = [_line_key(module, i) for i in insts]
-        parts = _repeats(insts, keys)
-        if not (2 <= len(parts) <= room):
-            parts = _by_line(insts, keys, room)
+        repeats = _repeats(insts, keys)
+        parts = repeats if 2 <= len(repeats) <= room else _by_line(insts, keys, room)
         if parts is None or not (2 <= len(parts) <= room):
             parts = None
         elif len(parts) > MAX_PARTS:
@@ -329,7 +328,8 @@ def _repeats(insts: list[HloInstruction], keys: list[str]) -> list[list[HloInstr
     return parts
 
 
-def _by_line(insts: list[HloInstruction], keys: list[str], room: int):
+def _by_line(insts: list[HloInstruction], keys: list[str], room: int
+             ) -> list[list[HloInstruction]] | None:
     buckets: dict[str, list[HloInstruction]] = {}
     for inst, key in zip(insts, keys):
         buckets.setdefault(key, []).append(inst)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from compiler_bridge import DumpModule, HloInstruction, HloModule
+from compiler_bridge import DumpModule, HloComputation, HloInstruction, HloModule
 from compiler_bridge.hlo import layout_change
 from compiler_bridge.dumps import LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PTX, DumpFile
 from compiler_bridge.hlo import backend_config_text
@@ -174,8 +174,8 @@ def call_role(inst: HloInstruction, computation: str) -> str:
         branches = inst.branch_computations
         if computation in branches:
             if "true_computation" in inst.attributes or "false_computation" in inst.attributes:
-                return "true branch" if inst.attribute("true_computation", "").lstrip("%") \
-                    == computation else "false branch"
+                true = inst.attribute("true_computation") or ""
+                return "true branch" if true.lstrip("%") == computation else "false branch"
             return f"branch {branches.index(computation)}"
     if inst.to_apply == computation:
         return "to_apply"
@@ -203,7 +203,7 @@ def breadcrumb(module: HloModule, computation: str | None) -> list[Crumb]:
     callers = module.callers()
     chain: list[Crumb] = []
     seen: set[str] = set()
-    cur = comp
+    cur: HloComputation | None = comp
     while cur is not None and cur.name != entry.name and cur.name not in seen:
         seen.add(cur.name)
         users = callers.get(cur.name) or []
@@ -433,7 +433,9 @@ def search(module: HloModule, query: str, *, regex: bool = False,
             pattern = re.compile(query, re.IGNORECASE)
         except re.error as e:
             return SearchResult(query, [], 0, f"bad regular expression: {e}")
-        match = pattern.search
+
+        def match(text: str) -> bool:
+            return pattern.search(text) is not None
     else:
         needle = query.lower()
 

@@ -55,7 +55,7 @@ def stage_path(dump: Dump, state: ViewState) -> str:
         except ValueError:
             raise KeyError(f"bad pass step {state.stage!r}") from None
         for f in mod.of_kind(PASS):
-            if f.pass_info.sequence == seq:
+            if f.pass_info is not None and f.pass_info.sequence == seq:
                 return f.path
         raise KeyError(f"module {mod.label} has no pass step {seq:04d}")
     raise KeyError(f"unknown stage {state.stage!r}")

@@ -41,7 +41,7 @@ METRIC_LABELS = {
 }
 
 
-def _fmt_us(us: float | None) -> str:
+def fmt_us(us: float | None) -> str:
     if us is None or (isinstance(us, float) and math.isnan(us)):
         return "–"
     if us >= 1e6:
@@ -53,7 +53,10 @@ def _fmt_us(us: float | None) -> str:
     return f"{us:.2f} µs"
 
 
-def _si(x: float, unit: str = "") -> str:
+_fmt_us = fmt_us       # its earlier name, which tests/test_app_runtime.py still reads
+
+
+def si(x: float, unit: str = "") -> str:
     for p, s in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= s:
             return f"{x / s:.1f} {p}{unit}"
@@ -75,8 +78,9 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
     by_cat: dict[str, list[KernelRow]] = {}
     for r in rows:
         by_cat.setdefault(_category(r), []).append(r)
-    lo = min(min(r.measured_us for r in rows), min(r.predicted_us for r in rows))
-    hi = max(max(r.measured_us for r in rows), max(r.predicted_us for r in rows))
+    values = [r.measured_us for r in rows if r.measured_us is not None] + \
+        [r.predicted_us for r in rows]
+    lo, hi = min(values), max(values)
     lo, hi = max(lo / 1.5, 1e-3), hi * 1.5
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="predicted = measured",
                              line=dict(color="#495057", dash="dash", width=1),
@@ -116,12 +120,12 @@ def _category(r: KernelRow) -> str:
 
 def _hover(r: KernelRow) -> str:
     parts = [f"<b>{r.instruction}</b> ({r.opcode}{' ' + r.fusion_kind if r.fusion_kind else ''})",
-             f"measured {_fmt_us(r.measured_us)}, predicted {_fmt_us(r.predicted_us)}"]
+             f"measured {fmt_us(r.measured_us)}, predicted {fmt_us(r.predicted_us)}"]
     if r.ratio is not None:
         parts.append(f"predicted / measured {r.ratio:.2f}")
     if r.share is not None:
         parts.append(f"{r.share:.1%} of step time")
-    parts.append(f"{_si(r.cost.flops, 'flop')}, {_si(r.cost.bytes, 'B')}, {r.bound}-bound")
+    parts.append(f"{si(r.cost.flops, 'flop')}, {si(r.cost.bytes, 'B')}, {r.bound}-bound")
     return "<br>".join(parts)
 
 
@@ -199,11 +203,11 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     bw = dev.bandwidth
     grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     mm = dev.matmul_rate("f32")
-    roofs = [(mm, f"matmul {_si(mm, 'flop/s')}", "solid"),
-             (dev.vector_flops, f"vector {_si(dev.vector_flops, 'flop/s')}", "dot")]
+    roofs = [(mm, f"matmul {si(mm, 'flop/s')}", "solid"),
+             (dev.vector_flops, f"vector {si(dev.vector_flops, 'flop/s')}", "dot")]
     if dev.threads > 1.05:   # fusions XLA:CPU splits over threads reach higher
         split = dev.vector_flops * dev.threads
-        roofs.append((split, f"vector ×{dev.threads:.1f} threads {_si(split, 'flop/s')}",
+        roofs.append((split, f"vector ×{dev.threads:.1f} threads {si(split, 'flop/s')}",
                       "dashdot"))
     for peak, name, dash in roofs:
         fig.add_trace(go.Scatter(x=grid, y=[min(peak, bw * x) for x in grid], mode="lines",
@@ -212,7 +216,7 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     if dev.bandwidth_curve:
         best_bw = max(b for _, b in dev.bandwidth_curve)
         fig.add_trace(go.Scatter(x=grid, y=[min(mm, best_bw * x) for x in grid], mode="lines",
-                                 name=f"cache {_si(best_bw, 'B/s')}",
+                                 name=f"cache {si(best_bw, 'B/s')}",
                                  line=dict(color="#adb5bd", dash="dash", width=1),
                                  hoverinfo="skip"))
     by_cat: dict[str, list[KernelRow]] = {}
@@ -319,17 +323,17 @@ def inclusive_totals(report: RuntimeReport, module, module_id: str | None = None
                 continue
             seen = {c.name for c in module.reachable(inst.called_names)}
             meas, pred, pred_m, n = 0.0, 0.0, 0.0, 0
-            r = own.get(inst.name)
-            if r is not None:
-                m, p = _per_step(r, "measured"), _per_step(r, "predicted") or 0.0
+            own_row = own.get(inst.name)
+            if own_row is not None:
+                m, p = _per_step(own_row, "measured"), _per_step(own_row, "predicted") or 0.0
                 pred += p
                 if m is not None:
                     meas, pred_m, n = meas + m, pred_m + p, n + 1
             for name in seen:
-                acc = per_comp.get(name)
-                if acc is not None:
-                    meas, pred, pred_m, n = meas + acc[0], pred + acc[1], pred_m + acc[2], \
-                        n + int(acc[3])
+                called = per_comp.get(name)
+                if called is not None:
+                    meas, pred, pred_m, n = meas + called[0], pred + called[1], \
+                        pred_m + called[2], n + int(called[3])
             if pred > 0 or n:
                 out[inst.name] = (meas if n else None, pred, pred_m)
     return out
@@ -371,7 +375,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
             reps = f" ×{r.executions_per_run:g}" if r.executions_per_run and \
                 r.executions_per_run > 1 else ""
             share = f" · {r.share:.1%}" if mode == "measured" and r.share is not None else ""
-            labels[r.instruction] = f"◷ {_fmt_us(v)}{reps}{share}"
+            labels[r.instruction] = f"◷ {fmt_us(v)}{reps}{share}"
         inc = inclusive.get(r.instruction)
         if inc is not None:
             meas_i, pred_i, pred_m = inc
@@ -381,7 +385,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
             else:
                 total = meas_i if mode == "measured" else pred_i
                 if total:
-                    labels[r.instruction] += f"\nΣ with body {_fmt_us(total)} per step"
+                    labels[r.instruction] += f"\nΣ with body {fmt_us(total)} per step"
     # group totals
     group_values: dict[str, float] = {}
     group_of: Mapping[str, str] = view.group_of if view is not None else {}
@@ -427,7 +431,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
 
         def color(v: float) -> str:
             return _sample(SEQUENTIAL, 0.08 + 0.92 * (math.log10(max(v, 1e-3)) - llo) / span)
-        stops = [(_fmt_us(10 ** (llo + span * t)), _sample(SEQUENTIAL, 0.08 + 0.92 * t))
+        stops = [(fmt_us(10 ** (llo + span * t)), _sample(SEQUENTIAL, 0.08 + 0.92 * t))
                  for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
         title = f"{mode} µs per execution ({report.stat})" if mode == "measured" else \
             f"predicted µs per execution ({report.predictor})"
@@ -445,7 +449,7 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
                                         / max(gh - gl, 1e-9))
     for gid, v in group_values.items():
         fill = color(v) if mode == "ratio" else group_colors[gid]
-        text = f"Σ pred/meas ×{v:.2f}" if mode == "ratio" else f"Σ {_fmt_us(v)} per step"
+        text = f"Σ pred/meas ×{v:.2f}" if mode == "ratio" else f"Σ {fmt_us(v)} per step"
         decorations[gid] = {"fillcolor": fill, "label": text, "tooltip": f"{mode}: {text}",
                             "fontcolor": "#ffffff" if _dark(fill) else "#000000"}
     note = ""
@@ -484,10 +488,10 @@ def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
         out.append({
             "instruction": r["instruction"], "opcode": r["opcode"],
             "share of step": f"{r['share']:.1%}" if r["share"] is not None else "–",
-            "measured": _fmt_us(r["measured_us"]), "predicted": _fmt_us(r["predicted_us"]),
+            "measured": fmt_us(r["measured_us"]), "predicted": fmt_us(r["predicted_us"]),
             "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
             "per step": f"×{reps:g}" if reps else "–",
-            "flops": _si(r["flops"]), "bytes": _si(r["bytes"], "B"), "bound": r["bound"],
+            "flops": si(r["flops"]), "bytes": si(r["bytes"], "B"), "bound": r["bound"],
             "computation": r["computation"],
         })
     return out
