@@ -1,5 +1,6 @@
-"""The explorer around the graph: the module and stage pickers, graph controls, search, the
-breadcrumb, and the detail tabs under the graph.
+"""The explorer around the graph: the module and stage pickers (``Picked``), parsing the
+stage shown (``Shown``), the title line, the graph's clicks and pans, graph controls,
+search, the breadcrumb, and the detail tabs under the graph.
 """
 
 from __future__ import annotations

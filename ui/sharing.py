@@ -19,17 +19,28 @@ import streamlit as st
 from compiler_bridge import DumpError, HloModule
 from compiler_bridge.dumps import Comment, SavedView
 
+from viz import (
+    COMMENT_LEGEND,
+    DIFF_LEGEND,
+    REMOVED_BORDER,
+    GraphView,
+    ViewState,
+    diff_for,
+    diff_summary,
+    file_stem,
+    html_report,
+    model_explorer_graphs,
+    model_explorer_node_data,
+    report_inspector,
+    share_link,
+    when,
+)
 from viz import navigation as N
-from viz import html_report, model_explorer_graphs, model_explorer_node_data
-from viz import GraphView
-from .kit import STAGES, Navigator, code, go, md, describe, section
-from .inspector import Inspected
-from .opening import Opened, store
+
 from .explorer import Shown, stage_label
-from viz import DIFF_LEGEND, REMOVED_BORDER, diff_summary
-from viz import diff_for
-from viz import COMMENT_LEGEND, file_stem, report_inspector, share_link, when
-from viz import ViewState
+from .inspector import Inspected
+from .kit import STAGES, Navigator, code, describe, go, md, section
+from .opening import Opened, store
 
 log = logging.getLogger("hlolens")
 AUTHOR = "hlolens-author"       # session: the name last typed in a form

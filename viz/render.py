@@ -10,6 +10,9 @@ With a runtime report and ``ViewState.overlay`` set, the after-optimizations gra
 coloured by runtime (``viz.runtime.overlay``): the fill is the runtime (nodes that run
 no kernel are blank), a diff keeps its border colour and label, a comment its violet
 border; closed groups show totals per step, a while/conditional/call its body's too.
+
+The computation is grouped once (``viz.grouping.group``); the decorations of closed
+boxes are computed from that grouping, and the view is drawn once with all of them.
 """
 
 from __future__ import annotations
