@@ -115,8 +115,8 @@ def cmd_passes(args: argparse.Namespace) -> int:
               f"{row['changed']:6d}{mark}")
     if timeline.hint:
         print(timeline.hint)
-    for e in dump.errors:
-        print(f"error: {e.error}", file=sys.stderr)
+    for problem in dump.errors:
+        print(f"error: {problem.error}", file=sys.stderr)
     return 0
 
 

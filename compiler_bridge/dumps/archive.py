@@ -16,7 +16,7 @@ import shutil
 import stat
 import tarfile
 import zipfile
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from .errors import DumpError
 
@@ -116,7 +116,7 @@ class _Budget:
     def __init__(self, label: str, max_bytes: int) -> None:
         self.label, self.left, self.max = label, max_bytes, max_bytes
 
-    def copy(self, src: BinaryIO, target: str) -> None:
+    def copy(self, src: IO[bytes], target: str) -> None:
         with open(target, "xb") as out:
             while True:
                 chunk = src.read(1 << 20)

@@ -131,7 +131,8 @@ class DumpModule:
     @property
     def passes(self) -> list[DumpFile]:
         """Per-pass snapshots in sequence order."""
-        return sorted(self.of_kind(PASS), key=lambda f: f.pass_info.sequence)
+        return sorted(self.of_kind(PASS),
+                      key=lambda f: f.pass_info.sequence if f.pass_info is not None else -1)
 
     @property
     def kernels(self) -> dict[str, list[DumpFile]]:
@@ -512,16 +513,16 @@ class Dump:
         """The ``stats`` command's JSON for a dump."""
         modules = []
         for m in self.modules:
-            entry = {"id": m.id, "name": m.name, "files": m.file_counts(),
-                     "passes": len(m.of_kind(PASS)), "stages": {}}
+            stages: dict[str, dict | None] = {}
             for stage in (BEFORE, AFTER):
                 f = m.first(stage)
                 if f is None:
                     continue
                 if parse:
                     mod = self.try_parse(f.path)
-                    entry["stages"][stage] = mod.stats() if mod is not None else None
-            modules.append(entry)
+                    stages[stage] = mod.stats() if mod is not None else None
+            modules.append({"id": m.id, "name": m.name, "files": m.file_counts(),
+                            "passes": len(m.of_kind(PASS)), "stages": stages})
         main = self.main
         return {"modules": modules, "main": main.id if main else None,
                 "errors": [e.to_json() for e in self.errors]}

@@ -19,6 +19,7 @@ every replica lists the same dumps.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import os
@@ -110,6 +111,13 @@ def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> None:
         archive.extract(src, dest, max_bytes=max_bytes, label=name)
     except archive.ArchiveError as e:
         raise StoreError(str(e)) from None
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just made."""
+    if cur.lastrowid is None:
+        raise StoreError("the database did not say which row it added")
+    return cur.lastrowid
 
 
 def dump_hash(folder: str) -> tuple[str, int, int]:
@@ -528,14 +536,14 @@ class Store:
                              "VALUES (?,?,?,?,?,?,?)",
                              (h, name.strip()[:200], note[:2000], json.dumps(query),
                               author[:100], now, uid))
-            vid = cur.lastrowid
+            vid = _row_id(cur)
         self._share_note(uid, {"kind": "view", "hash": h, "name": name.strip()[:200],
                                "note": note[:2000], "query": query, "author": author[:100],
                                "created_at": now})
         return SavedView(vid, share_id, name.strip()[:200], note[:2000], dict(query),
                          author[:100], now)
 
-    def views(self, share_id: str) -> list[SavedView]:
+    def views(self, share_id: str) -> builtins.list[SavedView]:
         h = self.resolve(share_id)
         if self.remote:
             self._sync_notes()
@@ -575,13 +583,13 @@ class Store:
             cur = db.execute("INSERT INTO comments (hash, module, node, author, text, created_at, "
                              "uid) VALUES (?,?,?,?,?,?,?)",
                              (h, module, node, author[:100], text.strip()[:5000], now, uid))
-            cid = cur.lastrowid
+            cid = _row_id(cur)
         self._share_note(uid, {"kind": "comment", "hash": h, "module": module, "node": node,
                                "author": author[:100], "text": text.strip()[:5000],
                                "created_at": now})
         return Comment(cid, share_id, module, node, author[:100], text.strip()[:5000], now)
 
-    def comments(self, share_id: str, module: str | None = None) -> list[Comment]:
+    def comments(self, share_id: str, module: str | None = None) -> builtins.list[Comment]:
         h = self.resolve(share_id)
         if self.remote:
             self._sync_notes()

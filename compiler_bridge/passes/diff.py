@@ -374,11 +374,12 @@ def _fusion_changes(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int],
         if nn not in n2o:
             yo = b.owner.get(b.comp[nn].name)
             if yo is not None and b.insts[nn].opcode != "parameter":
-                o = dups.get(nn)
-                if o is not None:
-                    xo = a.owner.get(a.comp[o].name)
-                    src = a.insts[xo].name if xo is not None else a.comp[o].name
-                    copied.setdefault(yo, []).append(Move(a.insts[o].name, b.insts[nn].name, src))
+                original = dups.get(nn)
+                if original is not None:
+                    owner = a.owner.get(a.comp[original].name)
+                    src = a.insts[owner].name if owner is not None else a.comp[original].name
+                    copied.setdefault(yo, []).append(Move(a.insts[original].name,
+                                                          b.insts[nn].name, src))
                 else:
                     inner_added.setdefault(yo, []).append(b.insts[nn].name)
     for o in range(len(a.insts)):

@@ -30,6 +30,7 @@ in module size (see ``bench/pass_bench.py``). A snapshot is flattened once into 
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from .changes import InstructionRef
 from ..hlo import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule, HloParseError
@@ -73,8 +74,9 @@ class Side:
                 local = c.instruction_map
                 self.ops_all.append([pos[id(o)] if o is not None else None
                                      for o in (local.get(x) for x in inst.operand_names)])
+        # (a list without None is shared, not copied: it is already a list[int])
         self.ops: list[list[int]] = [[d for d in every if d is not None] if None in every
-                                     else every for every in self.ops_all]
+                                     else cast("list[int]", every) for every in self.ops_all]
         # computation -> the one fusion/call that calls it (its parameters are that
         # instruction's operands, its root is its value); fused computation -> fusion
         callers: dict[str, list[int]] = {}
@@ -325,9 +327,9 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
     paired: dict[int, int] = {}        # token -> old index, for the pairs made here
     count = 0
     for nn in un_new:
-        lst = waiting.get((tok_new[nn], new.insts[nn].opcode))
-        if lst:
-            o = lst.pop()
+        queue = waiting.get((tok_new[nn], new.insts[nn].opcode))
+        if queue:
+            o = queue.pop()
             o2n[o] = nn
             n2o[nn] = o
             paired.setdefault(tok_old[o], o)
@@ -337,9 +339,9 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
         if nn in n2o or nn in duplicates:
             continue
         t = tok_new[nn]
-        o = -t - 2 if t < -1 else paired.get(t)
-        if o is not None and old.insts[o].opcode == new.insts[nn].opcode != "parameter":
-            duplicates[nn] = o
+        copied = -t - 2 if t < -1 else paired.get(t)
+        if copied is not None and old.insts[copied].opcode == new.insts[nn].opcode != "parameter":
+            duplicates[nn] = copied
     return count
 
 
@@ -367,9 +369,9 @@ def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, in
         if nn in n2o:
             continue
         k = key(new, nn)
-        lst = waiting.get(k) if k is not None else None
-        if lst:
-            o = lst.pop()
+        queue = waiting.get(k) if k is not None else None
+        if queue:
+            o = queue.pop()
             o2n[o] = nn
             n2o[nn] = o
             paired += 1
@@ -401,10 +403,10 @@ def pair(a: Side, b: Side, by_source: bool
             continue
         base = _CLONE_SUFFIX.sub("", key)
         if base != key:
-            o = a.index.get(base)
-            if o is not None and o not in o2n:
-                o2n[o] = nn
-                n2o[nn] = o
+            original = a.index.get(base)
+            if original is not None and original not in o2n:
+                o2n[original] = nn
+                n2o[nn] = original
                 by["clone"] += 1
     # 3. values, strict (op_name too), then loose (without op_name) for the rest
     def open_on_both_sides() -> bool:
@@ -430,10 +432,10 @@ def pair_computations(a: Side, b: Side, o2n: dict[int, int]) -> dict[str, str]:
     taken = set(cmap.values())
     # callers: a paired instruction calls paired computations, position by position
     for o, nn in o2n.items():
-        oc, nc = a.insts[o].called_names, b.insts[nn].called_names
-        if not oc or len(oc) != len(nc):
+        old_calls, new_calls = a.insts[o].called_names, b.insts[nn].called_names
+        if not old_calls or len(old_calls) != len(new_calls):
             continue
-        for x, y in zip(oc, nc):
+        for x, y in zip(old_calls, new_calls):
             if x not in cmap and y not in taken and y in new_names:
                 cmap[x] = y
                 taken.add(y)

@@ -104,13 +104,13 @@ def _computation_rows(diff: ModuleDiff, oc: HloComputation, nc: HloComputation, 
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
-            for x, y in zip(oc.instructions[i1:i2], nc.instructions[j1:j2]):
-                if x.text == y.text:
-                    rows.append(TextRow("same", x.line, x.text, y.line, y.text))
+            for u, v in zip(oc.instructions[i1:i2], nc.instructions[j1:j2]):
+                if u.text == v.text:
+                    rows.append(TextRow("same", u.line, u.text, v.line, v.text))
                 else:
                     n_chg += 1
-                    ch = diff.change_of_new(y.name)
-                    rows.append(TextRow("changed", x.line, x.text, y.line, y.text,
+                    ch = diff.change_of_new(v.name)
+                    rows.append(TextRow("changed", u.line, u.text, v.line, v.text,
                                         ch.describe() if ch else ""))
             continue
         olds = oc.instructions[i1:i2]
@@ -140,7 +140,7 @@ def _computation_rows(diff: ModuleDiff, oc: HloComputation, nc: HloComputation, 
                 rows.append(TextRow("replace", x.line, x.text, y.line, y.text, note))
             elif x is not None:
                 rows.append(TextRow("removed", x.line, x.text, note=note))
-            else:
+            elif y is not None:
                 rows.append(TextRow("added", new_line=y.line, new_text=y.text, note=note))
     return ComputationTextDiff(oc.name, nc.name, "changed", tuple(_fold(rows, context)),
                                len(a), len(b), n_add, n_rem, n_chg)

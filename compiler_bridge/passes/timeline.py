@@ -195,8 +195,8 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
                 counts, error = module_counts(dump.parse(f.path, data)), ""
             except HloParseError as e:
                 counts, error = {}, str(e)
-        if f.kind == PASS:
-            info = f.pass_info
+        info = f.pass_info
+        if f.kind == PASS and info is not None:     # (every PASS file has its pass_info)
             step = Step(index, f.path, PASS, info.pipeline, info.after, info.before,
                         info.sequence, digest, identical, error=error, **counts)
         else:
@@ -233,6 +233,11 @@ def step_diff(dump: Dump, timeline: Timeline, index: int,
         against = timeline.previous_ok(index)
         if against is None:
             return None
+    return _diff_between(dump, timeline, index, against)
+
+
+def _diff_between(dump: Dump, timeline: Timeline, index: int, against: int) -> ModuleDiff:
+    """``step_diff`` with both steps known (cached the same way)."""
     new_step, old_step = timeline.step(index), timeline.step(against)
     for s in (new_step, old_step):
         if s.error:
@@ -261,15 +266,16 @@ def step_diff(dump: Dump, timeline: Timeline, index: int,
 def step_changes(dump: Dump, timeline: Timeline) -> list[dict]:
     """Per step, added/removed/changed against the previous parsed step (the CLI's
     numbers; zeros for the first step and for identical steps, None on error steps)."""
-    out = []
+    out: list[dict[str, int | None]] = []
     for s in timeline.steps:
         if s.error:
             out.append({"added": None, "removed": None, "changed": None})
             continue
-        if s.identical or timeline.previous_ok(s.index) is None:
+        prev = timeline.previous_ok(s.index)
+        if s.identical or prev is None:
             out.append({"added": 0, "removed": 0, "changed": 0})
             continue
-        d = step_diff(dump, timeline, s.index)
+        d = _diff_between(dump, timeline, s.index, prev)
         out.append({"added": len(d.added), "removed": len(d.removed), "changed": len(d.changed)})
     return out
 
@@ -321,7 +327,7 @@ def instruction_history(dump: Dump, timeline: Timeline, index: int, name: str,
             break
         visited += 1
         if not timeline.step(k).identical:
-            d = step_diff(dump, timeline, k, prev)
+            d = _diff_between(dump, timeline, k, prev)
             ev, before = _event(d, timeline.step(k), new_name=current)
             if ev is not None:
                 events.append(ev)
@@ -338,7 +344,7 @@ def instruction_history(dump: Dump, timeline: Timeline, index: int, name: str,
             break
         visited += 1
         if not timeline.step(nxt).identical:
-            d = step_diff(dump, timeline, nxt, k)
+            d = _diff_between(dump, timeline, nxt, k)
             ev, after = _event(d, timeline.step(nxt), old_name=current)
             if ev is not None:
                 events.append(ev)

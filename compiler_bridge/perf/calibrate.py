@@ -32,11 +32,18 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from .devices import DeviceProfile, host_name
 
+if TYPE_CHECKING:        # jax is imported when calibrating, not with this module
+    from jax.stages import Wrapped
 
-def _programs(quick: bool):
+# (jitted function, its arguments, (what its work counts: 'flops', 'bytes'..., how much))
+Program = tuple["Wrapped", tuple[Any, ...], tuple[str, float]]
+
+
+def _programs(quick: bool) -> dict[str, Program]:
     """name -> (jitted function, args, work): work = flops, bytes or None."""
     import jax
     import jax.numpy as jnp
@@ -44,7 +51,7 @@ def _programs(quick: bool):
     from jax import lax
 
     rng = np.random.RandomState(0)
-    out = {}
+    out: dict[str, Program] = {}
     n_mm = 384 if quick else 1024
     a = jnp.asarray(rng.standard_normal((n_mm, n_mm)).astype(np.float32))
 
@@ -110,7 +117,7 @@ def _programs(quick: bool):
     return out
 
 
-def _measure(programs: dict, repeat: int) -> tuple[dict[str, list[float]], dict, int]:
+def _measure(programs: dict[str, Program], repeat: int) -> tuple[dict[str, list[float]], dict, int]:
     """Self times (µs) per program from one profiler session; loop kernels apart."""
     import jax
 
@@ -119,8 +126,10 @@ def _measure(programs: dict, repeat: int) -> tuple[dict[str, list[float]], dict,
 
     widest = ""
     fn, args, _ = programs["loop_wide"]
-    hlo = parse_hlo(fn.lower(*args).compile().as_text())
-    fusions = [i for i in hlo.instructions() if i.opcode == "fusion"]
+    text = fn.lower(*args).compile().as_text()
+    if text is None:
+        raise RuntimeError("jax gave no HLO text for the loop_wide program")
+    fusions = [i for i in parse_hlo(text).instructions() if i.opcode == "fusion"]
     if fusions:
         widest = max(fusions, key=lambda i: len(i.operand_names)).name
     for fn, args, _ in programs.values():
@@ -137,7 +146,7 @@ def _measure(programs: dict, repeat: int) -> tuple[dict[str, list[float]], dict,
     # the longest top-level op of each run of each module; loop bodies apart
     per_warm: dict[str, list[float]] = defaultdict(list)
     best: dict[tuple[str, str], float] = {}
-    loop = {"small": [], "wide": []}
+    loop: dict[str, list[float]] = {"small": [], "wide": []}
     for e in trace.events:
         if e.module == "jit_loop_wide":
             if e.parent != -1:

@@ -277,9 +277,10 @@ def instruction_flops(inst: HloInstruction, module: HloModule | None = None
     if op in ("fusion", "call") or (op not in CONTROL_FLOW and inst.called_names):
         flops = trans = 0.0
         mm = False
-        for callee in inst.called_names if module is not None else ():
-            f, t, m = _computation_flops(module, callee)
-            flops, trans, mm = flops + f, trans + t, mm or m
+        if module is not None:
+            for callee in inst.called_names:
+                f, t, m = _computation_flops(module, callee)
+                flops, trans, mm = flops + f, trans + t, mm or m
         return flops, trans, mm
     return 0.0, 0.0, False
 
@@ -431,8 +432,8 @@ def instruction_bytes(inst: HloInstruction, module: HloModule | None = None
     if op == "scatter" and len(ops) >= 3:
         n = len(ops) // 2
         upd = float(sum(o.shape.byte_size for o in ops[n + 1:]))
-        idx = float(ops[n].shape.byte_size)
-        return upd * 2 + idx, upd, True
+        indices = float(ops[n].shape.byte_size)
+        return upd * 2 + indices, upd, True
     read = float(sum(o.shape.byte_size for o in dict((o.name, o) for o in ops).values()))
     if op == "custom-call" and inst.shape.is_tuple and (inst.custom_call_target or "") in MATMUL_CUSTOM_CALLS:
         out = float(inst.shape.tuple_shapes[0].byte_size)   # (result, workspace)

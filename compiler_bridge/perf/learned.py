@@ -614,7 +614,8 @@ class LearnedModel:
         for s, p in enumerate(self.params):
             for k, v in p.items():
                 arrays[f"seed{s}.{k}"] = np.asarray(v, np.float32)
-        np.savez(base + ".npz", **arrays)
+        # numpy's stub matches **arrays against savez's allow_pickle: bool
+        np.savez(base + ".npz", **arrays)  # type: ignore[arg-type]
         meta = dict(self.meta)
         meta.update({"format": FORMAT, "version": VERSION, "vocab": list(VOCAB),
                      "numeric": list(NUMERIC), "seeds": len(self.params),

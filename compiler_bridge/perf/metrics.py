@@ -22,11 +22,14 @@ import numpy as np
 
 METRICS = ("kendall_tau", "spearman", "median_ape", "time_weighted_ape", "top10_recall")
 # Which direction is better, for reports.
+# What every metric takes: a list of floats or a 1-D numpy array (read as float64).
+Vector = Sequence[float] | np.ndarray
+
 HIGHER_IS_BETTER = {"kendall_tau": True, "spearman": True, "median_ape": False,
                     "time_weighted_ape": False, "top10_recall": True}
 
 
-def _arrays(pred: Sequence[float], meas: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(pred: Vector, meas: Vector) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(pred, dtype=np.float64)
     m = np.asarray(meas, dtype=np.float64)
     if p.shape != m.shape or p.ndim != 1:
@@ -34,7 +37,7 @@ def _arrays(pred: Sequence[float], meas: Sequence[float]) -> tuple[np.ndarray, n
     return p, m
 
 
-def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau(x: Vector, y: Vector) -> float:
     """Kendall's tau-b; NaN for fewer than 2 items or a constant vector."""
     a, b = _arrays(x, y)
     n = len(a)
@@ -74,7 +77,7 @@ def _ranks(v: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+def spearman(x: Vector, y: Vector) -> float:
     a, b = _arrays(x, y)
     if len(a) < 2:
         return math.nan
@@ -85,7 +88,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     return float(np.sum(ra * rb)) / denom if denom > 0 else math.nan
 
 
-def median_ape(pred: Sequence[float], meas: Sequence[float]) -> float:
+def median_ape(pred: Vector, meas: Vector) -> float:
     p, m = _arrays(pred, meas)
     ok = m > 0
     if not ok.any():
@@ -93,7 +96,7 @@ def median_ape(pred: Sequence[float], meas: Sequence[float]) -> float:
     return float(np.median(np.abs(p[ok] - m[ok]) / m[ok]))
 
 
-def time_weighted_ape(pred: Sequence[float], meas: Sequence[float]) -> float:
+def time_weighted_ape(pred: Vector, meas: Vector) -> float:
     p, m = _arrays(pred, meas)
     total = float(np.sum(m))
     if total <= 0:
@@ -101,7 +104,7 @@ def time_weighted_ape(pred: Sequence[float], meas: Sequence[float]) -> float:
     return float(np.sum(np.abs(p - m))) / total
 
 
-def top_k_recall(pred: Sequence[float], meas: Sequence[float], k: int = 10) -> float:
+def top_k_recall(pred: Vector, meas: Vector, k: int = 10) -> float:
     """Share of the k slowest measured kernels among the k slowest predicted ones.
 
     Ties at the cut are broken by position (stable sort), for both vectors alike."""
@@ -115,11 +118,11 @@ def top_k_recall(pred: Sequence[float], meas: Sequence[float], k: int = 10) -> f
     return len(top_m & top_p) / k
 
 
-def top10_recall(pred: Sequence[float], meas: Sequence[float]) -> float:
+def top10_recall(pred: Vector, meas: Vector) -> float:
     return top_k_recall(pred, meas, 10)
 
 
-def all_metrics(pred: Sequence[float], meas: Sequence[float]) -> dict[str, float]:
+def all_metrics(pred: Vector, meas: Vector) -> dict[str, float]:
     """Every metric of METRICS, NaN where undefined."""
     return {"kendall_tau": kendall_tau(pred, meas), "spearman": spearman(pred, meas),
             "median_ape": median_ape(pred, meas),
@@ -127,7 +130,7 @@ def all_metrics(pred: Sequence[float], meas: Sequence[float]) -> dict[str, float
             "top10_recall": top10_recall(pred, meas)}
 
 
-def noise_floor(half_a: Sequence[float], half_b: Sequence[float]) -> dict[str, float]:
+def noise_floor(half_a: Vector, half_b: Vector) -> dict[str, float]:
     """The metrics between two halves of the measurements (half A taken as the
     "prediction" of half B): the best agreement the measurements themselves support."""
     return all_metrics(half_a, half_b)

@@ -221,12 +221,14 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         stat, rows, measured, notes=notes, trace_error=trace_error,
         key=_report_key(dump, module_keys, traces, learned, device, stat))
     if len(mrows) >= 2:
-        meas = [r.measured_us for r in mrows]
+        # (a row is measured when it has a timing: both filters keep every row of mrows)
+        meas = [r.measured_us for r in mrows if r.measured_us is not None]
         report.metrics = compare([r.predicted_us for r in mrows], meas)
         # with no learned model the prediction is the roofline: the same numbers
         report.roofline_metrics = report.metrics if learned is None else \
             compare([r.roofline_us for r in mrows], meas)
-        report.noise_floor = noise_floor_of([r.timing for r in mrows], stat)
+        report.noise_floor = noise_floor_of([r.timing for r in mrows if r.timing is not None],
+                                            stat)
     return report
 
 
@@ -278,7 +280,7 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
         t = timings.kernels.get(inst.name) if timings is not None else None
         row = KernelRow(mod.id, mod.name, inst.name, c.computation, inst.opcode,
                         inst.fusion_kind or "", c, float(r), float(p), bound(c, device), t)
-        if t is not None:
+        if t is not None and timings is not None:
             row.measured_us = _measured_value(t, stat)
             row.share = timings.share(inst.name)
             row.executions_per_run = t.executions_per_run
@@ -289,14 +291,14 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
         for name, t in timings.kernels.items():
             if name in known:
                 continue
-            inst = hlo.find(name)
-            if inst is None:
+            timed = hlo.find(name)
+            if timed is None:
                 continue
-            c = kernel_cost(inst, hlo)
+            c = kernel_cost(timed, hlo)
             r = roofline_us(c, device)
-            p = float(learned.predict(hlo, [inst], [c], device)[0]) if learned is not None else r
-            row = KernelRow(mod.id, mod.name, name, c.computation, inst.opcode,
-                            inst.fusion_kind or "", c, r, p, bound(c, device), t,
+            p = float(learned.predict(hlo, [timed], [c], device)[0]) if learned is not None else r
+            row = KernelRow(mod.id, mod.name, name, c.computation, timed.opcode,
+                            timed.fusion_kind or "", c, r, p, bound(c, device), t,
                             _measured_value(t, stat), timings.share(name), t.executions_per_run)
             rows.append(row)
     return rows

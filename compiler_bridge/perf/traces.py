@@ -33,7 +33,7 @@ import statistics
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..dumps import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
 
@@ -143,12 +143,12 @@ def read_trace_file(path: str | os.PathLike, session: str = "") -> RawTrace:
 def _read_chrome(text: bytes, source: str, session: str) -> RawTrace:
     try:
         doc = json.loads(text)
-    except UnicodeDecodeError as e:
-        raise TraceError(source, f"not a readable trace: not UTF-8 JSON ({e.reason})") from None
-    except json.JSONDecodeError as e:
-        what = "truncated JSON" if e.pos >= len(text) - 1 else "invalid JSON"
-        raise TraceError(source, f"not a readable trace: {what} at line {e.lineno} "
-                                 f"column {e.colno} ({e.msg})") from None
+    except UnicodeDecodeError as err:
+        raise TraceError(source, f"not a readable trace: not UTF-8 JSON ({err.reason})") from None
+    except json.JSONDecodeError as err:
+        what = "truncated JSON" if err.pos >= len(text) - 1 else "invalid JSON"
+        raise TraceError(source, f"not a readable trace: {what} at line {err.lineno} "
+                                 f"column {err.colno} ({err.msg})") from None
     if isinstance(doc, dict):
         raw_events = doc.get("traceEvents")
         if raw_events is None:
@@ -166,7 +166,9 @@ def _read_chrome(text: bytes, source: str, session: str) -> RawTrace:
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
         args = e.get("args")
-        op = args.get("hlo_op") if isinstance(args, dict) else None
+        if not isinstance(args, dict):
+            args = {}
+        op = args.get("hlo_op")
         if not op:
             other += 1
             name = e.get("name")
@@ -217,7 +219,7 @@ def _read_xplane(data: bytes, source: str, session: str) -> RawTrace:
                         (float(ev.start_ns) / 1e3, thread))
                     other += 1
                     continue
-                stats = {}
+                stats: dict[str, Any] = {}     # jax's values: str, int or float
                 for k, v in ev.stats:
                     stats.setdefault(k, v)
                 op = stats.get("hlo_op")
@@ -707,7 +709,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         starts: dict[str, list[float]] | None = None   # op -> its start times in this run
         for e in evs:
             info = target.instructions.get(e.op) if target is not None else None
-            if info is None:
+            if target is None or info is None:
                 unmatched += 1
                 if target is None:
                     reason = (f"no module named {e.module!r} in the dump" if e.module
