@@ -1,4 +1,9 @@
-"""``python -m compiler_bridge``: the bridge's commands for scripts, CI and bug reports."""
+"""``python -m compiler_bridge``: the bridge's commands for scripts, CI and bug reports.
+
+``stats``, ``extract`` and ``passes`` read dumps and HLO files; ``store`` manages the
+app's dump store; the runtime commands (``runtimes``, ``profile``, ``calibrate``,
+``train``) are added by ``compiler_bridge.perf`` (:func:`add_runtime_commands`).
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ apart; they change no instruction.
 
 Layout conflicts: every ``copy`` the newer snapshot adds that moves data from one layout
 to another (and every such ``transpose`` in a step that changed layouts), with the bytes
-it moves and the instructions that wanted the new layout (``analysis.layout_change``).
+it moves and the instructions that wanted the new layout (``compiler_bridge.hlo.layout_change``).
 
 The result types are in ``changes``, the text diff in ``textdiff``.
 """

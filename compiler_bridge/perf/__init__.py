@@ -1,5 +1,11 @@
 """Where the time goes: profiler traces matched to kernels (measured), roofline and learned
 cost models (predicted), their agreement metrics, calibration and the runtimes CLI.
+
+``traces`` (measured), ``costs`` and ``devices`` (the roofline), ``learned`` (the learned
+model), ``metrics`` (agreement), ``runtimes`` (the report the CLI and the app show),
+``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
+``cli`` (the runtime commands). Results derived from one module (kernel costs, schedule
+positions, program context) are kept with it, in ``HloModule.derived``.
 """
 
 from __future__ import annotations

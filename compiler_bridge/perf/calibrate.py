@@ -3,7 +3,7 @@ working-set size, per-kernel overhead, with small JAX micro-benchmarks.
 
 Everything is measured the way kernel runtimes are measured everywhere else in HLO Lens:
 one profiler trace of small jitted programs, each kernel's self time read back with
-:mod:`compiler_bridge.traces` (so the figures include what the profiler adds per kernel,
+:mod:`compiler_bridge.perf.traces` (so the figures include what the profiler adds per kernel,
 and exclude Python dispatch). Each benchmark's kernel is the longest op event of its
 module; the median over repeats is kept.
 

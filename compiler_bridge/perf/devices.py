@@ -3,7 +3,8 @@
 A profile is data: the built-in ones below come from vendors' public datasheets (each
 number's source is cited beside it); ``python -m compiler_bridge calibrate`` measures this
 machine and saves a profile as JSON (``~/.cache/hlolens/device.json`` unless ``--out``),
-which :func:`default_profile` then prefers to the generic CPU profile.
+which :func:`profile_for_platform` then prefers to the generic CPU profile for CPU dumps.
+``DeviceProfile.key`` hashes every field: caches of what a profile computes key on it.
 
 All rates are dense (no 2:4 sparsity) peaks per chip; real kernels reach a fraction of
 them, which is what the learned model corrects for.

@@ -1,8 +1,10 @@
 """The runtime panel's data: per kernel, measured (from traces) beside predicted (roofline
 or learned model), with the accuracy metrics and their noise floor.
 
-One entry point, :func:`runtime_report`, used by the CLI (``runtimes``) and the app; the
-views (``viz/runtime.py``) read only the :class:`RuntimeReport` it returns.
+One entry point, :func:`runtime_report`, used by the CLI (``runtimes``) and the app's
+runtime page (``ui/runtimes.py``); the view builders (``viz/runtime.py``) read only the
+:class:`RuntimeReport` it returns, whose ``key`` says what it was computed from (for
+caches keyed by content).
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
 
     ``modules``: ids or names; default the modules the trace has events for, else the
     main module. ``traces``: None -> the traces inside the dump. ``model``: a
-    :class:`compiler_bridge.learned.LearnedModel` or a path to one; None with
+    :class:`compiler_bridge.perf.learned.LearnedModel` or a path to one; None with
     ``auto_model`` -> the saved model for this device kind if there is one, else the
     roofline. ``device``: a DeviceProfile or name (default: from the dump's platform,
     the calibrated profile of this machine for CPU dumps).
