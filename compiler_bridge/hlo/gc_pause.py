@@ -13,33 +13,40 @@ from __future__ import annotations
 
 import gc
 import threading
-from contextlib import contextmanager
-from typing import Iterator
+from types import TracebackType
 
 _lock = threading.Lock()
 _inside = 0           # threads inside gc_paused()
 _reenable = False     # the collector was on when the first of them came in
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The collector is off inside (nested and concurrent uses share one pause) and back
-    to its state from before when the last user leaves."""
-    global _inside, _reenable
-    with _lock:
-        if _inside == 0:
-            _reenable = gc.isenabled()
-            if _reenable:
-                gc.disable()
-        _inside += 1
-    try:
-        yield
-    finally:
+class _Pause:
+    def __enter__(self) -> None:
+        global _inside, _reenable
+        with _lock:
+            if _inside == 0:
+                _reenable = gc.isenabled()
+                if _reenable:
+                    gc.disable()
+            _inside += 1
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        global _inside, _reenable
         with _lock:
             _inside -= 1
             if _inside == 0 and _reenable:
                 _reenable = False
                 gc.enable()
+
+
+_PAUSE = _Pause()
+
+
+def gc_paused() -> _Pause:
+    """A context manager: the collector is off inside (nested and concurrent uses share
+    one pause) and back to its state from before when the last user leaves."""
+    return _PAUSE
 
 
 __all__ = ["gc_paused"]

@@ -151,6 +151,7 @@ class StatementReader:
             raise self.error_at(f"unexpected end of file: {what}", pos)
         raise self.error_at(what, pos)
 
+    # ------------------------------------------------------------------ computations
     def execution_thread(self, pos: int) -> tuple[int, str]:
         """', execution_thread="..."' after a computation's '}' (if there)."""
         text = self.text
@@ -251,6 +252,7 @@ class StatementReader:
                 return scope.insts, pos + 1
             pos = self.statement(pos, scope)
 
+    # ------------------------------------------------------------------ statements
     def statement(self, pos: int, scope: Scope) -> int:
         """Read one instruction '[ROOT] name = ...' at ``pos``; returns the offset after it."""
         text = self.text
@@ -577,6 +579,7 @@ class StatementReader:
                                     "operand list", self.n)
             raise self.error_at("expected ',' or ')' after an operand", p)
 
+    # ------------------------------------------------------------------ attributes
     def attribute_list(self, pos: int, scope: Scope | None,
                     allow: bool) -> tuple[list[tuple[str, str, int]], int]:
         """', key=value' pairs from ``pos``: [(key, value, offset)] (offset -1: an inline
