@@ -6,7 +6,8 @@ The collector is process-wide. A plain ``disable() ... enable()`` pair per call 
 one thread re-enables it while another is still inside, or two threads each see it
 disabled by the other and neither turns it back on. Here one lock and a count of the
 threads inside make the first one in switch it off (only if it was on) and the last one
-out switch it back on.
+out switch it back on. While any thread is inside, no thread's garbage cycles are
+collected; the collection runs once the last one leaves.
 """
 
 from __future__ import annotations
