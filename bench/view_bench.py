@@ -31,8 +31,7 @@ from viz import layout
 layout.warm()
 t_import = time.perf_counter()
 from compiler_bridge import open_dump
-from viz.graph import GraphOptions, build_graph
-from viz.layout import render_svg
+from viz import GraphOptions, build_graph, render_svg
 t0 = time.perf_counter()
 dump = open_dump({path!r})
 module = dump.stage(dump.main)
