@@ -459,7 +459,7 @@ def group(module: HloModule, computation: str | None = None,
         _sizes(root)
         notes.append(f"showing {len(keep)} of {len(comp.instructions)} instructions")
     elif focus is not None:
-        keep = _neighbourhood(comp, focus, options.radius)
+        keep = neighbourhood(comp, [focus], options.radius)
         root = Group("", comp.name, "root", None)
         root.insts = [inst for inst in comp.instructions if inst.name in keep]
         _chunk(root, order)
@@ -540,9 +540,11 @@ def _depth(g: Group) -> int:
     return d
 
 
-def _neighbourhood(comp: HloComputation, center: HloInstruction, radius: int) -> set[str]:
-    keep = {center.name}
-    frontier = [center]
+def neighbourhood(comp: HloComputation, seeds: Sequence[HloInstruction],
+                  radius: int) -> set[str]:
+    """Names of ``seeds`` and of everything within ``radius`` operand/user hops of them."""
+    keep = {i.name for i in seeds}
+    frontier = list(seeds)
     for _ in range(max(radius, 0)):
         nxt = []
         for inst in frontier:

@@ -36,7 +36,7 @@ from compiler_bridge.passes import ComputationTextDiff, InstructionChange, Modul
 from compiler_bridge.hlo import HloModule
 from compiler_bridge.passes import Step, Timeline
 
-from .grouping import GroupIndex
+from .grouping import GroupIndex, neighbourhood
 
 # --------------------------------------------------------------------------- colours
 
@@ -417,18 +417,7 @@ def changed_nodes(diff: ModuleDiff, computation: str | None = None, radius: int 
     if comp is None:
         return set()
     decorations = decorations if decorations is not None else diff_decorations(diff)
-    seeds = [i for i in comp.instructions if i.name in decorations]
-    keep = {i.name for i in seeds}
-    frontier = seeds
-    for _ in range(max(radius, 0)):
-        nxt = []
-        for inst in frontier:
-            for other in list(inst.operands) + comp.users_of(inst.name):
-                if other.name not in keep:
-                    keep.add(other.name)
-                    nxt.append(other)
-        frontier = nxt
-    return keep
+    return neighbourhood(comp, [i for i in comp.instructions if i.name in decorations], radius)
 
 
 # --------------------------------------------------------------------------- tables
