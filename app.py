@@ -11,14 +11,14 @@ function of a ``ui`` module; a part that fails shows a message and the rest stil
 
 import streamlit as st
 
-from ui import explorer, graph, inspector, kit, opening, passes, runtimes, sharing
+from ui import explorer, kit, opening, passes, runtimes, sharing, workspace
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 opening.warm_up()                                # Graphviz (wasm) compiles while we read
 opening.style()
 nav = kit.Navigator()                            # the view, read from the URL
 
-opened = picked = shown = view = None
+opened = picked = shown = None
 with kit.section("Opening the dump"):
     opened = opening.open_dump_section(nav)      # sidebar: upload, stored dumps, --dump
 if opened is None:
@@ -30,7 +30,7 @@ with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
 if picked is None:
     st.stop()
-toolbar = explorer.header(opened, picked)        # title; Link, Save view, Export (below)
+toolbar = explorer.header(opened, picked)        # title; beside it the share toolbar
 with kit.section("Passes"):
     passes.pass_panel(nav, opened, picked)       # ◀ ▶ slider, timeline chart, compare
 shown = explorer.parse_stage(opened, picked)
@@ -40,37 +40,19 @@ if shown is None:                                # a step that does not parse: s
         sharing.saved_views(nav, opened)
     st.stop()
 
-with kit.section("Graph events"):
-    explorer.handle_graph_events(nav, shown)     # clicks and pans since the last run
 rt = None
 with kit.section("Runtimes"):
     rt = runtimes.Runtimes(nav, opened, shown)   # the trace; the report when asked for
 with kit.section("Graph controls"):
     explorer.graph_controls(nav, shown)          # sidebar: grouping, focus, hops
     runtimes.overlay_control(nav, rt)            # sidebar: colour by measured/predicted
-with kit.section("Search"):
-    explorer.search_box(nav, shown)
-with kit.section("Breadcrumb"):
-    explorer.breadcrumb(nav, shown)              # ENTRY › while.5 › body, and a picker
 
-svg, inspected = "", None
-module_comments = sharing.comments_of(opened, shown.dump_module.id)  # read once per run
-graph_col, inspector_col = st.columns([3, 2], gap="medium")
-with graph_col, kit.section("Graph"):
-    runtimes.graph_messages(nav, rt)             # no trace, a broken one, another stage
-    view, svg = graph.show(nav, opened, shown, sharing.comment_counts(module_comments),
-                           rt.for_graph() if rt else None)
-with inspector_col, kit.section("Inspector"):
-    inspected = inspector.show(nav, opened, shown, view)
-    runtimes.inspector(nav, rt, inspected, view)         # its measured/predicted time
-    passes.history(nav, opened, shown, inspected)        # the steps that changed it
-    sharing.comments(nav, opened, shown, inspected, module_comments)
+# search, Link / Save view / Export, breadcrumb, graph and inspector: a click reruns
+# only this part (a fragment); it reruns the page when the view changes beyond it
+workspace.workspace(nav.state, opened, shown, rt)
 
-explorer.details(nav, opened, shown, view,       # Changes, Text diff, Steps; Runtimes;
+explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Runtimes;
                  passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
                  more=[("Runtimes", lambda: runtimes.panel(nav, rt))])
 with kit.section("Sharing"):
-    sharing.toolbar(toolbar, nav, opened, shown, view, svg, inspected,
-                    runtime_rows=rt.export_rows if rt else None,
-                    runtime_legend=rt.export_legend if rt else None)
     sharing.saved_views(nav, opened)             # sidebar: this dump's saved views

@@ -6,9 +6,14 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``opening``: upload, stored dumps, ``--dump``; ``explorer``: module, stage, controls,
   search, breadcrumb, detail tabs; ``graph`` and ``inspector``: the view and the selection;
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
-  saved views, comments and exports.
+  saved views, comments and exports;
+- ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
+  part a click reruns alone.
 """
 
-from . import explorer, graph, inspector, kit, opening, passes, runtimes, sharing
+from . import explorer, graph, inspector, kit, opening, passes, runtimes, sharing, workspace
 
-__all__ = ["explorer", "graph", "inspector", "kit", "opening", "passes", "runtimes", "sharing"]
+__all__ = [
+    "explorer", "graph", "inspector", "kit", "opening", "passes", "runtimes", "sharing",
+    "workspace",
+]

@@ -16,7 +16,7 @@ from compiler_bridge.hlo import layout_changes
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
 
-from viz import GROUPINGS, GraphView, ViewState
+from viz import GROUPINGS, ViewState
 from viz import navigation as N
 from viz import panels as P
 
@@ -205,11 +205,13 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
                          on_change=go_widget, args=(N.choose_grouping, "pick-grouping"),
                          help="layers: op_name scopes · source: the Python call path · "
                               "flat: no boxes", width="stretch")
-    can_focus = bool(state.focus) or (bool(state.selected) and ":" not in state.selected)
+    # always enabled: a click selects without rerunning the sidebar, so whether there is a
+    # selection to focus on is known only when toggled (set_focus ignores none)
     controlled("pick-focus", bool(state.focus))
-    sb.toggle("Focus on the selection", key="pick-focus", disabled=not can_focus,
+    sb.toggle("Focus on the selection", key="pick-focus",
               on_change=go_widget, args=(N.set_focus, "pick-focus"),
-              help="Show only the instructions within k hops of the selected one")
+              help="Show only the instructions within k hops of the selected instruction "
+                   "(select one in the graph first)")
     controlled("pick-radius", state.radius)
     sb.slider("Hops (k)", 1, 8, key="pick-radius", disabled=not state.focus,
               on_change=go_widget, args=(N.set_radius, "pick-radius"))
@@ -309,7 +311,7 @@ def choose_computation(state: ViewState, name: str, module: HloModule) -> ViewSt
 
 # --------------------------------------------------------------------------- details
 
-def details(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None,
+def details(nav: Navigator, opened: Opened, shown: Shown,
             extra: Sequence[tuple[str, Callable[[], None]]] = (),
             more: Sequence[tuple[str, Callable[[], None]]] = ()) -> None:
     """Module summary, opcode histogram, layout changes and files (after ``extra`` tabs,

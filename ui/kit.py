@@ -150,6 +150,20 @@ def go_pick(fn, key: str, *args) -> None:
     st.session_state[key] = None
 
 
+_RERUN_PAGE = "hlolens-rerun-page"
+
+
+def rerun_page() -> None:
+    """From a widget callback in a part that reruns alone (the workspace): rerun the
+    whole page instead, e.g. after saving a view, which the sidebar lists."""
+    st.session_state[_RERUN_PAGE] = True
+
+
+def page_rerun_asked() -> bool:
+    """Whether a callback asked for the whole page (once: the question is consumed)."""
+    return bool(st.session_state.pop(_RERUN_PAGE, False))
+
+
 def controlled(key: str, value) -> None:
     """Make a keyed widget show ``value`` (the URL's) before it is drawn."""
     if st.session_state.get(key) != value:

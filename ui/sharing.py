@@ -39,7 +39,7 @@ from viz import navigation as N
 
 from .explorer import Shown, stage_label
 from .inspector import Inspected
-from .kit import STAGES, Navigator, code, describe, go, md, section
+from .kit import STAGES, Navigator, code, describe, go, md, rerun_page, section
 from .opening import Opened, store
 
 log = logging.getLogger("hlolens")
@@ -223,6 +223,7 @@ def _save_view(share_id: str) -> None:
     st.session_state["save-name"] = ""
     st.session_state["save-note"] = ""
     st.toast(f"Saved the view “{name}”")
+    rerun_page()                      # the sidebar lists the saved views
 
 
 # --------------------------------------------------------------------------- toolbar
