@@ -127,8 +127,12 @@ INIT_JS = r"""
   ib.isSelected = (id) => { const el = ib.el(id); return !!el && el.classList.contains('hl-selected'); };
   ib.runtimeLabels = () => { const s = ib.svg(); return !!s && [...s.querySelectorAll('g.node text')]
     .some(t => t.textContent.startsWith('\u25f7 ')); };
-  ib.code = (text) => [...document.querySelectorAll('[data-testid=stCode] code')]
-    .some(c => c.textContent.includes(text) && c.checkVisibility());
+  ib.code = (text) => {     // a code box of the page, or the inspector card's HLO line
+    const boxes = [...document.querySelectorAll('[data-testid=stCode] code')];
+    for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
+      if (h.shadowRoot) boxes.push(...h.shadowRoot.querySelectorAll('.hl-card-text'));
+    return boxes.some(c => c.textContent.includes(text) && c.checkVisibility());
+  };
   ib.param = (k) => new URL(location.href).searchParams.get(k);
   ib.idle = () => !document.querySelector('[data-testid=stStatusWidget]');
   ib.arm = (types) => {

@@ -7,6 +7,7 @@ state value ``click`` (``{"id": "node:<name>", "dbl": bool, "seq": ...}``) under
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 
@@ -48,11 +49,22 @@ def click(at: AppTest, target: str, dbl: bool = False) -> AppTest:
     return at
 
 
+def card(at: AppTest) -> dict:
+    """The inspector's header, which the browser draws from the card mount's data."""
+    for c in at.get("bidi_component"):
+        data = json.loads(c.proto.json or "{}")
+        if data.get("mode") == "card":
+            return data.get("card") or {}
+    return {}
+
+
 def texts(at: AppTest) -> str:
-    """Everything the page wrote as markdown, code, captions and messages."""
+    """Everything the page wrote as markdown, code, captions and messages, and the
+    inspector's header."""
     parts = [m.value for m in at.markdown] + [c.value for c in at.code]
     parts += [c.value for c in at.caption] + [e.value for e in at.error]
     parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [str(v) for v in card(at).values()]
     return "\n".join(str(p) for p in parts)
 
 

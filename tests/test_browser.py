@@ -494,7 +494,16 @@ def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, a
     page.locator('[data-testid="stPopover"]').filter(has_text="Link").click()
     box = page.locator('[data-testid="stCode"]').filter(has_text="?dump=").first
     box.wait_for()
-    shown = box.inner_text().strip()
+    # a pan that settles (the graph centring on the selection) reports its viewport a
+    # moment later; the box follows the view of the latest run, so wait for it to settle
+    deadline = time.time() + 15
+    while True:
+        wait_idle(page)
+        shown = box.inner_text().strip()
+        query_shown = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(shown).query))
+        if query_shown == params(page) or time.time() > deadline:
+            break
+        page.wait_for_timeout(300)
     box.hover()
     box.locator("button").first.click()
     copied = page.evaluate("navigator.clipboard.readText()").strip()

@@ -5,13 +5,14 @@ off the main thread (``viz.start_layout``), shown in the component, with its leg
 from __future__ import annotations
 
 import html
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from compiler_bridge import Dump
+from compiler_bridge import Dump, HloModule
 from compiler_bridge.dumps import AFTER
 from compiler_bridge.passes import Timeline
 from compiler_bridge.perf import RuntimeReport
@@ -28,6 +29,7 @@ from viz import (
     runtime_overlay,
     start_layout,
 )
+from viz import panels as P
 from viz import runtime as RV
 
 from .component import graph_view
@@ -83,6 +85,17 @@ def _view(dump: Dump, timeline: Timeline | None, runtime: RuntimeReport | None,
     return view, time.perf_counter() - t0
 
 
+@st.cache_resource(show_spinner=False, max_entries=48, hash_funcs=BY_CONTENT)
+def _cards(module: HloModule, drawn: tuple[str, ...]) -> str:
+    """The inspector headers of the drawn instructions, as the JSON the graph carries."""
+    return json.dumps(P.cards(module, drawn), separators=(",", ":"), ensure_ascii=False)
+
+
+def cards_for(shown: Shown, view: GraphView) -> str:
+    drawn = tuple(sorted(n for sid, n in view.nodes.items() if sid.startswith("node:")))
+    return _cards(shown.module, drawn)
+
+
 def view_for(opened: Opened, shown: Shown, state: ViewState,
              comments: Mapping[str, int] | None = None,
              runtime: RuntimeReport | None = None) -> tuple[GraphView, float]:
@@ -119,7 +132,7 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
         else:
             st.caption(f"ℹ {md(note)}")
     graph_view(svg, selected=state.selected, viewport=state.viewport, key=GRAPH_KEY,
-               height=GRAPH_HEIGHT)
+               height=GRAPH_HEIGHT, cards=cards_for(shown, view))
     overlay = None
     if runtime is not None and state.overlay and shown.stage == AFTER:
         overlay = runtime_overlay(runtime, state, shown.module, shown.dump_module.id, view)

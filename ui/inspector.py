@@ -18,7 +18,8 @@ from viz import panels as P
 
 from .explorer import Shown, choose_computation, clip, stage_label
 from .graph import view_for
-from .kit import BY_CONTENT, MAX_CODE, STAGES, Navigator, code, go, go_pick, md
+from .component import node_card
+from .kit import BY_CONTENT, GRAPH_KEY, MAX_CODE, STAGES, Navigator, code, go, go_pick, md
 from .opening import Opened
 
 
@@ -38,6 +39,10 @@ def show(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
               ) -> Inspected:
     state = nav.state
     sel = state.selected
+    # the header of a selected instruction is the card, drawn by the browser; mounted in
+    # every case, first, so that a click fills it before this run answers
+    inst = shown.module.find(sel) if sel and ":" not in sel else None
+    node_card(GRAPH_KEY, sel, P.card(shown.module, inst) if inst is not None else None)
     if not sel:
         st.markdown("#### Inspector")
         st.caption("Click a node to inspect it. Double-click a fusion or a box to open it in "
@@ -73,21 +78,13 @@ def _group_inspector(nav: Navigator, gid: str, view: GraphView | None) -> None:
 
 def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                            view: GraphView | None, info: P.Inspector) -> DeltaGenerator:
-    """The instruction's summary, links and expanders; returns the place under the
-    summary for more (history, comments)."""
+    """The instruction's links and expanders under its card; returns the place under
+    them for more (history, comments)."""
     state = nav.state
-    head = f"#### {md(info.name)}  \n`{info.opcode}`"
-    if info.fusion_kind:
-        head += f" · `{info.fusion_kind}`"
-    if info.is_root:
-        head += " · ROOT"
-    head += f" · in {code(info.computation)} · line {info.file_line}"
-    st.markdown(head)
     if info.in_fusion:
         st.button(f"↑ fusion {info.in_fusion}", key=f"up:{info.name}", type="tertiary",
                   on_click=go, args=(N.select, info.in_fusion),
                   help="Select the fusion this instruction is fused into")
-    st.code(info.text, language=None, wrap_lines=True)
     drawn = view is not None and (("node:" + info.name) in view.nodes
                                   or ("group:fusion:" + info.name) in view.nodes)
     if not drawn:
@@ -95,22 +92,14 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
         cols[0].caption("Not drawn in this view (inside a closed box or another computation).")
         cols[1].button("Show it in the graph", key=f"show:{info.name}", on_click=go,
                        args=(show_in_graph, opened, shown, info.name))
-    rows = [("Shape", code(info.shape)),
-            ("Bytes", P.human_bytes(info.bytes) + (f" ({info.bytes:,})" if info.bytes >= 1024
-                                                   else ""))]
-    layouts = [p.layout for p in info.parts if p.layout]
-    if layouts:
-        rows.append(("Layout", " ".join(code(x) for x in layouts[:8])
-                     + (" …" if len(layouts) > 8 else "")))
-    rows.append(("op_name", code(info.op_name) if info.op_name else "—"))
-    rows.append(("Source", code(info.source) if info.source else "—"))
-    if info.layout_change:
-        rows.append(("Layout change", f"⟲ {info.layout_change}"))
-    st.markdown("\n".join(f"- **{k}**: {v}" for k, v in rows))
     slot = st.container()                # history and comments go here
+    # expanders fill only when opened (on_change="rerun"): a collapsed one still costs the
+    # browser its highlighted code on every click, ~0.2 s for a big fusion's body
     if info.source_stack:
-        with st.expander(f"Python call stack ({len(info.source_stack) + 1} frames)"):
-            st.code("\n".join([info.source] + info.source_stack), language=None)
+        box = st.expander(f"Python call stack ({len(info.source_stack) + 1} frames)",
+                          key=f"stack:{info.name}", on_change="rerun")
+        if box.open:
+            box.code("\n".join([info.source] + info.source_stack), language=None)
     _refs("Operands", info.operands, info.name, shown)
     _refs("Users", info.users, info.name, shown)
     called = [(role, comp) for role, comp in info.called if role != "fused computation"]
@@ -127,16 +116,21 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                   key=f"fusion:{info.name}", type="primary", on_click=go,
                   args=(N.toggle_group, gid))
         if info.fused_lines:
-            with st.expander(f"Fused computation {info.fused_computation} "
-                             f"({len(info.fused_lines)} instructions)"):
-                st.code("\n".join(info.fused_lines), language=None, wrap_lines=False)
+            box = st.expander(f"Fused computation {info.fused_computation} "
+                              f"({len(info.fused_lines)} instructions)",
+                              key=f"fused:{info.name}", on_change="rerun")
+            if box.open:
+                box.code("\n".join(info.fused_lines), language=None, wrap_lines=False)
     if info.backend_config:
-        with st.expander("backend_config"):
-            st.code(info.backend_config, language="json")
+        box = st.expander("backend_config", key=f"config:{info.name}", on_change="rerun")
+        if box.open:
+            box.code(info.backend_config, language="json")
     if info.attributes:
-        with st.expander(f"Attributes ({len(info.attributes)})"):
-            st.markdown("\n".join(f"- {code(k)} = {code(clip(v, 300))}"
-                                   for k, v in info.attributes))
+        box = st.expander(f"Attributes ({len(info.attributes)})", key=f"attrs:{info.name}",
+                          on_change="rerun")
+        if box.open:
+            box.markdown("\n".join(f"- {code(k)} = {code(clip(v, 300))}"
+                                    for k, v in info.attributes))
     _kernel(opened, shown, info.name, info.opcode)
     return slot
 

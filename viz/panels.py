@@ -376,6 +376,53 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
     return out
 
 
+# characters of the HLO line a card shipped with the graph carries; the selected node's
+# card, sent by the server, carries all of it
+CARD_TEXT = 600
+
+
+def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
+         ) -> dict[str, object]:
+    """The inspector's header for one instruction as plain JSON (the browser draws it the
+    moment a node is clicked): name, opcode, where it is, its HLO line, shape, bytes,
+    layouts, op_name, source line and a layout change."""
+    shape = inst.shape
+    leaves = shape.leaves() if shape.is_tuple else [shape]
+    layouts = [str(s.layout) for s in leaves if s.layout is not None]
+    loc = _safe(lambda: module.source_location(inst), None)
+    change = _safe(lambda: layout_change(inst), None)
+    text = inst.text
+    if text_limit is not None and len(text) > text_limit:
+        text = text[: text_limit - 1] + "…"
+    nbytes = shape.byte_size
+    out: dict[str, object] = {
+        "name": inst.name, "opcode": inst.opcode,
+        "computation": inst.computation.name if inst.computation is not None else "",
+        "line": inst.line, "text": text, "shape": str(shape),
+        "bytes": human_bytes(nbytes) + (f" ({nbytes:,})" if nbytes >= 1024 else ""),
+        "layouts": layouts[:8], "more_layouts": len(layouts) > 8,
+        "op_name": _op_name(inst), "source": str(loc) if loc is not None else ""}
+    if inst.opcode == "fusion" and inst.fusion_kind:
+        out["kind"] = inst.fusion_kind
+    if inst.is_root:
+        out["root"] = True
+    if change is not None:
+        out["layout_change"] = change.reason
+    return out
+
+
+def cards(module: HloModule, names: Iterable[str]) -> dict[str, dict[str, object]]:
+    """Cards of the instructions drawn in a view (their HLO lines clipped to CARD_TEXT)."""
+    index = module.derived("instructions-by-name", lambda m: {
+        i.name: i for c in m.computations for i in c.instructions})
+    out = {}
+    for name in names:
+        inst = index.get(name)
+        if inst is not None:
+            out[name] = card(module, inst, CARD_TEXT)
+    return out
+
+
 def _op_name(inst: HloInstruction) -> str:
     try:
         return inst.op_name

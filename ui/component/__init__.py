@@ -4,10 +4,12 @@
 with pan (drag) and zoom (wheel); clicks on ``node:<name>`` / ``group:<id>`` elements and
 the settled viewport come back as ``GraphEvent``s from ``graph_events(key)``.
 
-Two mounts make one view (see graph_view.js): the SVG itself, whose data stays
-byte-identical across reruns so Streamlit resends only a hash, and a tiny command mount
-carrying what changes often (selection highlight, viewport to restore, a node to centre
-on). Events are state values with a sequence id, so a rerun never handles one twice.
+Three mounts make one view (see graph_view.js): the SVG itself with the inspector headers
+of its nodes (``cards``), whose data stays byte-identical across reruns so Streamlit
+resends only a hash; a tiny command mount carrying what changes often (selection
+highlight, viewport to restore, a node to centre on); and ``node_card``, the inspector's
+header, which a click fills in the browser at once. Events are state values with a
+sequence id, so a rerun never handles one twice.
 """
 
 from __future__ import annotations
@@ -106,11 +108,12 @@ def _noop() -> None:
 
 
 def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
-               height: int = DEFAULT_HEIGHT) -> str:
+               height: int = DEFAULT_HEIGHT, cards: str = "") -> str:
     """Mount the graph view; returns the SVG's id (what the page reports as drawn).
 
     ``selected`` is an instruction name or a group id to highlight, ``viewport`` an
-    'x,y,w,h' viewBox to restore (from the URL) when the SVG is first drawn.
+    'x,y,w,h' viewBox to restore (from the URL) when the SVG is first drawn; ``cards``
+    the JSON text of the drawn nodes' inspector headers (name -> card), for ``node_card``.
     """
     if "__" in key:
         raise ValueError("a component key must not contain '__'")
@@ -123,9 +126,19 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
                          "selected": selected, "viewport": viewport,
                          "center": center.get("target", ""), "nonce": center.get("nonce", 0)})
         _component(key=key, height=height,
-                   data={"svg": svg, "svg_id": sid, "channel": key, "height": height},
+                   data={"svg": svg, "svg_id": sid, "channel": key, "height": height,
+                         "cards": cards},
                    on_click_change=_noop, on_viewport_change=_noop)
     return sid
 
 
-__all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view", "svg_id"]
+def node_card(key: str, selected: str, card: dict[str, Any] | None) -> None:
+    """The inspector's header for ``selected`` (``card``: ``viz.panels.card``'s JSON, or None
+    to show nothing), drawn by the browser; a click in the graph under ``key`` fills it from
+    the graph's cards before this run's answer arrives."""
+    _component(key=f"{key}-card", height="content",
+               data={"mode": "card", "channel": key, "selected": selected, "card": card})
+
+
+__all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
+           "node_card", "svg_id"]

@@ -1,8 +1,13 @@
 // HLO Lens graph view: an SVG laid out by Graphviz on the server, with pan, zoom and clicks.
 //
-// Two mounts share this module (one JS file, one blob URL, so one module instance):
-//   * the graph   data = {svg, svg_id, channel, height}: byte-identical across reruns, so
-//                 Streamlit sends only a hash when nothing about the layout changed;
+// Three mounts share this module (one JS file, one blob URL, so one module instance):
+//   * the graph   data = {svg, svg_id, channel, height, cards}: byte-identical across reruns,
+//                 so Streamlit sends only a hash when nothing about the layout changed;
+//                 `cards` (JSON text) holds the inspector header of every drawn node;
+//   * a card      data = {mode: "card", channel, selected, card}: the inspector's header in
+//                 the inspector column. A click fills it from the graph's cards at once,
+//                 before Python hears of the click; Python's card (the whole HLO line)
+//                 replaces it when its rerun arrives;
 //   * a command   data = {mode: "command", channel, svg_id, selected, viewport, center, nonce}:
 //                 a few bytes from Python (selection highlight, viewport to restore, a node to
 //                 centre on) that find the graph through `channel`.
@@ -14,6 +19,7 @@
 
 const graphs = new Map();     // channel -> Graph
 const pending = new Map();    // channel -> last command for it
+const cardViews = new Map();  // channel -> Card
 const instances = new WeakMap();  // parentElement -> Graph
 let seqCounter = 0;
 
@@ -112,7 +118,10 @@ class Graph {
       this.channel = data.channel;
     }
     graphs.set(this.channel, this);
-    if (data.svg_id !== this.svgId) this.load(data.svg, data.svg_id);
+    if (data.svg_id !== this.svgId) {
+      this.load(data.svg, data.svg_id);
+      try { this.cards = data.cards ? JSON.parse(data.cards) : {}; } catch (_) { this.cards = {}; }
+    }
     const cmd = pending.get(this.channel);
     if (cmd) this.command(cmd);
   }
@@ -317,7 +326,10 @@ class Graph {
     if (this.suppressClick) { this.suppressClick = false; return; }
     const id = targetId(e, this.stage);
     if (!id) return;
-    this.highlight(id.startsWith("node:") ? id.slice(5) : id.slice(6));
+    const name = id.startsWith("node:") ? id.slice(5) : id.slice(6);
+    this.highlight(name);
+    const card = cardViews.get(this.channel);
+    if (card) card.preview(name, (this.cards || {})[name] || null);
     this.setStateValue("click", { id, dbl: false, seq: nextSeq() });
   }
 
@@ -345,6 +357,90 @@ class Graph {
   }
 }
 
+
+// ---------------------------------------------------------------- the inspector's header
+// Built with textContent only: every value is the module's text, never markup.
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+class Card {
+  constructor(parent) {
+    this.root = el("div", "hl-card");
+    this.root.hidden = true;
+    this.shownFor = "";
+    this.waitingFor = "";     // a click previewed here, not yet answered by Python
+    this.waitSince = 0;
+    parent.appendChild(this.root);
+  }
+
+  destroy() {
+    if (cardViews.get(this.channel) === this) cardViews.delete(this.channel);
+    this.root.remove();
+  }
+
+  update(data) {
+    this.channel = data.channel;
+    cardViews.set(this.channel, this);
+    const sel = data.selected || "";
+    // an answer to an older click must not replace the card of a newer one
+    if (this.waitingFor && sel !== this.waitingFor && Date.now() - this.waitSince < 5000) return;
+    this.waitingFor = "";
+    this.render(data.card || null, sel);
+  }
+
+  preview(name, card) {
+    this.waitingFor = name;
+    this.waitSince = Date.now();
+    this.render(card, name);
+  }
+
+  render(c, name) {
+    this.shownFor = name;
+    this.root.dataset.name = name;
+    this.root.replaceChildren();
+    if (!c) { this.root.hidden = true; return; }
+    this.root.hidden = false;
+    this.root.appendChild(el("div", "hl-card-name", c.name));
+    const meta = el("div", "hl-card-meta");
+    meta.appendChild(el("code", "", c.opcode));
+    if (c.kind) { meta.append(" · "); meta.appendChild(el("code", "", c.kind)); }
+    if (c.root) meta.append(" · ROOT");
+    meta.append(" · in ");
+    meta.appendChild(el("code", "", c.computation));
+    meta.append(` · line ${c.line}`);
+    this.root.appendChild(meta);
+    this.root.appendChild(el("pre", "hl-card-text", c.text));
+    const rows = el("ul", "hl-card-rows");
+    const row = (label, value, asCode) => {
+      const li = el("li");
+      li.appendChild(el("b", "", label));
+      li.append(": ");
+      if (Array.isArray(value)) {
+        value.forEach((v, i) => { if (i) li.append(" "); li.appendChild(el("code", "", v)); });
+      } else if (asCode && value) li.appendChild(el("code", "", value));
+      else li.append(value || "—");
+      rows.appendChild(li);
+      return li;
+    };
+    row("Shape", c.shape, true);
+    row("Bytes", c.bytes, false);
+    if (c.layouts && c.layouts.length) {
+      const li = row("Layout", c.layouts, true);
+      if (c.more_layouts) li.append(" …");
+    }
+    row("op_name", c.op_name, true);
+    row("Source", c.source, true);
+    if (c.layout_change) row("Layout change", `⟲ ${c.layout_change}`, false);
+    this.root.appendChild(rows);
+  }
+}
+
+const cardInstances = new WeakMap();  // parentElement -> Card
+
 export default function graphView(component) {
   const { data, parentElement, setStateValue } = component;
   if (!data || typeof data !== "object") return undefined;
@@ -357,6 +453,18 @@ export default function graphView(component) {
     const graph = graphs.get(data.channel);
     if (graph) graph.command(cmd);
     return undefined;
+  }
+  if (data.mode === "card") {
+    let card = cardInstances.get(parentElement);
+    if (!card) {
+      card = new Card(parentElement);
+      cardInstances.set(parentElement, card);
+    }
+    card.update(data);
+    return () => {
+      cardInstances.delete(parentElement);
+      card.destroy();
+    };
   }
   let graph = instances.get(parentElement);
   if (!graph) {
