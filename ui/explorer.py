@@ -196,7 +196,7 @@ def handle_graph_events(nav: Navigator, shown: Shown) -> None:
 
 
 def graph_controls(nav: Navigator, shown: Shown) -> None:
-    """Sidebar: grouping, focus and radius."""
+    """Sidebar: grouping and the node budget."""
     state = nav.state
     sb = st.sidebar
     controlled("pick-grouping", state.grouping)
@@ -205,23 +205,29 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
                          on_change=go_widget, args=(N.choose_grouping, "pick-grouping"),
                          help="layers: op_name scopes · source: the Python call path · "
                               "flat: no boxes", width="stretch")
-    # always enabled: a click selects without rerunning the sidebar, so whether there is a
-    # selection to focus on is known only when toggled (set_focus ignores none)
-    controlled("pick-focus", bool(state.focus))
-    sb.toggle("Focus on the selection", key="pick-focus",
-              on_change=go_widget, args=(N.set_focus, "pick-focus"),
-              help="Show only the instructions within k hops of the selected instruction "
-                   "(select one in the graph first)")
-    controlled("pick-radius", state.radius)
-    sb.slider("Hops (k)", 1, 8, key="pick-radius", disabled=not state.focus,
-              on_change=go_widget, args=(N.set_radius, "pick-radius"))
-    if state.focus:
-        sb.caption(f"Focused on `{state.focus}`")
     controlled("pick-budget", state.budget)
     sb.number_input("Node budget", 100, 6000, step=250, key="pick-budget",
                     on_change=go_widget, args=(N.set_budget, "pick-budget"),
                     help="The most nodes a view draws; beyond it groups stay closed. Layout "
                          "time grows with nodes and edges: about 1–3 s at 2,000 nodes.")
+
+
+def focus_controls(nav: Navigator) -> None:
+    """Above the graph: focus on the selection and its hops (part of the workspace, so a
+    click or a search hit that focuses reruns only the workspace)."""
+    state = nav.state
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        can_focus = bool(state.focus) or (bool(state.selected) and ":" not in state.selected)
+        controlled("pick-focus", bool(state.focus))
+        st.toggle("Focus on the selection", key="pick-focus", disabled=not can_focus,
+                  on_change=go_widget, args=(N.set_focus, "pick-focus"),
+                  help="Show only the instructions within k hops of the selected one")
+        controlled("pick-radius", state.radius)
+        st.slider("Hops (k)", 1, 8, key="pick-radius", disabled=not state.focus,
+                  on_change=go_widget, args=(N.set_radius, "pick-radius"), width=160,
+                  label_visibility="collapsed", format="%d hops")
+        if state.focus:
+            st.caption(f"Focused on {code(state.focus)}")
 
 
 # --------------------------------------------------------------------------- search

@@ -152,9 +152,11 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
                        "for everyone who opens this dump.")
             return
         for v in reversed(views):
+            # never disabled: a click in the graph changes the view without rerunning the
+            # sidebar, so "on screen" is as of the page's last whole run
             here = N.restore_view(nav.state, v.query) == nav.state   # any link version
             st.button(md(v.name) + (" · on screen" if here else ""), key=f"view:{v.id}",
-                      type="tertiary", disabled=here,
+                      type="tertiary",
                       on_click=go, args=(N.restore_view, v.query),
                       help=_view_help(v), width="stretch")
             line = f"{md(v.author or 'anonymous')} · {when(v.created_at)} · {_where(v)}"

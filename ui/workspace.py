@@ -3,7 +3,8 @@
 Search, the share toolbar, the breadcrumb, the graph and the inspector live here. A click
 in the graph, a search, an operand chip or a comment reruns only this part: the sidebar,
 the pass stepper and the detail tabs are neither rebuilt nor resent. What a rerun here may
-change is the selection, the viewport and which groups are open (``LOCAL``); an action
+change is the selection, the viewport, which groups are open and the focus (``LOCAL``,
+drawn here); an action
 that changes anything else (another computation, focus, a stage) reruns the whole page,
 so every part shows the same view. A part here that needs the whole page again (a saved
 view, listed in the sidebar) asks with ``kit.rerun_page()`` from its callback.
@@ -24,7 +25,7 @@ from .opening import Opened
 from .runtimes import Runtimes
 
 # what a rerun of the workspace alone may change in the view
-LOCAL = frozenset({"selected", "viewport", "expanded"})
+LOCAL = frozenset({"selected", "viewport", "expanded", "focus", "radius"})
 
 
 def beyond_local(before: ViewState, after: ViewState) -> bool:
@@ -52,6 +53,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
     view, svg, inspected = None, "", None
     graph_col, inspector_col = st.columns([3, 2], gap="medium")
     with graph_col, section("Graph"):
+        explorer.focus_controls(nav)                 # focus on the selection, hops
         runtimes.graph_messages(nav, rt)             # no trace, a broken one, another stage
         view, svg = graph.show(nav, opened, shown, sharing.comment_counts(module_comments),
                                rt.for_graph() if rt else None)

@@ -25,7 +25,12 @@ import streamlit as st
 _DIR = Path(__file__).parent
 _JS = (_DIR / "graph_view.js").read_text(encoding="utf-8")
 _CSS = (_DIR / "graph_view.css").read_text(encoding="utf-8")
+# every element of a component carries its JS: the command and card mounts, which change
+# on every click, are a second component with a few lines that hand them to the graph's
 _component = st.components.v2.component("hlolens_graph_view", js=_JS, css=_CSS)
+_light = st.components.v2.component(
+    "hlolens_graph_part", js=(_DIR / "light.js").read_text(encoding="utf-8"),
+    css=(_DIR / "card.css").read_text(encoding="utf-8"))
 _nonces = itertools.count(1)
 
 DEFAULT_HEIGHT = 640
@@ -121,7 +126,7 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
     center = st.session_state.pop(_center_key(key), None) or {}
     with st.container(gap=None):
         # the command first, so the graph finds it when its SVG arrives
-        _component(key=f"{key}-cmd", height="content",
+        _light(key=f"{key}-cmd", height="content",
                    data={"mode": "command", "channel": key, "svg_id": sid,
                          "selected": selected, "viewport": viewport,
                          "center": center.get("target", ""), "nonce": center.get("nonce", 0)})
@@ -136,7 +141,7 @@ def node_card(key: str, selected: str, card: dict[str, Any] | None) -> None:
     """The inspector's header for ``selected`` (``card``: ``viz.panels.card``'s JSON, or None
     to show nothing), drawn by the browser; a click in the graph under ``key`` fills it from
     the graph's cards before this run's answer arrives."""
-    _component(key=f"{key}-card", height="content",
+    _light(key=f"{key}-card", height="content",
                data={"mode": "card", "channel": key, "selected": selected, "card": card})
 
 

@@ -1,6 +1,10 @@
 // HLO Lens graph view: an SVG laid out by Graphviz on the server, with pan, zoom and clicks.
 //
-// Three mounts share this module (one JS file, one blob URL, so one module instance):
+// Three mounts share this module. The graph is a component of its own whose JS is this
+// file; the command and the card are mounts of a second, tiny component (light.js) that
+// hands them to this module through `globalThis.hlolensGraphView`, so the ~20 KB of this
+// file travels with the graph (sent once per layout) and not with every click's command
+// and card:
 //   * the graph   data = {svg, svg_id, channel, height, cards}: byte-identical across reruns,
 //                 so Streamlit sends only a hash when nothing about the layout changed;
 //                 `cards` (JSON text) holds the inspector header of every drawn node;
@@ -476,4 +480,12 @@ export default function graphView(component) {
     instances.delete(parentElement);
     graph.destroy();
   };
+}
+
+// The light component's mounts (command, card) come here; those that arrived before this
+// module was loaded wait in `globalThis.hlolensWaiting`.
+const api = { mount: (component) => graphView(component) };
+globalThis.hlolensGraphView = api;
+for (const entry of (globalThis.hlolensWaiting || []).splice(0)) {
+  if (!entry.dead) entry.cleanup = api.mount(entry.component) || null;
 }
