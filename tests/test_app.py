@@ -58,6 +58,15 @@ def card(at: AppTest) -> dict:
     return {}
 
 
+def link(at: AppTest) -> str:
+    """The link the Link box is for (the browser shows its own URL, which Python wrote)."""
+    for c in at.get("bidi_component"):
+        data = json.loads(c.proto.json or "{}")
+        if data.get("mode") == "link":
+            return data.get("link", "")
+    return ""
+
+
 def texts(at: AppTest) -> str:
     """Everything the page wrote as markdown, code, captions and messages, and the
     inspector's header."""

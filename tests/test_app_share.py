@@ -13,7 +13,7 @@ import textwrap
 
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
-from test_app import APP, app, click, ok, query, texts
+from test_app import APP, app, click, link, ok, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.dumps import Store
@@ -54,11 +54,11 @@ def test_a_dump_given_with_dump_is_in_the_store_and_the_url_names_it(monkeypatch
 def test_the_link_box_holds_the_whole_view(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     click(at, "node:ynn_fusion.29", dbl=True)
-    link = next(c.value for c in at.code if "?dump=" in c.value)
+    shown = link(at)
     state = ViewState.from_query(query(at))
-    assert link == share_link(None, state)
-    assert f"dump={state.dump}" in link and "selected=ynn_fusion.29" in link
-    assert "expanded=fusion:ynn_fusion.29" in link
+    assert shown == share_link(None, state)
+    assert f"dump={state.dump}" in shown and "selected=ynn_fusion.29" in shown
+    assert "expanded=fusion:ynn_fusion.29" in shown
     assert share_link("http://lens:8501/?old=1", state).startswith("http://lens:8501/?dump=")
 
 

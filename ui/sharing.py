@@ -37,6 +37,7 @@ from viz import (
 )
 from viz import navigation as N
 
+from .component import link_box
 from .explorer import Shown, stage_label
 from .inspector import Inspected
 from .kit import STAGES, Navigator, code, describe, go, md, rerun_page, section
@@ -255,11 +256,10 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
 def _link(opened: Opened, state: ViewState) -> None:
     link = share_link(st.context.url, state)
     st.markdown("**Link to this view**")
-    st.code(link, language=None, wrap_lines=True)
+    link_box(link)
     if opened.share_id:
         st.caption("Anyone who can reach this server opens exactly this view: dump, module, "
-                   "step, selection, open groups, zoom. Nothing to upload. Copy it with the "
-                   "icon at the right of the box.")
+                   "step, selection, open groups, zoom. Nothing to upload.")
     else:
         st.caption("This dump is not in the store, so the link works only while this "
                    "server runs with the same --dump.")

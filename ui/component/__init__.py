@@ -145,5 +145,12 @@ def node_card(key: str, selected: str, card: dict[str, Any] | None) -> None:
                data={"mode": "card", "channel": key, "selected": selected, "card": card})
 
 
+def link_box(link: str, key: str = "share-link") -> None:
+    """The address of the view on screen with a copy button. The browser shows its own URL
+    (always the view on screen, even after a part of the page reran alone); ``link`` is
+    what Python means it to be (the same, read by tests)."""
+    _light(key=key, height="content", data={"mode": "link", "link": link})
+
+
 __all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
-           "node_card", "svg_id"]
+           "link_box", "node_card", "svg_id"]

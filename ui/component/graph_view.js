@@ -108,6 +108,7 @@ class Graph {
 
   destroy() {
     this.resizeObserver.disconnect();
+    clearTimeout(this.clickTimer);
     clearTimeout(this.settleTimer);
     clearTimeout(this.reportTimer);
     if (graphs.get(this.channel) === this) graphs.delete(this.channel);
@@ -262,6 +263,7 @@ class Graph {
 
   // ---------------------------------------------------------------- commands from Python
   command(cmd) {
+    if (cmd.selected === this.unconfirmed) this.unconfirmed = null;
     if (!this.svg || cmd.svg_id !== this.svgId) return;   // for an SVG still on its way
     this.highlight(cmd.selected);
     const vp = cmd.viewport || "";
@@ -334,12 +336,28 @@ class Graph {
     this.highlight(name);
     const card = cardViews.get(this.channel);
     if (card) card.preview(name, (this.cards || {})[name] || null);
+    this.sendClick(id, name, 0);
+  }
+
+  // A click sent while a run is being replaced can be lost on the way (seen about once
+  // in twenty in the browser tests); until a command from Python shows the selection,
+  // it is sent again, twice at most. Selecting is idempotent, so a repeat is harmless.
+  sendClick(id, name, tries) {
+    clearTimeout(this.clickTimer);
+    this.unconfirmed = name;
     this.setStateValue("click", { id, dbl: false, seq: nextSeq() });
+    if (tries < 2) {
+      this.clickTimer = setTimeout(() => {
+        if (this.unconfirmed === name) this.sendClick(id, name, tries + 1);
+      }, 1500);
+    }
   }
 
   onDblClick(e) {
     const id = targetId(e, this.stage);
     if (!id) return;
+    this.unconfirmed = null;          // the double-click supersedes its two clicks
+    clearTimeout(this.clickTimer);
     e.preventDefault();
     this.setStateValue("click", { id, dbl: true, seq: nextSeq() });
   }
