@@ -58,6 +58,14 @@ def card(at: AppTest) -> dict:
     return {}
 
 
+def open_popover(at: AppTest, key: str) -> AppTest:
+    """Open a popover that fills only when opened (Link, Save view, Export), as a click."""
+    at.session_state[key] = True
+    at.run()
+    ok(at)
+    return at
+
+
 def link(at: AppTest) -> str:
     """The link the Link box is for (the browser shows its own URL, which Python wrote)."""
     for c in at.get("bidi_component"):

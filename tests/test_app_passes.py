@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 from conftest import sample
-from test_app import app, click, link, ok, query, texts
+from test_app import app, click, link, ok, open_popover, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.passes import PER_PASS_FLAG, pass_timeline, step_diff
@@ -201,7 +201,7 @@ def test_an_error_step_shows_the_parser_message_and_the_rest_works(monkeypatch, 
     errors = "\n".join(e.value for e in at.error)
     assert os.path.basename(broken) in errors and "cannot be parsed" in errors
     assert any("⚠ does not parse" in o for o in at.selectbox(key="pick-stage").options)
-    assert "stage=pass:0024" in link(at)                        # the step is linkable
+    assert "stage=pass:0024" in link(open_popover(at, "pop-link"))   # the step is linkable
     at.button(key="pass-next").click().run()               # step away: all works
     assert not at.exception
     assert query(at)["stage"] == "pass:0025"

@@ -21,7 +21,7 @@ import pytest
 from conftest import sample
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
-from test_app import APP, app, ok, query, texts
+from test_app import APP, app, ok, open_popover, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.perf import runtime_report
@@ -287,7 +287,7 @@ def test_the_html_report_carries_the_kernel_table_and_overlay_legend(monkeypatch
         made[file_name or ""] = data_callable
         return real(self, data_callable, mimetype, coordinates, file_name, **kw)
     monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
-    app(sample("transformer"), monkeypatch, {"overlay": "measured"})
+    open_popover(app(sample("transformer"), monkeypatch, {"overlay": "measured"}), "pop-export")
     build = next(fn for name, fn in made.items() if name.endswith(".html"))
     out: list[str] = []
     worker = threading.Thread(target=lambda: out.append(build()))

@@ -13,7 +13,7 @@ import textwrap
 
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
-from test_app import APP, app, click, link, ok, query, texts
+from test_app import APP, app, click, link, ok, open_popover, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.dumps import Store
@@ -54,7 +54,7 @@ def test_a_dump_given_with_dump_is_in_the_store_and_the_url_names_it(monkeypatch
 def test_the_link_box_holds_the_whole_view(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     click(at, "node:ynn_fusion.29", dbl=True)
-    shown = link(at)
+    shown = link(open_popover(at, "pop-link"))
     state = ViewState.from_query(query(at))
     assert shown == share_link(None, state)
     assert f"dump={state.dump}" in shown and "selected=ynn_fusion.29" in shown
@@ -65,6 +65,7 @@ def test_the_link_box_holds_the_whole_view(monkeypatch):
 def test_save_a_view_and_restore_it(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29",
                                                   "grouping": "source"})
+    open_popover(at, "pop-save")
     at.text_input(key="save-name").input("layer norm fusion")
     at.text_area(key="save-note").input("the reduce_sum <b>here</b>")
     at.text_input(key="save-author").input("Ada")
@@ -192,6 +193,7 @@ def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
 
 def test_exports_are_offered(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
+    open_popover(at, "pop-export")
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Graph as SVG", "Graph as DOT", "HTML report", "Repro bundle (zip)",
                       "Model Explorer graph JSON", "Model Explorer node data JSON"]
@@ -240,6 +242,8 @@ def test_an_app_restarted_on_the_same_data_folder_lists_dumps_and_views(tmp_path
         at.run()
         assert not at.exception and not at.error
         sid = at.query_params["dump"]
+        at.session_state["pop-save"] = True
+        at.run()
         at.text_input(key="save-name").input("after restart")
         at.text_input(key="save-author").input("Di")
         next(b for b in at.button if b.key and b.key.endswith("-Save")).click().run()

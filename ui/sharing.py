@@ -240,17 +240,28 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
     the kernel table and the runtime overlay's colours for the HTML report (called when
     it is downloaded)."""
     state = nav.state
+    # each popover fills only when opened (on_change="rerun"): closed, they cost a page
+    # load and every click nothing
     with where.container(horizontal=True, horizontal_alignment="right", gap="small"):
-        with st.popover("Link", icon=":material/link:", help="A link to exactly this view"):
-            _link(opened, state)
-        with st.popover("Save view", icon=":material/bookmark_add:",
-                        help="Keep this view under a name, for everyone who opens this dump"):
-            _save_form(opened)
+        link = st.popover("Link", icon=":material/link:", help="A link to exactly this view",
+                          key="pop-link", on_change="rerun")
+        if link.open:
+            with link:
+                _link(opened, state)
+        save = st.popover("Save view", icon=":material/bookmark_add:", key="pop-save",
+                          on_change="rerun",
+                          help="Keep this view under a name, for everyone who opens this dump")
+        if save.open:
+            with save:
+                _save_form(opened)
         if shown is not None:
-            with st.popover("Export", icon=":material/download:",
-                            help="The graph, a report, the module's files"):
-                _exports(opened, shown, view, svg, inspected, state, runtime_rows,
-                         runtime_legend)
+            export = st.popover("Export", icon=":material/download:", key="pop-export",
+                                on_change="rerun",
+                                help="The graph, a report, the module's files")
+            if export.open:
+                with export:
+                    _exports(opened, shown, view, svg, inspected, state, runtime_rows,
+                             runtime_legend)
 
 
 def _link(opened: Opened, state: ViewState) -> None:
