@@ -293,3 +293,21 @@ def test_headless_render_draws_the_steps_diff_like_the_app(tmp_path):
                     "pass:0024", "--compare", "none", "--format", "dot", "--out", str(plain)],
                    cwd=ROOT, check=True, capture_output=True, timeout=300)
     assert ADDED_FILL not in plain.read_text()
+
+
+def test_the_next_step_is_laid_out_ahead(monkeypatch, mlp):
+    """After a step is drawn, the next one's layout is made in the background: Next then
+    finds it ready (the caption's layout time is a cache hit)."""
+    import time
+
+    from viz import prefetching
+    _, tl = mlp
+    at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0003", "grouping": "flat"})
+    deadline = time.time() + 60
+    while prefetching() and time.time() < deadline:
+        time.sleep(0.1)
+    assert not prefetching()
+    at.button(key="pass-next").click().run()
+    ok(at)
+    caption = next(c.value for c in at.caption if "laid out in" in c.value)
+    assert "laid out in 0 ms" in caption, caption

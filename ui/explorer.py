@@ -20,7 +20,7 @@ from viz import GROUPINGS, ViewState
 from viz import navigation as N
 from viz import panels as P
 
-from .component import graph_events
+from .component import graph_events, handled
 from .kit import (
     BY_CONTENT,
     GRAPH_KEY,
@@ -190,9 +190,11 @@ def header(opened: Opened, picked: Picked):
 def handle_graph_events(nav: Navigator, shown: Shown) -> None:
     """Apply clicks, double-clicks and pans the graph reported since the last run."""
     for ev in graph_events(GRAPH_KEY):
-        state, center = N.on_graph_event(nav.state, shown.module, ev.kind, ev.target,
-                                         ev.viewport)
-        nav.go(state, center)
+        if ev.kind == "viewport" or ev.target:
+            state, center = N.on_graph_event(nav.state, shown.module, ev.kind, ev.target,
+                                             ev.viewport)
+            nav.go(state, center)
+        handled(GRAPH_KEY, ev)       # only now: a run stopped inside go() told the browser nothing
 
 
 def graph_controls(nav: Navigator, shown: Shown) -> None:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import html
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import Dump, HloModule
+from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER
 from compiler_bridge.passes import Timeline
 from compiler_bridge.perf import RuntimeReport
@@ -26,13 +27,15 @@ from viz import (
     ViewState,
     compare_step,
     graph_for,
+    prefetch,
     runtime_overlay,
     start_layout,
 )
+from viz import navigation as N
 from viz import panels as P
 from viz import runtime as RV
 
-from .component import graph_view
+from .component import graph_view, svg_id
 from .explorer import Shown
 from .kit import BY_CONTENT, GRAPH_HEIGHT, GRAPH_KEY, Navigator, go, md
 from .opening import Opened
@@ -96,6 +99,15 @@ def cards_for(shown: Shown, view: GraphView) -> str:
     return _cards(shown.module, drawn)
 
 
+def _params(shown: Shown, state: ViewState, comments: Mapping[str, int] | None,
+            runtime: RuntimeReport | None) -> tuple[ViewParams, RuntimeReport | None]:
+    """The view's params, and the runtime report it is coloured by (only with the overlay
+    on, at the stage that ran)."""
+    if not (state.overlay and shown.stage == AFTER):
+        runtime = None
+    return ViewParams.of(shown, state, comments, overlay=runtime is not None), runtime
+
+
 def view_for(opened: Opened, shown: Shown, state: ViewState,
              comments: Mapping[str, int] | None = None,
              runtime: RuntimeReport | None = None) -> tuple[GraphView, float]:
@@ -103,10 +115,50 @@ def view_for(opened: Opened, shown: Shown, state: ViewState,
     when the step is compared with another, comment badges from ``comments``
     (instruction -> count), runtime colours from ``runtime`` when ``state.overlay`` is on
     at the stage that ran."""
-    if not (state.overlay and shown.stage == AFTER):
-        runtime = None
-    params = ViewParams.of(shown, state, comments, overlay=runtime is not None)
+    params, runtime = _params(shown, state, comments, runtime)
     return _view(opened.dump, shown.timeline, runtime, params)
+
+
+# at most this many views laid out ahead after each one drawn, and none around a view
+# bigger than PREFETCH_AROUND nodes (its neighbours are as slow to lay out)
+PREFETCH_VIEWS = 4
+PREFETCH_AROUND = 1000
+
+
+def likely_next(opened: Opened, shown: Shown, state: ViewState, view: GraphView,
+                comments: Mapping[str, int] | None, runtime: RuntimeReport | None,
+                steps: Sequence[int] = ()) -> Iterator[str]:
+    """The DOT texts of the views a user is likely to open from this one, the likeliest
+    first: the pass steps ``steps`` (the next and previous ones on screen), the selected
+    fusion opened or closed, the biggest closed groups opened. Built the way a click
+    builds them (``viz.navigation``), so asking for one finds its layout ready."""
+    tl = shown.timeline
+    for index in steps:
+        if tl is None:
+            break
+        step = tl.step(index)
+        try:
+            module = opened.dump.parse(step.file)
+        except HloParseError:
+            continue
+        other = Shown(shown.dump_module, step.stage, step.file, module, tl, index)
+        new, _ = N.choose_step(state, step.stage)
+        params, rt = _params(other, new, comments, runtime)
+        yield graph_for(opened.dump, params.state, timeline=tl, comments=dict(params.comments),
+                        runtime=rt).dot
+    targets = []
+    if state.selected and ":" not in state.selected:
+        inst = shown.module.find(state.selected)
+        if inst is not None and inst.opcode == "fusion":
+            targets.append("node:" + state.selected)
+    closed = sorted((g for g in view.groups.values() if not g.expanded and g.size > 1),
+                    key=lambda g: -g.size)
+    targets += ["group:" + g.id for g in closed]
+    for target in targets[:PREFETCH_VIEWS]:
+        new, _ = N.on_graph_event(state, shown.module, "dblclick", target)
+        params, rt = _params(shown, new, comments, runtime)
+        yield graph_for(opened.dump, params.state, timeline=tl, comments=dict(params.comments),
+                        runtime=rt).dot
 
 
 def show(nav: Navigator, opened: Opened, shown: Shown,
@@ -133,11 +185,32 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
             st.caption(f"ℹ {md(note)}")
     graph_view(svg, selected=state.selected, viewport=state.viewport, key=GRAPH_KEY,
                height=GRAPH_HEIGHT, cards=cards_for(shown, view))
+    if view.node_count <= PREFETCH_AROUND:
+        steps = _neighbour_steps(shown)
+        # once per drawing and selection: a pan or a click elsewhere asks for nothing new
+        inst = shown.module.find(state.selected) if state.selected in view.shown_as else None
+        asked = (svg_id(svg), inst.name if inst is not None and inst.opcode == "fusion" else "",
+                 tuple(steps))
+        if st.session_state.get("hlolens-prefetched") != asked:
+            st.session_state["hlolens-prefetched"] = asked
+            prefetch(partial(likely_next, opened, shown, state, view, comments, runtime,
+                             steps))
     overlay = None
     if runtime is not None and state.overlay and shown.stage == AFTER:
         overlay = runtime_overlay(runtime, state, shown.module, shown.dump_module.id, view)
     legend(view, diff=_has_diff(shown, state), comments=bool(comments), overlay=overlay)
     return view, svg
+
+
+def _neighbour_steps(shown: Shown) -> list[int]:
+    """The next and previous steps the stepper shows (J and K), when stepping passes."""
+    tl = shown.timeline
+    if tl is None or not tl.per_pass:
+        return []
+    visible = [s.index for s in tl.visible(bool(st.session_state.get("pass-hide", True)))]
+    after = [i for i in visible if i > shown.index][:1]
+    before = [i for i in visible if i < shown.index][-1:]
+    return after + before
 
 
 def _has_diff(shown: Shown, state: ViewState) -> bool:

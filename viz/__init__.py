@@ -10,7 +10,8 @@ from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
 from .grouping import GraphOptions, GroupInfo, Grouping, group, split_scopes
-from .layout import Layout, LayoutError, engine, render_svg, start_layout, warm
+from .layout import (Layout, LayoutError, engine, prefetch, prefetching, render_svg,
+                     start_layout, warm)
 from .navigation import set_budget
 from .passes import (
     ADDED_FILL,
@@ -77,6 +78,8 @@ __all__ = [
     "set_budget",
     "share_link",
     "split_scopes",
+    "prefetch",
+    "prefetching",
     "start_layout",
     "text_diff_html",
     "timeline_figure",

@@ -12,11 +12,16 @@ are serialized; a layout over its limit kills the worker and the next call start
 ``start_layout`` runs ``render_svg`` on a worker thread, so a page never blocks on a
 layout Graphviz takes minutes over: it waits a while (``Layout.wait``), then says so and
 polls (``Layout.done``). One job per DOT text: asking again joins the running one.
+
+``prefetch`` lays out, in the background and on a Graphviz instance of its own, the views
+a user is likely to ask for next, so that asking is a cache hit; it never delays a layout
+that was asked for.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import select
 import shutil
@@ -28,6 +33,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO
 
@@ -51,21 +57,34 @@ def engine() -> str:
 
 def render_svg(dot: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     """The SVG for a DOT text (cached); LayoutError when Graphviz fails or runs too long."""
-    key = hashlib.sha256(dot.encode()).hexdigest()
+    key = _key(dot)
     with _cache_lock:
         svg = _cache.get(key)
         if svg is not None:
             _cache.move_to_end(key)
             return svg
     svg = _strip_header(_render(dot, timeout))
-    with _cache_lock:
-        _cache[key] = svg
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    _remember(dot, svg)
     return svg
 
 
-def _render(dot: str, timeout: float) -> str:
+def _key(dot: str) -> str:
+    return hashlib.sha256(dot.encode()).hexdigest()
+
+
+def cached(dot: str) -> bool:
+    with _cache_lock:
+        return _key(dot) in _cache
+
+
+def _remember(dot: str, svg: str) -> None:
+    with _cache_lock:
+        _cache[_key(dot)] = svg
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def _render(dot: str, timeout: float, worker: _WasmWorker | None = None) -> str:
     if engine() == "dot":
         try:
             p = subprocess.run(["dot", "-Tsvg", *FAST_FLAGS], input=dot.encode(),
@@ -75,7 +94,7 @@ def _render(dot: str, timeout: float) -> str:
         if p.returncode != 0:
             raise LayoutError(p.stderr.decode(errors="replace").strip()[:500])
         return p.stdout.decode("utf-8")
-    return _WORKER.render(dot, timeout)
+    return (worker or _WORKER).render(dot, timeout)
 
 
 def _strip_header(svg: str) -> str:
@@ -201,8 +220,11 @@ class Layout:
 def start_layout(dot: str) -> Layout:
     """The layout of ``dot`` on a worker thread: the running or finished job for the same
     text, else a new one (a failed one is tried again)."""
-    key = hashlib.sha256(dot.encode()).hexdigest()
+    key = _key(dot)
     with _jobs_lock:
+        ahead = _prefetching.get(key)
+        if ahead is not None and not ahead.done():     # being laid out ahead: join it
+            return Layout(ahead, time.time())
         job = _jobs.get(key)
         if job is None or (job.done() and job.future.exception() is not None):
             job = _jobs[key] = Layout(_pool.submit(_timed_render, dot), time.time())
@@ -214,3 +236,66 @@ def start_layout(dot: str) -> Layout:
 def _timed_render(dot: str) -> tuple[str, float]:
     t0 = time.perf_counter()
     return render_svg(dot), time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- prefetch
+
+log = logging.getLogger("hlolens")
+_PREFETCH_WORKER = _WasmWorker()       # its own wasm instance: never queues ahead of a page
+_prefetch_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hlolens-prefetch")
+_prefetching: dict[str, Future[tuple[str, float]]] = {}
+_generation = [0]
+_busy = [0]                            # prefetch jobs running
+PREFETCH_MAX_DOT = 300_000             # bytes of DOT (about 1,000 nodes): bigger ones wait
+PREFETCH_DELAY = 0.3                   # seconds: the page that asked finishes its run first
+
+
+def prefetching() -> bool:
+    """Whether layouts are still being made ahead (for tests and benchmarks)."""
+    return _prefetch_pool._work_queue.qsize() > 0 or bool(_prefetching) or _busy[0] > 0
+
+
+def prefetch(views: Callable[[], Iterable[str]]) -> None:
+    """Lay out ahead the views ``views()`` yields (DOT texts, the likeliest first), in the
+    background: ``views`` itself runs there too. A newer call drops what an older one has
+    not reached; a failure is logged, never raised."""
+    with _jobs_lock:
+        _generation[0] += 1
+        generation = _generation[0]
+    _prefetch_pool.submit(_prefetch, views, generation)
+
+
+def _prefetch(views: Callable[[], Iterable[str]], generation: int) -> None:
+    _busy[0] += 1
+    try:
+        _prefetch_views(views, generation)
+    finally:
+        _busy[0] -= 1
+
+
+def _prefetch_views(views: Callable[[], Iterable[str]], generation: int) -> None:
+    time.sleep(PREFETCH_DELAY)
+    try:
+        for dot in views():
+            if _generation[0] != generation:
+                return
+            if len(dot) > PREFETCH_MAX_DOT or cached(dot):
+                continue
+            key = _key(dot)
+            with _jobs_lock:
+                if key in _jobs or key in _prefetching:
+                    continue
+                future: Future[tuple[str, float]] = Future()
+                _prefetching[key] = future
+            t0 = time.perf_counter()
+            try:
+                svg = _strip_header(_render(dot, DEFAULT_TIMEOUT, _PREFETCH_WORKER))
+                _remember(dot, svg)
+                future.set_result((svg, time.perf_counter() - t0))
+            except LayoutError as e:
+                future.set_exception(e)
+            finally:
+                with _jobs_lock:
+                    _prefetching.pop(key, None)
+    except Exception:                   # a view that cannot be built is simply not ready
+        log.exception("prefetching layouts failed")

@@ -75,26 +75,32 @@ def graph_events(key: str) -> list[GraphEvent]:
     """Events the graph mounted under ``key`` reported since the last call (oldest first).
 
     Call it before drawing anything that depends on the selection: the state values of
-    a keyed component are readable before it mounts in this run.
+    a keyed component are readable before it mounts in this run. Mark each one ``handled`` once its effect is written (to the URL): a run can be stopped
+    inside any Streamlit call, and the next run starts from the browser's URL, so an event
+    marked before its effect reached the browser would be lost.
     """
     raw = st.session_state.get(key)
     if not isinstance(raw, dict):
         return []
-    seen = st.session_state.setdefault(_seen_key(key), {})
+    seen = st.session_state.get(_seen_key(key), {})
     out: list[GraphEvent] = []
     click = _valid(raw.get("click"))
     if click is not None and click["seq"] != seen.get("click"):
-        seen["click"] = click["seq"]
         target = str(click.get("id", ""))
-        if target.startswith(("node:", "group:")):
-            out.append(GraphEvent("dblclick" if click.get("dbl") else "click", target,
-                                  seq=click["seq"]))
+        kind = "dblclick" if click.get("dbl") else "click"
+        out.append(GraphEvent(kind, target if target.startswith(("node:", "group:")) else "",
+                              seq=click["seq"]))
     vp = _valid(raw.get("viewport"))
     if vp is not None and vp["seq"] != seen.get("viewport"):
-        seen["viewport"] = vp["seq"]
         out.insert(0, GraphEvent("viewport", viewport=str(vp.get("value", ""))[:200],
                                  seq=vp["seq"]))
     return out
+
+
+def handled(key: str, event: GraphEvent) -> None:
+    """``event`` (from ``graph_events(key)``) is applied: the next run skips it."""
+    seen = st.session_state.setdefault(_seen_key(key), {})
+    seen["viewport" if event.kind == "viewport" else "click"] = event.seq
 
 
 def _valid(value: Any) -> dict | None:
@@ -153,4 +159,4 @@ def link_box(link: str, key: str = "share-link") -> None:
 
 
 __all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
-           "link_box", "node_card", "svg_id"]
+           "handled", "link_box", "node_card", "svg_id"]
