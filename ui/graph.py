@@ -121,7 +121,7 @@ def view_for(opened: Opened, shown: Shown, state: ViewState,
 
 # at most this many views laid out ahead after each one drawn, and none around a view
 # bigger than PREFETCH_AROUND nodes (its neighbours are as slow to lay out)
-PREFETCH_VIEWS = 4
+PREFETCH_VIEWS = 3
 PREFETCH_AROUND = 1000
 
 
@@ -129,7 +129,7 @@ def likely_next(opened: Opened, shown: Shown, state: ViewState, view: GraphView,
                 comments: Mapping[str, int] | None, runtime: RuntimeReport | None,
                 steps: Sequence[int] = ()) -> Iterator[str]:
     """The DOT texts of the views a user is likely to open from this one, the likeliest
-    first: the pass steps ``steps`` (the next and previous ones on screen), the selected
+    first: the pass steps ``steps`` (the next one on screen), the selected
     fusion opened or closed, the biggest closed groups opened. Built the way a click
     builds them (``viz.navigation``), so asking for one finds its layout ready."""
     tl = shown.timeline
@@ -191,10 +191,12 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
         inst = shown.module.find(state.selected) if state.selected in view.shown_as else None
         asked = (svg_id(svg), inst.name if inst is not None and inst.opcode == "fusion" else "",
                  tuple(steps))
-        if st.session_state.get("hlolens-prefetched") != asked:
+        before = st.session_state.get("hlolens-prefetched")
+        if before != asked:
             st.session_state["hlolens-prefetched"] = asked
-            prefetch(partial(likely_next, opened, shown, state, view, comments, runtime,
-                             steps))
+            if before is not None:       # not on a page load: its reader reads first
+                prefetch(partial(likely_next, opened, shown, state, view, comments, runtime,
+                                 steps))
     overlay = None
     if runtime is not None and state.overlay and shown.stage == AFTER:
         overlay = runtime_overlay(runtime, state, shown.module, shown.dump_module.id, view)
@@ -203,14 +205,12 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
 
 
 def _neighbour_steps(shown: Shown) -> list[int]:
-    """The next and previous steps the stepper shows (J and K), when stepping passes."""
+    """The next step the stepper shows (J), when stepping passes."""
     tl = shown.timeline
     if tl is None or not tl.per_pass:
         return []
     visible = [s.index for s in tl.visible(bool(st.session_state.get("pass-hide", True)))]
-    after = [i for i in visible if i > shown.index][:1]
-    before = [i for i in visible if i < shown.index][-1:]
-    return after + before
+    return [i for i in visible if i > shown.index][:1]
 
 
 def _has_diff(shown: Shown, state: ViewState) -> bool:

@@ -149,8 +149,8 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
                               key="saved-views")
     with box:
         if not views:
-            st.caption("None yet: *Save view* (top right) keeps this view under a name, "
-                       "for everyone who opens this dump.")
+            st.caption("None yet: *Save view* (beside the search box) keeps this view "
+                       "under a name, for everyone who opens this dump.")
             return
         for v in reversed(views):
             # never disabled: a click in the graph changes the view without rerunning the
@@ -235,8 +235,8 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             view: GraphView | None, svg: str, inspected: Inspected | None,
             runtime_rows: Callable[[], list[dict] | None] | None = None,
             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> None:
-    """Top right: Link (the full link, with a copy button), Save view, Export (not for a
-    step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
+    """Beside the search box: Link (the full link, with a copy button), Save view, Export
+    (not for a step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
     the kernel table and the runtime overlay's colours for the HTML report (called when
     it is downloaded)."""
     state = nav.state

@@ -247,7 +247,10 @@ _prefetching: dict[str, Future[tuple[str, float]]] = {}
 _generation = [0]
 _busy = [0]                            # prefetch jobs running
 PREFETCH_MAX_DOT = 300_000             # bytes of DOT (about 1,000 nodes): bigger ones wait
-PREFETCH_DELAY = 0.3                   # seconds: the page that asked finishes its run first
+# seconds the user looks at a view before its neighbours are made: on two cores, work
+# started at once slowed the next click more than a ready layout saved (measured with
+# bench/interaction_bench.py: stepping 0.33 -> 0.42 s)
+PREFETCH_DELAY = 1.5
 
 
 def prefetching() -> bool:
@@ -275,6 +278,8 @@ def _prefetch(views: Callable[[], Iterable[str]], generation: int) -> None:
 
 def _prefetch_views(views: Callable[[], Iterable[str]], generation: int) -> None:
     time.sleep(PREFETCH_DELAY)
+    if _generation[0] != generation:
+        return
     try:
         for dot in views():
             if _generation[0] != generation:
