@@ -49,13 +49,18 @@ def click(at: AppTest, target: str, dbl: bool = False) -> AppTest:
     return at
 
 
-def card(at: AppTest) -> dict:
-    """The inspector's header, which the browser draws from the card mount's data."""
+def _mount(at: AppTest, mode: str) -> dict:
+    """The data of the light component's mount of this ``mode`` (what the browser draws)."""
     for c in at.get("bidi_component"):
         data = json.loads(c.proto.json or "{}")
-        if data.get("mode") == "card":
-            return data.get("card") or {}
+        if data.get("mode") == mode:
+            return data
     return {}
+
+
+def card(at: AppTest) -> dict:
+    """The inspector's header, which the browser draws from the card mount's data."""
+    return _mount(at, "card").get("card") or {}
 
 
 def open_popover(at: AppTest, key: str) -> AppTest:
@@ -68,11 +73,7 @@ def open_popover(at: AppTest, key: str) -> AppTest:
 
 def link(at: AppTest) -> str:
     """The link the Link box is for (the browser shows its own URL, which Python wrote)."""
-    for c in at.get("bidi_component"):
-        data = json.loads(c.proto.json or "{}")
-        if data.get("mode") == "link":
-            return data.get("link", "")
-    return ""
+    return _mount(at, "link").get("link", "")
 
 
 def texts(at: AppTest) -> str:
