@@ -246,3 +246,24 @@ def test_selecting_in_focus_mode_moves_the_focus():
     assert N.select(ViewState(selected="a"), "b")[0].focus == ""
     assert N.set_focus(ViewState(selected="a"), True)[0].focus == "a"
     assert N.set_focus(ViewState(selected="fusion:a"), True)[0].focus == ""   # groups: no
+
+
+def test_a_backtracking_regex_finishes(transformer):
+    """`(\\w+\\W?)+#` backtracks exponentially in Python's `re` on every op_name (it held
+    the interpreter, and every visitor's page, for minutes); the search runs patterns on
+    a linear-time engine. A hang detector, not a speed goal: the bound is generous."""
+    import threading
+    _, module = transformer
+    out = []
+    worker = threading.Thread(target=lambda: out.append(
+        P.search(module, r"((\w+\W?)+)+#", regex=True)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert out, "the search did not finish"
+    assert out[0].error == "" and out[0].total == 0
+
+
+def test_a_regex_feature_the_engine_lacks_is_a_message(transformer):
+    _, module = transformer
+    got = P.search(module, r"(dot)\1", regex=True)
+    assert got.hits == [] and "bad regular expression" in got.error and "\\1" in got.error

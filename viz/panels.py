@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import re2
+
 from compiler_bridge import DumpModule, HloComputation, HloInstruction, HloModule
 from compiler_bridge.hlo import layout_change
 from compiler_bridge.dumps import LLVM_IR_NO_OPT, LLVM_IR_WITH_OPT, PTX, DumpFile
@@ -464,22 +466,34 @@ class SearchResult:
     error: str = ""
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.case_sensitive = False
+_RE2_OPTIONS.never_capture = True
+_RE2_OPTIONS.log_errors = False           # the message goes to the user, not to stderr
+_RE2_OPTIONS.max_mem = 8 << 20            # a pattern that compiles bigger is refused
+
+
 def search(module: HloModule, query: str, *, regex: bool = False,
            limit: int = 500) -> SearchResult:
     """Instructions whose name, opcode, op_name, shape or source location (file:line and
     function) matches, case-insensitive.
 
     Exact name and opcode matches come first, then file order. A bad regular
-    expression is reported in ``error``, never raised.
+    expression is reported in ``error``, never raised. Patterns run on RE2, whose time is
+    linear in the text: Python's ``re`` backtracks, and one pattern such as ``(\w+\W?)+#``
+    held the interpreter (and every visitor's page) for minutes. RE2 has no
+    backreferences or lookaround; such a pattern is reported as unsupported.
     """
     query = query.strip()
     if not query:
         return SearchResult(query, [], 0)
     if regex:
         try:
-            pattern = re.compile(query, re.IGNORECASE)
-        except re.error as e:
-            return SearchResult(query, [], 0, f"bad regular expression: {e}")
+            pattern = re2.compile(query, _RE2_OPTIONS)
+        except re2.error as e:
+            why = e.args[0] if e.args else e
+            why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+            return SearchResult(query, [], 0, f"bad regular expression (RE2 syntax): {why}")
 
         def match(text: str) -> bool:
             return pattern.search(text) is not None
