@@ -82,18 +82,37 @@ def code(text: str) -> str:
 
 # --------------------------------------------------------------------------- navigation
 
+_WRITTEN = "hlolens-written"     # the queries this session wrote to the URL, newest last
+
+
 class Navigator:
-    """The view state of this run; ``go`` writes it to the URL (the only writer)."""
+    """The view state of this run; ``go`` writes it to the URL (the only writer).
+
+    Every rerun request carries the browser's address, and a run starts from it; a request
+    sent before the browser received the URL of the run before it carries an older one.
+    A run that finds a URL this session wrote before its last write starts from the last
+    write instead (and puts the address right): otherwise a pan reported during a step
+    change would take the view back a step."""
 
     def __init__(self) -> None:
-        self.state = ViewState.from_query(st.query_params.to_dict())
+        query = st.query_params.to_dict()
+        written = st.session_state.get(_WRITTEN) or []
+        if written and query != written[-1][0] and any(query == q for q, _ in written[:-1]):
+            self.state = written[-1][1]
+            st.query_params.from_dict(written[-1][0])
+        else:
+            self.state = ViewState.from_query(query)
 
     def go(self, state: ViewState, center: str = "") -> None:
         if center:
             center_on(GRAPH_KEY, center)
         if state != self.state:
             self.state = state
-            st.query_params.from_dict(state.to_query())
+            query = state.to_query()
+            st.query_params.from_dict(query)
+            # recorded once the write is on its way (a run stopped inside it wrote nothing)
+            written = (st.session_state.get(_WRITTEN) or [])[-7:]
+            st.session_state[_WRITTEN] = written + [(query, state)]
 
 
 def selected_row(key: str, n: int) -> int | None:

@@ -475,7 +475,7 @@ _RE2_OPTIONS.max_mem = 8 << 20            # a pattern that compiles bigger is re
 
 def search(module: HloModule, query: str, *, regex: bool = False,
            limit: int = 500) -> SearchResult:
-    """Instructions whose name, opcode, op_name, shape or source location (file:line and
+    r"""Instructions whose name, opcode, op_name, shape or source location (file:line and
     function) matches, case-insensitive.
 
     Exact name and opcode matches come first, then file order. A bad regular
