@@ -394,3 +394,25 @@ def test_node_budget_control_writes_the_url(monkeypatch):
     assert query(at)["budget"] == "800"
     again = app(sample("transformer"), monkeypatch, query(at))
     assert again.number_input(key="pick-budget").value == 800
+
+
+def test_a_run_from_a_lagging_address_keeps_the_newest_view(monkeypatch):
+    """Rerun requests carry the browser's URL, which can lag a run behind: a run that
+    starts from an address this session wrote before its last write keeps the last view
+    (and writes it back); an address it never wrote (a user's edit) is taken as asked."""
+    at = app(sample("transformer"), monkeypatch)
+    click(at, "node:ynn_fusion.29")
+    stale = query(at)
+    click(at, "node:ynn_fusion.28")
+    assert query(at)["selected"] == "ynn_fusion.28"
+    for k in list(at.query_params):
+        del at.query_params[k]
+    for k, v in stale.items():
+        at.query_params[k] = v
+    at.run()
+    ok(at)
+    assert query(at)["selected"] == "ynn_fusion.28"
+    at.query_params["selected"] = "batch_0_.1"
+    at.run()
+    ok(at)
+    assert query(at)["selected"] == "batch_0_.1"
