@@ -1,0 +1,43 @@
+"""Every value a link carries reaches the page escaped (issue 17): a URL parameter with
+markdown or HTML in it never turns into a link, an image (fetched on load) or markup.
+
+The page's text is rendered the way the browser renders it (CommonMark; raw HTML only in
+the elements that allow it) and searched for the tags a payload would make."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+from conftest import sample
+from markdown_it import MarkdownIt
+from test_app import app
+
+from viz import ViewState
+
+PAYLOAD = ("x` **Session expired** [sign in](http://evil.example/login) "
+           "![](http://evil.example/pixel.png) <img src=http://evil.example/i.png>")
+_STRICT = MarkdownIt("commonmark", {"html": False})
+_HTML = MarkdownIt("commonmark", {"html": True})
+
+
+def _rendered(at) -> list[str]:
+    """HTML of every markdown-bearing element on the page, as the browser would draw it."""
+    out = []
+    for kind in ("markdown", "caption", "warning", "info", "error", "success"):
+        for el in getattr(at, kind):
+            allow = bool(getattr(el.proto, "allow_html", False))
+            out.append((_HTML if allow else _STRICT).render(str(el.value)))
+    for el in list(at.button) + list(at.get("download_button")):
+        out.append(_STRICT.render(str(el.label)))
+    for el in at.expander:
+        out.append(_STRICT.render(str(el.label)))
+    return out
+
+
+@pytest.mark.parametrize("field", [f.name for f in fields(ViewState) if f.name != "dump"])
+def test_a_url_parameter_never_becomes_markup(monkeypatch, field):
+    at = app(sample("transformer"), monkeypatch, {field: PAYLOAD})
+    for html in _rendered(at):
+        assert "evil.example" not in html or ("<a " not in html and "<img" not in html), html
+        assert "<strong>Session expired</strong>" not in html, html
