@@ -210,3 +210,44 @@ def test_hub_edges_are_thinned_and_counted_in_labels():
     line = next(ln for ln in view.dot.split("\n") if ln.strip().startswith(root_id + " ["))
     assert f"⋯ {hidden} more operands not drawn" in line
     assert any("not drawn" in n for n in view.notes)
+
+
+def test_a_megabyte_op_name_groups_in_bounded_depth(tmp_path):
+    """A valid module whose op_name is 200k scopes deep (1 MB; issue 17: the graph build
+    ran for minutes, cost growing with the square of the depth) groups at once, with at
+    most 32 levels of boxes of bounded labels. Built from the real transformer sample."""
+    import glob
+    import shutil
+    import threading
+
+    from viz import ViewState, graph_for
+    src = sample("transformer")
+    out = tmp_path / "deep"
+    shutil.copytree(src, out)
+    path = glob.glob(str(out / "*cpu_after_optimizations.txt"))[0]
+    text = open(path, encoding="utf-8").read()
+    deep = "/".join(f"s{i}" for i in range(200_000)) + "/op"
+    lines = text.split("\n")
+    entry = next(i for i, line in enumerate(lines) if line.startswith("ENTRY "))
+    at = next(i for i in range(entry, len(lines))           # an instruction ENTRY draws
+              if "op_name=" in lines[i] and " parameter(" not in lines[i])
+    lines[at] = re.sub(r'op_name="[^"]*"', f'op_name="{deep}"', lines[at])
+    text = "\n".join(lines)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    dump = open_dump(str(out))
+    done = []
+    worker = threading.Thread(target=lambda: done.append(
+        graph_for(dump, ViewState(budget=6000, expanded=()))), daemon=True)
+    worker.start()
+    worker.join(120)              # a hang detector, not a speed goal
+    assert done, "the graph build did not finish"
+    view = done[0]
+
+    def depth(gid: str) -> int:
+        d = 0
+        while gid:
+            d, gid = d + 1, view.groups[gid].parent
+        return d
+    assert max(depth(g) for g in view.groups) <= 32
+    assert max(len(g.label) for g in view.groups.values()) <= 32 * 161

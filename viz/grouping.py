@@ -149,9 +149,31 @@ class Group:
         return out
 
 
+# Scope paths are cut for display: at most MAX_SCOPES levels (the rest joined into the
+# last) and MAX_SCOPE_CHARS characters a level. A valid module can carry a 1 MB op_name
+# of 16k levels, and a path that long made grouping quadratic and unreadable.
+MAX_SCOPES = 32
+MAX_SCOPE_CHARS = 160
+
+
+def _clip_scope(part: str) -> str:
+    if len(part) <= MAX_SCOPE_CHARS:
+        return part
+    digest = hashlib.sha1(part.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{part[:MAX_SCOPE_CHARS - 12]}…{digest}"
+
+
 def split_scopes(op_name: str) -> list[str]:
     """``jit(f)/transpose(jvp(g))/dot_general`` -> ['jit(f)', 'transpose(jvp(g))'] (the op
-    itself, the last part, is dropped); '/' inside parentheses does not split."""
+    itself, the last part, is dropped); '/' inside parentheses does not split. At most
+    ``MAX_SCOPES`` levels of at most ``MAX_SCOPE_CHARS`` characters each."""
+    parts = _scope_parts(op_name)
+    if len(parts) > MAX_SCOPES:
+        parts = parts[:MAX_SCOPES - 1] + ["/".join(parts[MAX_SCOPES - 1:])]
+    return [_clip_scope(p) for p in parts]
+
+
+def _scope_parts(op_name: str) -> list[str]:
     if not op_name:
         return []
     if "(" not in op_name:
