@@ -41,3 +41,18 @@ def test_a_url_parameter_never_becomes_markup(monkeypatch, field):
     for html in _rendered(at):
         assert "evil.example" not in html or ("<a " not in html and "<img" not in html), html
         assert "<strong>Session expired</strong>" not in html, html
+
+
+def test_a_saved_views_name_never_becomes_markup(monkeypatch):
+    """A view saved under a name with markdown in it: the toast that confirms it and the
+    sidebar's list show the name as text."""
+    from test_app import open_popover
+    at = open_popover(app(sample("transformer"), monkeypatch), "pop-save")
+    at.text_input(key="save-name").input(PAYLOAD)
+    at.text_input(key="save-author").input("Eve")
+    next(b for b in at.get("button") if b.label == "Save").click().run()
+    shown = [_STRICT.render(str(t.value)) for t in at.toast] + _rendered(at)
+    assert any("Session expired" in html for html in shown)       # it was shown, as text
+    for html in shown:
+        assert "<a " not in html and "<img" not in html, html
+        assert "<strong>Session expired</strong>" not in html, html

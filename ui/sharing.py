@@ -131,7 +131,7 @@ def _add_comment(share_id: str, module_id: str, name: str) -> None:
         return
     _remember_author(author)
     st.session_state[f"comment-text:{name}"] = ""
-    st.toast(f"Comment added to {name}")
+    st.toast(f"Comment added to {md(name)}")
 
 
 # --------------------------------------------------------------------------- views
@@ -184,7 +184,7 @@ def _delete_view(share_id: str, view_id: int, name: str) -> None:
     except (DumpError, OSError) as e:
         st.session_state["view-del-msg"] = f"Not deleted: {describe(e)}"
         return
-    st.toast(f"Deleted the saved view {name}")
+    st.toast(f"Deleted the saved view {md(name)}")
 
 
 def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
@@ -193,7 +193,7 @@ def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
     except (DumpError, OSError) as e:
         st.session_state[f"comment-msg:{node}"] = f"Not deleted: {describe(e)}"
         return
-    st.toast(f"Deleted a comment on {node}")
+    st.toast(f"Deleted a comment on {md(node)}")
 
 
 def _where(v: SavedView) -> str:
@@ -225,7 +225,7 @@ def _save_view(share_id: str) -> None:
     _remember_author(author)
     st.session_state["save-name"] = ""
     st.session_state["save-note"] = ""
-    st.toast(f"Saved the view “{name}”")
+    st.toast(f"Saved the view “{md(name)}”")
     rerun_page()                      # the sidebar lists the saved views
 
 
