@@ -45,8 +45,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     dump = open_dump(args.path)
     stats = dump.stats()
+    empty = not dump.modules         # an empty or unrelated archive or folder: say so, fail
     if args.json:
         print(json.dumps(stats, indent=2))
+    if empty:
+        print(f"error: {args.path}: no XLA dump files found (expected files named "
+              "module_NNNN.<name>.*)", file=sys.stderr)
+        return 1
+    if args.json:
         return 0
     print(f"dump {dump.name}: {len(dump.modules)} modules, {len(dump.files)} files, "
           f"{len(dump.traces)} trace files; main program: {stats['main']}")

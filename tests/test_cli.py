@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from compiler_bridge import open_dump, parse_hlo
 
 from conftest import ROOT, read, sample, sample_file
@@ -82,3 +84,17 @@ def test_errors_are_one_clear_line_not_a_traceback(tmp_path):
     path = sample_file("mlp_train", "module_*.cpu_after_optimizations.txt")
     p = run("extract", path, "--computation", "no_such_thing", ok=False)
     assert p.returncode == 2 and "no_such_thing" in p.stderr
+
+
+@pytest.mark.parametrize("members", [[], [("readme.txt", "not a dump")]])
+def test_stats_of_an_archive_without_a_dump_fails_and_says_so(tmp_path, members):
+    """An empty zip, or one with no XLA files, is no dump: exit 1 and a message naming it
+    (issue 17: it exited 0 with '0 modules')."""
+    import zipfile
+    path = tmp_path / "upload.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in members:
+            z.writestr(name, text)
+    out = run("stats", str(path), ok=False)
+    assert out.returncode == 1
+    assert "upload.zip" in out.stderr and "no XLA dump files found" in out.stderr
