@@ -263,3 +263,38 @@ def test_the_same_archive_again_is_recognised_before_unpacking(tmp_path, monkeyp
     monkeypatch.undo()
     fresh = Store(str(tmp_path / "data")).add_archive(data, "c.zip")
     assert fresh.hash == first.hash and fresh.share_id != first.share_id
+
+
+def _tar(members: list[tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_an_archive_with_one_member_twice_is_refused_by_name(tmp_path):
+    """Two members of one name (issue 17): the second would replace the first unseen (zip)
+    or fail with the server's temporary path in the message (tar)."""
+    from compiler_bridge.dumps import archive
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("a.txt", "first")
+        with pytest.warns(UserWarning):          # zipfile itself warns of the duplicate
+            z.writestr("a.txt", "second")
+    for data, label in ((buf.getvalue(), "twice.zip"),
+                        (_tar([("a.txt", b"first"), ("a.txt", b"second")]), "twice.tar.gz")):
+        with pytest.raises(archive.ArchiveError) as e:
+            archive.extract(data, str(tmp_path / label), label=label)
+        assert str(e.value).startswith(label + ": ") and "appears twice" in str(e.value)
+        assert str(tmp_path) not in str(e.value)
+        assert not os.path.exists(tmp_path / label)
+
+
+def test_a_tar_refusal_names_the_archive(tmp_path):
+    from compiler_bridge.dumps import archive
+    with pytest.raises(archive.ArchiveError) as e:
+        archive.extract(_tar([("/etc/evil", b"x")]), str(tmp_path / "t"), label="evil.tgz")
+    assert str(e.value).startswith("evil.tgz: ") and "absolute path" in str(e.value)

@@ -82,6 +82,9 @@ def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipf
                                "links are not accepted")
         if info.is_dir():
             continue
+        if path in out:
+            raise ArchiveError(f"{label}: member {info.filename!r} appears twice; "
+                               "nothing was extracted")
         total += info.file_size
         if total > max_bytes:
             raise ArchiveError(f"{label}: unpacks to more than {max_bytes:,} bytes "
@@ -129,11 +132,11 @@ class _Budget:
                 out.write(chunk)
 
 
-def _target(dest: str, path: str) -> str:
+def _target(dest: str, path: str, label: str) -> str:
     target = os.path.join(dest, *path.split("/"))
     real_dest = os.path.realpath(dest)
     if not os.path.realpath(target).startswith(real_dest + os.sep):
-        raise ArchiveError(f"member {path!r} points outside the archive")
+        raise ArchiveError(f"{label}: member {path!r} points outside the archive")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     return target
 
@@ -144,7 +147,7 @@ def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
         members = check_zip(zf, label, max_bytes)
         for path, info in members.items():
             with zf.open(info) as f:
-                budget.copy(f, _target(dest, path))
+                budget.copy(f, _target(dest, path, label))
     return list(members)
 
 
@@ -153,18 +156,25 @@ def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
     paths = []
     fileobj = io.BytesIO(src) if isinstance(src, bytes) else None
     with tarfile.open(name=None if fileobj else src, fileobj=fileobj, mode="r:*") as tar:
+        seen: set[str] = set()
         for m in tar:
-            path = member_path(m.name)
+            try:
+                path = member_path(m.name)
+            except ArchiveError as e:
+                raise ArchiveError(f"{label}: {e}") from None
             if m.issym() or m.islnk():
                 raise ArchiveError(f"{label}: member {m.name!r} is a link; links are not accepted")
             if m.isdir():
                 continue
             if not m.isfile():
                 raise ArchiveError(f"{label}: member {m.name!r} is not a regular file")
+            if path in seen:               # the second copy would overwrite the first
+                raise ArchiveError(f"{label}: member {m.name!r} appears twice")
+            seen.add(path)
             f = tar.extractfile(m)
             if f is None:
                 continue
-            budget.copy(f, _target(dest, path))
+            budget.copy(f, _target(dest, path, label))
             paths.append(path)
     return paths
 
