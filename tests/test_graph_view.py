@@ -251,3 +251,26 @@ def test_a_megabyte_op_name_groups_in_bounded_depth(tmp_path):
         return d
     assert max(depth(g) for g in view.groups) <= 32
     assert max(len(g.label) for g in view.groups.values()) <= 32 * 161
+
+
+def test_an_escaped_tag_in_an_op_name_is_drawn_as_written(tmp_path):
+    """An op_name holding `&lt;img src=x&gt;` (issue 17): Graphviz reads entities in
+    labels, so the box drew `<img src=x>`; it is drawn as written."""
+    import glob
+    import shutil
+
+    from viz import ViewState, graph_for, render_svg
+    out = tmp_path / "ent"
+    shutil.copytree(sample("transformer"), out)
+    path = glob.glob(str(out / "*cpu_after_optimizations.txt"))[0]
+    lines = open(path, encoding="utf-8").read().split("\n")
+    entry = next(i for i, line in enumerate(lines) if line.startswith("ENTRY "))
+    at = next(i for i in range(entry, len(lines))
+              if "op_name=" in lines[i] and " parameter(" not in lines[i])
+    lines[at] = re.sub(r'op_name="[^"]*"', 'op_name="jit(f)/&lt;img src=x&gt;/op"', lines[at])
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    view = graph_for(open_dump(str(out)), ViewState(grouping="layers"))
+    svg = render_svg(view.dot)
+    assert "&amp;lt;img src=x&amp;gt;" in svg          # shows as &lt;img src=x&gt;
+    assert ">&lt;img src=x&gt;" not in svg and "&lt;img src=x&gt;  (" not in svg

@@ -44,6 +44,15 @@ def quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+_SHOWN = ("label", "tooltip", "xlabel")
+
+
+def quote_text(s: str) -> str:
+    """A label or tooltip: Graphviz reads ``&lt;`` in one as an entity, so an op_name that
+    holds ``&lt;img&gt;`` drew as ``<img>``; the ampersand is escaped to show it as is."""
+    return quote(s.replace("&", "&amp;"))
+
+
 def _short(text: str, n: int = MAX_LABEL) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -160,7 +169,8 @@ class _Writer:
 
     @staticmethod
     def _attrs(attrs: Mapping[str, str]) -> str:
-        return ", ".join(f"{k}={quote(str(v))}" for k, v in attrs.items())
+        return ", ".join(f"{k}={quote_text(str(v)) if k in _SHOWN else quote(str(v))}"
+                         for k, v in attrs.items())
 
 
 def emit(grouped: Grouping, decorations: Decorations | None = None, selected: str = "",
@@ -189,8 +199,9 @@ def emit(grouped: Grouping, decorations: Decorations | None = None, selected: st
                 if item.open and stand_in is None:
                     cluster_n[0] += 1
                     w.lines.append(f"{indent}subgraph cluster_{cluster_n[0]} {{")
+                    label = quote_text(_short(item.label, 80) + f"  ({item.size})")
                     w.lines.append(f"{indent}  id={quote('group:' + item.id)}; "
-                                   f"label={quote(_short(item.label, 80) + f'  ({item.size})')}; "
+                                   f"label={label}; "
                                    'style="rounded,filled"; fillcolor="#f8f9fa08"; '
                                    'color="#adb5bd"; fontsize=10; labeljust=l;')
                     w.svg["group:" + item.id] = item.id
@@ -216,7 +227,7 @@ def emit(grouped: Grouping, decorations: Decorations | None = None, selected: st
         w.svg["group:" + gid] = gid
         w.lines.append(f"{indent}subgraph cluster_{cluster_n[0]} {{")
         title = f"{inst.name} · {inst.fusion_kind or 'fusion'} · {fused.name}"
-        w.lines.append(f"{indent}  id={quote('group:' + gid)}; label={quote(title)}; "
+        w.lines.append(f"{indent}  id={quote('group:' + gid)}; label={quote_text(title)}; "
                        'style="rounded,dashed"; color="#495057"; fontsize=10; labeljust=l;')
         inner: dict[str, str] = {}
         for fi in fused.instructions:
