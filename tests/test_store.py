@@ -298,3 +298,35 @@ def test_a_tar_refusal_names_the_archive(tmp_path):
     with pytest.raises(archive.ArchiveError) as e:
         archive.extract(_tar([("/etc/evil", b"x")]), str(tmp_path / "t"), label="evil.tgz")
     assert str(e.value).startswith("evil.tgz: ") and "absolute path" in str(e.value)
+
+
+def test_two_writers_adding_one_dump_at_once_hand_out_one_id(tmp_path, monkeypatch):
+    """Issue 17: the commit lock was per process, so two processes adding one dump at once
+    each handed out a share id and the manifest kept one. Two Store objects on one folder
+    stand for the two processes (each has its own thread lock); both are held at the
+    point where the files are claimed, after the check that the dump is new."""
+    data = str(tmp_path / "store")
+    Store(data)
+    meet = threading.Barrier(2)
+    real_claim = Store._claim
+
+    def claim(self, folder, final):
+        try:
+            meet.wait(timeout=3)        # both here at once, unless a lock keeps one out
+        except threading.BrokenBarrierError:
+            pass
+        return real_claim(self, folder, final)
+    monkeypatch.setattr(Store, "_claim", claim)
+    blob = zip_of(sample("scan_while"))
+    got: list[str] = []
+    workers = [threading.Thread(target=lambda: got.append(
+        Store(data).add_archive(blob, "scan_while.zip").share_id)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert len(got) == 2
+    store = Store(data)
+    for share_id in got:
+        assert store.open(share_id).modules           # every id handed out opens
+    assert len(set(got)) == 1 and len(store.list()) == 1

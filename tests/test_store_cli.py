@@ -84,3 +84,4 @@ def test_errors_are_one_line_not_a_traceback(tmp_path):
     assert "no XLA dump files" in p.stderr
     p = run("add", str(tmp_path / "missing"), data=data, ok=False)
     assert p.returncode == 1 and "no such file or folder" in p.stderr
+

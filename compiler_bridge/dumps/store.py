@@ -20,6 +20,7 @@ every replica lists the same dumps.
 from __future__ import annotations
 
 import builtins
+import fcntl
 import hashlib
 import json
 import os
@@ -184,6 +185,23 @@ class Store:
             con.commit()
         finally:
             con.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One writer at a time: threads of this process (a lock), and processes on one
+        local store (an exclusive lock on a file of it). Without the second, four
+        ``store add`` of one folder at once each printed its own share id and the
+        manifest kept one of them."""
+        with self._lock:
+            if self.remote:
+                yield
+                return
+            with open(os.path.join(self.base, "commit.lock"), "a") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(f, fcntl.LOCK_UN)
 
     def _clean_tmp(self) -> None:
         tmp = os.path.join(self.base, "tmp")
@@ -413,7 +431,7 @@ class Store:
                              "module_NNNN.<name>.*, as --xla_dump_to writes)")
         h, size, nfiles = dump_hash(folder)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
-        with self._lock:
+        with self._writing():
             if h in self._manifest_hashes():
                 self.sync()
                 return self._stored(h)
@@ -506,7 +524,7 @@ class Store:
         """Delete a dump, its share ids, views and comments."""
         stored = self.get(share_id)
         h = stored.hash
-        with self._lock:
+        with self._writing():
             if self.remote:
                 self.fs.rm(self._path("manifests", h + ".json"))
                 self.fs.rm(self._path("dumps", h), recursive=True)
