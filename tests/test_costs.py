@@ -187,3 +187,25 @@ def test_calibrate_quick_writes_a_profile(tmp_path):
     assert prof.matmul_rate("f32") > 1e8 and prof.vector_flops > 1e8
     assert prof.bandwidth > 1e8 and prof.output_bandwidth > 1e7
     assert 0 < prof.launch_overhead_us < 100 and prof.bandwidth_curve
+
+
+def _call_chain(depth: int) -> str:
+    """A module whose ENTRY calls c0, which calls c1, ... down to a negate: a hostile input
+    (issue 17; no tool writes one this deep), built here."""
+    lines = ["HloModule chain", "", f"c{depth - 1} {{", "  p = f32[8]{0} parameter(0)",
+             "  ROOT r = f32[8]{0} negate(p)", "}", ""]
+    for i in range(depth - 2, -1, -1):
+        lines += [f"c{i} {{", "  p = f32[8]{0} parameter(0)",
+                  f"  ROOT r = f32[8]{{0}} call(p), to_apply=c{i + 1}", "}", ""]
+    lines += ["ENTRY main {", "  p = f32[8]{0} parameter(0)",
+              "  ROOT r = f32[8]{0} call(p), to_apply=c0", "}"]
+    return "\n".join(lines)
+
+
+def test_a_call_chain_thousands_deep_is_costed_without_recursion():
+    """A 5000-deep call chain showed a raw RecursionError in the Runtimes tab."""
+    shallow = module_costs(parse_hlo(_call_chain(3)))
+    deep = module_costs(parse_hlo(_call_chain(5000)))
+    entry = [c for c in deep.values() if c.opcode == "call"]
+    assert entry and entry[0].flops == [c for c in shallow.values()
+                                        if c.opcode == "call"][0].flops > 0

@@ -286,23 +286,61 @@ def instruction_flops(inst: HloInstruction, module: HloModule | None = None
 
 
 def _computation_flops(module: HloModule, name: str) -> tuple[float, float, bool]:
-    comp = module.get_computation(name)
-    flops = trans = 0.0
-    mm = False
-    for sub in comp.instructions if comp is not None else ():
-        f, t, m = instruction_flops(sub, module)
-        flops, trans, mm = flops + f, trans + t, mm or m
-    return flops, trans, mm
+    """Flops, transcendentals and 'has a matmul' of one run of a computation, with what it
+    calls. Computed callees first, without recursion (a module can nest calls thousands
+    deep), once per module."""
+    table: dict[str, tuple[float, float, bool]] = module.derived("computation-flops",
+                                                                  lambda m: {})
+    if name in table:
+        return table[name]
+    order: list[str] = []              # callees before their callers
+    stack: list[tuple[str, bool]] = [(name, False)]
+    seen: set[str] = set()
+    while stack:
+        cur, done = stack.pop()
+        if done:
+            order.append(cur)
+            continue
+        if cur in seen or cur in table:
+            continue
+        seen.add(cur)
+        stack.append((cur, True))
+        comp = module.get_computation(cur)
+        for sub in comp.instructions if comp is not None else ():
+            stack.extend((c, False) for c in sub.called_names if c not in seen)
+    for cur in order:
+        comp = module.get_computation(cur)
+        flops = trans = 0.0
+        mm = False
+        table[cur] = (0.0, 0.0, False)     # a call cycle (invalid HLO) counts nothing
+        for sub in comp.instructions if comp is not None else ():
+            f, t, m = instruction_flops(sub, module)
+            flops, trans, mm = flops + f, trans + t, mm or m
+        table[cur] = (flops, trans, mm)
+    return table.get(name, (0.0, 0.0, False))
 
 
 def _in_single_kernel(inst: HloInstruction) -> bool:
-    """Is this control flow inside a computation that a single-kernel call runs?"""
+    """Is this control flow inside a computation that a single-kernel call runs? (walked
+    up the callers without recursion)"""
     comp = inst.computation
     module = comp.module if comp is not None else None
-    if comp is None or module is None or comp.is_entry:
+    if comp is None or module is None:
         return False
-    callers = module.callers().get(comp.name, [])
-    return any(is_single_kernel_call(c) or _in_single_kernel(c) for c in callers)
+    callers = module.callers()
+    stack, seen = [comp], {comp.name}
+    while stack:
+        cur = stack.pop()
+        if cur.is_entry:
+            continue
+        for c in callers.get(cur.name, []):
+            if is_single_kernel_call(c):
+                return True
+            up = c.computation
+            if up is not None and up.name not in seen:
+                seen.add(up.name)
+                stack.append(up)
+    return False
 
 
 # --------------------------------------------------------------------------- bytes
