@@ -228,3 +228,20 @@ def test_noise_floor_halves_split_by_profiling_session(tmp_path):
     assert a == b == one.median_us
     a1, b1 = one.halves()
     assert a1 != b1     # alternate runs of one session: real spread
+
+
+def test_a_gzip_that_unpacks_past_the_cap_is_refused(monkeypatch):
+    """Issue 17: a 2 MB trace that unpacked to 2 GiB took the server to 4.4 GB. Unpacking
+    stops at the cap (shrunk here to 1 MB: the bomb is 4 MB of zeros, 4 KB packed)."""
+    import gzip
+
+    from compiler_bridge.perf import traces as T
+    monkeypatch.setattr(T, "MAX_TRACE_BYTES", 1 << 20)
+    bomb = gzip.compress(b"\0" * (4 << 20))
+    assert len(bomb) < 10_000
+    with pytest.raises(TraceError) as e:
+        read_trace(bomb, "bomb.json.gz")
+    assert str(e.value).startswith("bomb.json.gz") and "trace size cap" in str(e.value)
+    # a real trace followed by a second (empty) gzip member still reads, as gzip allows
+    real = open(trace_file("transformer"), "rb").read()
+    assert read_trace(real + gzip.compress(b""), "two.json.gz").events

@@ -24,7 +24,6 @@ matches no instruction is counted and listed, and a trace that has no per-op eve
 from __future__ import annotations
 
 import bisect
-import gzip
 import hashlib
 import json
 import os
@@ -94,15 +93,36 @@ class RawTrace:
     markers: dict = field(default_factory=dict)
 
 
-def _decompress(data: bytes, source: str) -> bytes:
+# the most a gzipped trace may unpack to: a 2 MB upload that unpacked to 2 GiB took the
+# server to 4.4 GB of memory (issue 17); real profiles are a few MB to a few hundred
+MAX_TRACE_BYTES = int(os.environ.get("HLOLENS_MAX_TRACE_BYTES", 512 << 20))
+
+
+def _decompress(data: bytes, source: str, limit: int | None = None) -> bytes:
+    """Gzip members unpacked in bounded steps, refused past ``limit`` bytes."""
     if data[:2] != b"\x1f\x8b":
         return data
+    limit = MAX_TRACE_BYTES if limit is None else limit
+    out = bytearray()
+    rest = data
     try:
-        return gzip.decompress(data)
+        while rest[:2] == b"\x1f\x8b":          # one gzip member after another
+            member = zlib.decompressobj(wbits=31)
+            todo = rest
+            while todo and not member.eof:
+                out += member.decompress(todo, limit + 1 - len(out))
+                if len(out) > limit:
+                    raise TraceError(source, f"unpacks to more than {limit:,} bytes, over "
+                                     "the trace size cap (HLOLENS_MAX_TRACE_BYTES)")
+                todo = member.unconsumed_tail
+            if not member.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            rest = member.unused_data
     except EOFError as e:
         raise TraceError(source, f"not a readable trace: truncated gzip data ({e})") from None
-    except (OSError, zlib.error) as e:
+    except zlib.error as e:
         raise TraceError(source, f"not a readable trace: corrupt gzip data ({e})") from None
+    return bytes(out)
 
 
 def _looks_like_xplane(data: bytes, source: str) -> bool:
