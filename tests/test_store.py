@@ -330,3 +330,21 @@ def test_two_writers_adding_one_dump_at_once_hand_out_one_id(tmp_path, monkeypat
     for share_id in got:
         assert store.open(share_id).modules           # every id handed out opens
     assert len(set(got)) == 1 and len(store.list()) == 1
+
+
+def test_an_archive_that_unpacks_to_far_more_than_its_size_is_refused(tmp_path):
+    """Issue 17: a 1 MB zip holding 1 GiB of zeros was stored (and the server grew to
+    3.9 GB). Here 32 MB of zeros, packed about 1000 to 1, as zip and as tar.gz; a real
+    per-pass dump (xz, 28 to 1) is still taken (other tests)."""
+    from compiler_bridge.dumps import archive
+    zeros = b"\0" * (32 << 20)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("module_0000.f.before_optimizations.txt", zeros)
+    tgz = _tar([("module_0000.f.before_optimizations.txt", zeros)])
+    for data, label in ((buf.getvalue(), "bomb.zip"), (tgz, "bomb.tar.gz")):
+        assert len(data) < (1 << 20)
+        with pytest.raises(archive.ArchiveError) as e:
+            archive.extract(data, str(tmp_path / label), label=label)
+        assert str(e.value).startswith(label + ": ") and "HLOLENS_MAX_RATIO" in str(e.value)
+        assert not os.path.exists(tmp_path / label)

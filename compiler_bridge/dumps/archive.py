@@ -21,6 +21,11 @@ from typing import IO, BinaryIO
 from .errors import DumpError
 
 DEFAULT_MAX_BYTES = 2 << 30     # 2 GiB unpacked, the app's default upload cap
+# the most an archive may unpack to per byte it holds: XLA dumps pack 5-30x (text, many
+# repeats); a 1 MB zip holding 1 GiB of zeros (1000x) was stored and took the server to
+# 3.9 GB (issue 17). HLOLENS_MAX_RATIO sets it.
+MAX_RATIO = float(os.environ.get("HLOLENS_MAX_RATIO", 200))
+RATIO_FLOOR = 16 << 20          # archives that unpack to less are not held to the ratio
 
 
 class ArchiveError(DumpError):
@@ -71,7 +76,7 @@ def zip_is_link(info: zipfile.ZipInfo) -> bool:
 def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipfile.ZipInfo]:
     """Validate every member of an open zip; returns safe path -> ZipInfo for files."""
     out: dict[str, zipfile.ZipInfo] = {}
-    total = 0
+    total = packed = 0
     for info in zf.infolist():
         try:
             path = member_path(info.filename)
@@ -86,10 +91,15 @@ def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipf
             raise ArchiveError(f"{label}: member {info.filename!r} appears twice; "
                                "nothing was extracted")
         total += info.file_size
+        packed += info.compress_size
         if total > max_bytes:
             raise ArchiveError(f"{label}: unpacks to more than {max_bytes:,} bytes "
                                "(the upload size cap)")
         out[path] = info
+    if total > RATIO_FLOOR and total > MAX_RATIO * max(packed, 1):
+        raise ArchiveError(f"{label}: unpacks to {total:,} bytes from {packed:,}, "
+                           f"{total / max(packed, 1):,.0f} times its size (more than "
+                           f"{MAX_RATIO:,.0f}: HLOLENS_MAX_RATIO); nothing was extracted")
     return out
 
 
@@ -116,8 +126,12 @@ def extract(src: str | bytes, dest: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
 
 
 class _Budget:
-    def __init__(self, label: str, max_bytes: int) -> None:
+    """Bytes an archive may still unpack to: the upload cap and, for a tar (whose sizes
+    are known only while reading), the compression-ratio cap."""
+
+    def __init__(self, label: str, max_bytes: int, ratio_cap: int | None = None) -> None:
         self.label, self.left, self.max = label, max_bytes, max_bytes
+        self.ratio_left = ratio_cap
 
     def copy(self, src: IO[bytes], target: str) -> None:
         with open(target, "xb") as out:
@@ -129,6 +143,12 @@ class _Budget:
                 if self.left < 0:
                     raise ArchiveError(f"{self.label}: unpacks to more than {self.max:,} bytes "
                                        "(the upload size cap)")
+                if self.ratio_left is not None:
+                    self.ratio_left -= len(chunk)
+                    if self.ratio_left < 0:
+                        raise ArchiveError(
+                            f"{self.label}: unpacks to more than {MAX_RATIO:,.0f} times its "
+                            "size (HLOLENS_MAX_RATIO); nothing was extracted")
                 out.write(chunk)
 
 
@@ -152,7 +172,8 @@ def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
 
 
 def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
-    budget = _Budget(label, max_bytes)
+    packed = len(src) if isinstance(src, bytes) else os.path.getsize(src)
+    budget = _Budget(label, max_bytes, ratio_cap=max(RATIO_FLOOR, int(MAX_RATIO * packed)))
     paths = []
     fileobj = io.BytesIO(src) if isinstance(src, bytes) else None
     with tarfile.open(name=None if fileobj else src, fileobj=fileobj, mode="r:*") as tar:
