@@ -56,3 +56,24 @@ def test_a_saved_views_name_never_becomes_markup(monkeypatch):
     for html in shown:
         assert "<a " not in html and "<img" not in html, html
         assert "<strong>Session expired</strong>" not in html, html
+
+
+def test_a_notes_web_address_is_a_working_link_and_nothing_else_is(monkeypatch):
+    """Issue 17: a URL in a note became a broken link (its escapes showed). It is now a
+    link to exactly what it shows; markdown links and images in a note stay text."""
+    import re
+
+    from test_app import open_popover
+    at = open_popover(app(sample("transformer"), monkeypatch), "pop-save")
+    at.text_input(key="save-name").input("with a link")
+    at.text_area(key="save-note").input("see https://example.com/a-b_(c).html for more. "
+                                        + PAYLOAD)
+    next(b for b in at.get("button") if b.label == "Save").click().run()
+    notes = [h for h in _rendered(at) if "example.com" in h]
+    assert notes, _rendered(at)
+    html = notes[0]
+    assert ('<a href="https://example.com/a-b_(c).html">https://example.com/a-b_(c).html</a>'
+            in html)
+    assert "<img" not in html and "<strong>" not in html
+    for href, shown in re.findall(r'<a href="([^"]*)">([^<]*)</a>', html):
+        assert href == shown                     # no link that shows one thing, goes elsewhere

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from functools import partial
 
@@ -47,9 +48,22 @@ log = logging.getLogger("hlolens")
 AUTHOR = "hlolens-author"       # session: the name last typed in a form
 
 
+_URL = re.compile(r"https?://[^\s<>`\\]+[^\s<>`\\.,;:!?'\")\]]")
+
+
+def _line(line: str) -> str:
+    """One line of user text as markdown: the text as written, its web addresses as links
+    (CommonMark autolinks, whose insides are not markdown; escaped, they broke)."""
+    out, at = [], 0
+    for m in _URL.finditer(line):
+        out += [md(line[at:m.start()]), f"<{m.group(0)}>"]
+        at = m.end()
+    return "".join(out + [md(line[at:])])
+
+
 def _text(text: str) -> str:
     """User text as markdown that shows exactly that text (line breaks kept)."""
-    return "  \n".join(md(line) for line in text.splitlines()) or "—"
+    return "  \n".join(_line(line) for line in text.splitlines()) or "—"
 
 
 # --------------------------------------------------------------------------- comments
