@@ -100,7 +100,8 @@ def test_saved_views_are_listed_for_everyone_who_opens_the_dump(monkeypatch):
     button = next(b for b in other.button if b.key and b.key.startswith("view:"))
     assert "\\<script\\>" in button.label                     # shown as text, escaped
     captions = "\n".join(c.value for c in other.caption)
-    assert "\\[here\\]\\(http://evil" in captions              # no live markdown link
+    # no live markdown link: the brackets stay text, the address links to what it shows
+    assert "\\[here\\]\\(<http://evil.example>\\)" in captions
     button.click().run()
     ok(other)
     assert query(other)["selected"] == "ynn_fusion.8"

@@ -348,3 +348,19 @@ def test_an_archive_that_unpacks_to_far_more_than_its_size_is_refused(tmp_path):
             archive.extract(data, str(tmp_path / label), label=label)
         assert str(e.value).startswith(label + ": ") and "HLOLENS_MAX_RATIO" in str(e.value)
         assert not os.path.exists(tmp_path / label)
+
+
+def test_a_member_name_the_file_system_refuses_is_named_without_server_paths(tmp_path):
+    """Issue 17: a member whose name is too long for the file system failed with
+    '[Errno 36] File name too long: /…/tmp/upload-…', the server's path."""
+    from compiler_bridge.dumps import archive
+    long_name = "d/" + "x" * 300 + ".txt"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(long_name, "hi")
+    for data, label in ((buf.getvalue(), "long.zip"), (_tar([(long_name, b"hi")]), "long.tgz")):
+        with pytest.raises(archive.ArchiveError) as e:
+            archive.extract(data, str(tmp_path / label), label=label)
+        message = str(e.value)
+        assert message.startswith(label + ": member ") and "too long" in message
+        assert str(tmp_path) not in message and "/tmp" not in message

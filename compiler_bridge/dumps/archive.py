@@ -167,8 +167,18 @@ def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
         members = check_zip(zf, label, max_bytes)
         for path, info in members.items():
             with zf.open(info) as f:
-                budget.copy(f, _target(dest, path, label))
+                _copy_member(budget, f, dest, path, label)
     return list(members)
+
+
+def _copy_member(budget: _Budget, src: IO[bytes], dest: str, path: str, label: str) -> None:
+    """Unpack one member; a name the file system refuses (too long, ...) is said with the
+    member's name, never the server's path."""
+    try:
+        budget.copy(src, _target(dest, path, label))
+    except OSError as e:
+        raise ArchiveError(f"{label}: member {path!r} cannot be unpacked here "
+                           f"({e.strerror or type(e).__name__})") from None
 
 
 def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
@@ -195,7 +205,7 @@ def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
             f = tar.extractfile(m)
             if f is None:
                 continue
-            budget.copy(f, _target(dest, path, label))
+            _copy_member(budget, f, dest, path, label)
             paths.append(path)
     return paths
 
