@@ -364,3 +364,26 @@ def test_a_member_name_the_file_system_refuses_is_named_without_server_paths(tmp
         message = str(e.value)
         assert message.startswith(label + ": member ") and "too long" in message
         assert str(tmp_path) not in message and "/tmp" not in message
+
+
+def test_a_killed_uploads_staging_folder_goes_at_once_a_running_one_stays(tmp_path):
+    """Issue 17: the staging folders of killed uploads stayed for an hour. A process that
+    dies mid-upload leaves its folder behind; the next store opened removes it at once,
+    while the folder of an upload still running (here, in this process) stays."""
+    data = str(tmp_path / "store")
+    running = Store(data)
+    live = running._staging()
+    child = (f"import os, sys; sys.path.insert(0, {ROOT!r})\n"
+             "from compiler_bridge.dumps import Store\n"
+             f"s = Store({data!r}); d = s._staging()\n"
+             "open(os.path.join(d, 'half-unpacked'), 'w').write('x')\n"
+             "print(d, flush=True); os._exit(9)      # killed mid-upload\n")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                         timeout=120)
+    dead = out.stdout.strip()
+    assert out.returncode == 9 and os.path.isdir(dead)
+    Store(data)                                      # the next store opened
+    assert not os.path.exists(dead)
+    assert os.path.isdir(live)
+    running._unstage(live)
+    assert not os.path.exists(live)

@@ -32,7 +32,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import IO, Iterable, Iterator
 
 from . import archive
 from .dump import Dump, open_dump
@@ -41,6 +41,21 @@ from .errors import DumpError
 DEFAULT_LOCATION = ".hlolens-data"
 MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
 _STALE_TMP_SECONDS = 3600
+_OWNER = ".owner"                 # in an upload's staging folder: locked while it runs
+
+
+def _abandoned(path: str) -> bool:
+    """A staging folder whose upload's process is gone: its owner file can be locked."""
+    try:
+        with open(os.path.join(path, _OWNER)) as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False               # an upload is running in it
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return True
+    except OSError:                        # no owner file: the age rule decides
+        return False
 
 
 class StoreError(DumpError):
@@ -171,6 +186,7 @@ class Store:
                 os.makedirs(os.path.join(self.base, sub), exist_ok=True)
             self._clean_tmp()
         self._lock = threading.Lock()
+        self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
         with self._db() as db:
             db.executescript(_SCHEMA)
         self.sync()
@@ -209,7 +225,7 @@ class Store:
         for entry in os.listdir(tmp):
             path = os.path.join(tmp, entry)
             try:
-                if now - os.path.getmtime(path) > _STALE_TMP_SECONDS:
+                if _abandoned(path) or now - os.path.getmtime(path) > _STALE_TMP_SECONDS:
                     shutil.rmtree(path, ignore_errors=True)
             except OSError:
                 pass
@@ -315,8 +331,22 @@ class Store:
 
     # ------------------------------------------------------------------ adding
     def _staging(self) -> str:
+        """A new folder for an upload being unpacked. In a local store it holds an owner
+        file locked while the upload runs: the lock dies with a killed process, so the
+        next store opened removes the folder at once (it waited an hour before)."""
         root = os.path.join(self.base, "tmp") if not self.remote else None
-        return tempfile.mkdtemp(prefix="upload-", dir=root)
+        path = tempfile.mkdtemp(prefix="upload-", dir=root)
+        if root is not None:
+            owner = open(os.path.join(path, _OWNER), "w")
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._owners[path] = owner
+        return path
+
+    def _unstage(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+        owner = self._owners.pop(path, None)
+        if owner is not None:
+            owner.close()                  # releases the lock
 
     def add_path(self, path: str, name: str | None = None) -> StoredDump:
         """Store a dump folder or archive from disk; returns it with its share id."""
@@ -345,7 +375,7 @@ class Store:
                 files = self._normalize_root(files)
             return self._commit(files, name)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._unstage(staging)
 
     def add_archive(self, data: bytes, name: str) -> StoredDump:
         """Store an uploaded .zip / .tar(.gz) given as bytes.
@@ -366,7 +396,7 @@ class Store:
             _extract(data, files, self.max_upload_bytes, name)
             stored = self._commit(self._normalize_root(files), name)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._unstage(staging)
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO archives VALUES (?,?)", (sha, stored.hash))
         return stored
@@ -407,7 +437,7 @@ class Store:
                     f.write(data)
             return self._commit(self._normalize_root(root), name)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._unstage(staging)
 
     @staticmethod
     def _drop_links(root: str) -> None:
