@@ -415,11 +415,9 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
 
 def cards(module: HloModule, names: Iterable[str]) -> dict[str, dict[str, object]]:
     """Cards of the instructions drawn in a view (their HLO lines clipped to CARD_TEXT)."""
-    index = module.derived("instructions-by-name", lambda m: {
-        i.name: i for c in m.computations for i in c.instructions})
     out = {}
     for name in names:
-        inst = index.get(name)
+        inst = module.find(name)
         if inst is not None:
             out[name] = card(module, inst, CARD_TEXT)
     return out
