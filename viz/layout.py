@@ -245,7 +245,7 @@ _PREFETCH_WORKER = _WasmWorker()       # its own wasm instance: never queues ahe
 _prefetch_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hlolens-prefetch")
 _prefetching: dict[str, Future[tuple[str, float]]] = {}
 _generation = [0]
-_busy = [0]                            # prefetch jobs running
+_pending = [0]                         # prefetch calls not finished (queued or running)
 PREFETCH_MAX_DOT = 300_000             # bytes of DOT (about 1,000 nodes): bigger ones wait
 # seconds the user looks at a view before its neighbours are made: on two cores, work
 # started at once slowed the next click more than a ready layout saved (measured with
@@ -255,7 +255,8 @@ PREFETCH_DELAY = 1.5
 
 def prefetching() -> bool:
     """Whether layouts are still being made ahead (for tests and benchmarks)."""
-    return _prefetch_pool._work_queue.qsize() > 0 or bool(_prefetching) or _busy[0] > 0
+    with _jobs_lock:
+        return _pending[0] > 0
 
 
 def prefetch(views: Callable[[], Iterable[str]]) -> None:
@@ -265,15 +266,16 @@ def prefetch(views: Callable[[], Iterable[str]]) -> None:
     with _jobs_lock:
         _generation[0] += 1
         generation = _generation[0]
+        _pending[0] += 1
     _prefetch_pool.submit(_prefetch, views, generation)
 
 
 def _prefetch(views: Callable[[], Iterable[str]], generation: int) -> None:
-    _busy[0] += 1
     try:
         _prefetch_views(views, generation)
     finally:
-        _busy[0] -= 1
+        with _jobs_lock:
+            _pending[0] -= 1
 
 
 def _prefetch_views(views: Callable[[], Iterable[str]], generation: int) -> None:
