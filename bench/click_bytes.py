@@ -16,11 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port  # noqa: E402
+from bench.common import CHROMIUM, CHROMIUM_ARGS, ROOT, start_app, stop_app  # noqa: E402
 
 GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
     .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
@@ -36,22 +35,10 @@ def main() -> None:
     ap.add_argument("--root", default=ROOT)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
-    port = free_port()
     env = dict(os.environ, HLOLENS_DATA=tempfile.mkdtemp(prefix="hlolens-bytes-"),
                HLOLENS_DUMP=os.path.join(ROOT, "sample_dumps", "transformer"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", os.path.join(args.root, "app.py"),
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=args.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
+    proc, url = start_app(env, subprocess.DEVNULL, 60, root=os.path.abspath(args.root))
     try:
-        for _ in range(150):
-            try:
-                urllib.request.urlopen(url + "_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
                                         headless=True)
@@ -72,7 +59,7 @@ def main() -> None:
                 clicks.append(got[0] - before)
             browser.close()
     finally:
-        proc.kill()
+        stop_app(proc)
     print(f"{os.path.basename(os.path.abspath(args.root))}: page load {load:,} bytes; "
           f"per click {', '.join(f'{c:,}' for c in clicks)} (median "
           f"{statistics.median(clicks):,.0f})")
