@@ -79,12 +79,19 @@ class ViewParams:
         return cls(drawn, tuple(sorted((comments or {}).items())))
 
 
+def _draw(dump: Dump, timeline: Timeline | None, runtime: RuntimeReport | None,
+          params: ViewParams) -> GraphView:
+    """The view of ``params``: what the page draws, and what ``likely_next`` lays out
+    ahead (one function, so both make the same DOT and the layout is found)."""
+    return graph_for(dump, params.state, timeline=timeline, comments=dict(params.comments),
+                     runtime=runtime)
+
+
 @st.cache_resource(show_spinner=False, max_entries=48, hash_funcs=BY_CONTENT)
 def _view(dump: Dump, timeline: Timeline | None, runtime: RuntimeReport | None,
           params: ViewParams) -> tuple[GraphView, float]:
     t0 = time.perf_counter()
-    view = graph_for(dump, params.state, timeline=timeline, comments=dict(params.comments),
-                     runtime=runtime)
+    view = _draw(dump, timeline, runtime, params)
     return view, time.perf_counter() - t0
 
 
@@ -144,8 +151,7 @@ def likely_next(opened: Opened, shown: Shown, state: ViewState, view: GraphView,
         other = Shown(shown.dump_module, step.stage, step.file, module, tl, index)
         new, _ = N.choose_step(state, step.stage)
         params, rt = _params(other, new, comments, runtime)
-        yield graph_for(opened.dump, params.state, timeline=tl, comments=dict(params.comments),
-                        runtime=rt).dot
+        yield _draw(opened.dump, tl, rt, params).dot
     targets = []
     if state.selected and ":" not in state.selected:
         inst = shown.module.find(state.selected)
@@ -157,8 +163,7 @@ def likely_next(opened: Opened, shown: Shown, state: ViewState, view: GraphView,
     for target in targets[:PREFETCH_VIEWS]:
         new, _ = N.on_graph_event(state, shown.module, "dblclick", target)
         params, rt = _params(shown, new, comments, runtime)
-        yield graph_for(opened.dump, params.state, timeline=tl, comments=dict(params.comments),
-                        runtime=rt).dot
+        yield _draw(opened.dump, tl, rt, params).dot
 
 
 def show(nav: Navigator, opened: Opened, shown: Shown,
