@@ -387,3 +387,55 @@ def test_a_killed_uploads_staging_folder_goes_at_once_a_running_one_stays(tmp_pa
     assert os.path.isdir(live)
     running._unstage(live)
     assert not os.path.exists(live)
+
+
+def _rebuild_index(data: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.remove(os.path.join(data, "hlolens.sqlite" + suffix))
+        except FileNotFoundError:
+            pass
+
+
+def test_a_rebuilt_local_index_keeps_every_link_view_and_comment(tmp_path):
+    """Issue 17, item 4: saved views and comments of a local store lived only in SQLite,
+    so rebuilding it from the files lost them."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("cond_switch"))
+    store.save_view(d.share_id, "kept view", {"module": "0000"})
+    gone = store.save_view(d.share_id, "deleted view", {"module": "0000"})
+    store.add_comment(d.share_id, "0000", "conditional", "kept comment")
+    dropped = store.add_comment(d.share_id, "0000", "conditional", "deleted comment")
+    store.delete_view(d.share_id, gone.id)
+    store.delete_comment(d.share_id, dropped.id)
+    _rebuild_index(data)
+    rebuilt = Store(data)
+    assert rebuilt.open(d.share_id).main.name == "jit_route"
+    assert [v.name for v in rebuilt.views(d.share_id)] == ["kept view"]
+    assert [c.text for c in rebuilt.comments(d.share_id)] == ["kept comment"]
+    rebuilt.remove(d.share_id)                 # a removed dump's notes go with it
+    _rebuild_index(data)
+    assert Store(data).list() == []
+    assert not os.listdir(os.path.join(data, "shares"))
+
+
+def test_four_processes_adding_one_dump_keep_every_printed_link(tmp_path):
+    """Issue 17, item 4: 4x ``store add`` of one folder at once; every id printed keeps
+    opening, also after the index is rebuilt from the store's files."""
+    data = str(tmp_path / "data")
+    env = dict(os.environ, HLOLENS_DATA=data, PYTHONPATH=ROOT)
+    procs = [subprocess.Popen([sys.executable, "-m", "compiler_bridge", "store", "add",
+                               sample("scan_while")], env=env, cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    printed = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        printed.append(out.split()[0])
+    _rebuild_index(data)
+    store = Store(data)
+    for share_id in printed:
+        assert store.open(share_id).main.name == "jit_step"
+    assert len(store.list()) == 1

@@ -5,16 +5,21 @@ where app replicas share storage)::
 
     dumps/<hash>/...           the dump's files as uploaded
     manifests/<hash>.json      written last: a dump exists iff its manifest does
-    notes/<uid>.json           saved views and comments (remote stores: shared by replicas)
+    shares/<share id>.json     one write-once file per link id handed out: {"hash": ...}
+    notes/<uid>.json           saved views and comments (``<uid>.deleted``: deleted)
     traces/<hash>/...          traces uploaded for the dump (``trace_shelf``)
     tmp/                       staging for uploads in progress (local stores)
     hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
 
 ``<hash>`` is sha256 over the dump's sorted (path, sha256(content)) pairs, so the same
 dump uploaded twice is stored once. Links carry a random share id mapped to the hash
-(the hash alone would let anyone who knows a dump's content guess its link). For an
-fsspec URL the SQLite file lives in a local cache and is rebuilt from the manifests, so
-every replica lists the same dumps.
+(the hash alone would let anyone who knows a dump's content guess its link).
+
+The files are the truth; ``hlolens.sqlite`` is an index rebuilt from them (``sync``):
+every link id ever printed has its own file, written before it is printed, so replicas
+adding one dump at once each keep theirs, and a rebuilt index loses no link, saved view
+or comment. For an fsspec URL the SQLite file lives in a local cache, so every replica
+lists the same dumps.
 """
 
 from __future__ import annotations
@@ -243,36 +248,58 @@ class Store:
         return "/".join([self.base.rstrip("/"), *parts]) if self.remote else \
             os.path.join(self.base, *parts)
 
-    def _manifest_hashes(self) -> set[str]:
-        folder = self._path("manifests")
-        if self.remote:
-            try:
-                names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False)]
-            except FileNotFoundError:
-                names = []
-        else:
-            names = os.listdir(folder)
-        return {n[:-5] for n in names if n.endswith(".json")}
+    def _names(self, folder: str) -> builtins.list[str]:
+        """File names in one of the store's folders ([] when it does not exist yet)."""
+        try:
+            if self.remote:
+                return [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path(folder),
+                                                                  detail=False)]
+            return os.listdir(self._path(folder))
+        except FileNotFoundError:
+            return []
 
-    def _read_manifest(self, h: str) -> dict:
-        path = self._path("manifests", h + ".json")
+    def _read_json(self, *parts: str) -> dict:
+        path = self._path(*parts)
         if self.remote:
             return json.loads(self.fs.cat_file(path))
         with open(path, encoding="utf-8") as f:
             return json.load(f)
 
-    def _write_manifest(self, h: str, manifest: dict) -> None:
-        data = json.dumps(manifest, indent=1).encode()
-        path = self._path("manifests", h + ".json")
+    def _write_json(self, record: dict, *parts: str, once: bool = False) -> bool:
+        """Write one small file whole: one put on object stores, a rename locally, so
+        a reader never sees half of it. ``once``: on an object store, a conditional
+        create (If-None-Match) that leaves a file another replica wrote first alone;
+        False then. (Local writers hold the store's file lock instead.)"""
+        data = json.dumps(record, indent=1).encode()
+        path = self._path(*parts)
         if self.remote:
-            self.fs.pipe_file(path, data)   # one put: atomic on object stores
-            return
-        tmp = os.path.join(self.base, "tmp", f"{h}.{secrets.token_hex(4)}.json")
+            try:
+                self.fs.pipe_file(path, data, mode="create" if once else "overwrite")
+            except FileExistsError:
+                return False
+            except OSError as e:           # s3fs: 412 Precondition Failed
+                if once and "recondition" in str(e):
+                    return False
+                raise
+            return True
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = os.path.join(self.base, "tmp", f"{parts[-1]}.{secrets.token_hex(4)}")
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+        return True
+
+    def _manifest_hashes(self) -> set[str]:
+        return {n[:-5] for n in self._names("manifests") if n.endswith(".json")}
+
+    def _read_manifest(self, h: str) -> dict:
+        return self._read_json("manifests", h + ".json")
+
+    def _write_manifest(self, h: str, manifest: dict) -> None:
+        # the first replica's manifest stays; a racing one's link id lives in shares/
+        self._write_json(manifest, "manifests", h + ".json", once=True)
 
     def sync(self) -> None:
         """Make the metadata agree with the manifests (other replicas, crashes)."""
@@ -292,13 +319,23 @@ class Store:
                                (sid, h, m["uploaded_at"]))
             for h in known - hashes:
                 db.execute("DELETE FROM dumps WHERE hash=?", (h,))
-        if self.remote:
-            self._sync_notes()
+            # link ids handed out by other replicas (or before the index was rebuilt)
+            shared = {r[0] for r in db.execute("SELECT share_id FROM shares")}
+            for n in self._names("shares"):
+                sid = n[:-5]
+                if not n.endswith(".json") or sid in shared:
+                    continue
+                try:
+                    rec = self._read_json("shares", n)
+                except (OSError, ValueError):
+                    continue
+                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)",
+                           (sid, rec["hash"], rec.get("created_at", 0.0)))
+        self._sync_notes()
 
     def _sync_notes(self) -> None:
-        try:
-            names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path("notes"), detail=False)]
-        except FileNotFoundError:
+        names = self._names("notes")
+        if not names:
             return
         deleted = {n[:-len(".deleted")] for n in names if n.endswith(".deleted")}
         with self._db() as db:
@@ -311,7 +348,7 @@ class Store:
                 if not n.endswith(".json") or uid in known or uid in deleted:
                     continue
                 try:
-                    rec = json.loads(self.fs.cat_file(self._path("notes", n)))
+                    rec = self._read_json("notes", n)
                 except (OSError, ValueError):
                     continue
                 if rec.get("kind") == "view":
@@ -326,8 +363,12 @@ class Store:
                                 rec["text"], rec["created_at"], uid))
 
     def _share_note(self, uid: str, record: dict) -> None:
-        if self.remote:
-            self.fs.pipe_file(self._path("notes", uid + ".json"), json.dumps(record).encode())
+        self._write_json(record, "notes", uid + ".json")
+
+    def _hand_out(self, h: str, sid: str, now: float) -> None:
+        """Record a new link id in its own file before anyone sees it: a racing replica
+        may overwrite the manifest, never this."""
+        self._write_json({"hash": h, "created_at": now}, "shares", sid + ".json", once=True)
 
     # ------------------------------------------------------------------ adding
     def _staging(self) -> str:
@@ -468,9 +509,10 @@ class Store:
             now = time.time()
             sid = secrets.token_urlsafe(12)
             if self.remote:
-                self.fs.put(folder, self._path("dumps", h), recursive=True)
+                self._put_files(folder, self._path("dumps", h))
             else:
                 self._claim(folder, os.path.join(self.base, "dumps", h))
+            self._hand_out(h, sid, now)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid]}
             self._write_manifest(h, manifest)
@@ -479,6 +521,18 @@ class Store:
                            (h, name, now, size, nfiles, json.dumps(modules)))
                 db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
         return self._stored(h)
+
+    def _put_files(self, folder: str, target: str) -> None:
+        """Put each file at its own key. (``fs.put(folder, target, recursive=True)``
+        nests the folder inside ``target`` when a killed upload of the same dump left
+        part of it there: the dump then opened with its files one folder down.)"""
+        local, remote = [], []
+        for root, _, files in os.walk(folder):
+            for fn in files:
+                full = os.path.join(root, fn)
+                local.append(full)
+                remote.append(target + "/" + os.path.relpath(full, folder).replace(os.sep, "/"))
+        self.fs.put(local, remote)
 
     def _claim(self, folder: str, final: str) -> None:
         """Move the staged files to their final place with one atomic rename."""
@@ -567,9 +621,27 @@ class Store:
                 shutil.rmtree(os.path.join(self.base, "dumps", h), ignore_errors=True)
                 shutil.rmtree(os.path.join(self.base, "traces", h), ignore_errors=True)
             with self._db() as db:
+                sids = [r[0] for r in db.execute("SELECT share_id FROM shares WHERE hash=?",
+                                                 (h,))]
+                uids = [r[0] for r in db.execute("SELECT uid FROM views WHERE hash=? UNION "
+                                                 "SELECT uid FROM comments WHERE hash=?",
+                                                 (h, h))]
                 for table in ("dumps", "shares", "views", "comments", "archives"):
                     db.execute(f"DELETE FROM {table} WHERE hash=?", (h,))
+            for folder, names in (("shares", sids), ("notes", uids)):
+                for n in names:
+                    if n:
+                        self._delete_file(folder, n + ".json")
         return stored
+
+    def _delete_file(self, *parts: str) -> None:
+        try:
+            if self.remote:
+                self.fs.rm(self._path(*parts))
+            else:
+                os.remove(self._path(*parts))
+        except FileNotFoundError:
+            pass
 
     # ------------------------------------------------------------------ views and comments
     def save_view(self, share_id: str, name: str, query: dict, *, note: str = "",
@@ -594,7 +666,7 @@ class Store:
     def views(self, share_id: str) -> builtins.list[SavedView]:
         h = self.resolve(share_id)
         if self.remote:
-            self._sync_notes()
+            self._sync_notes()                       # another replica's new notes
         with self._db() as db:
             rows = db.execute("SELECT id, name, note, query, author, created_at FROM views "
                               "WHERE hash=? ORDER BY created_at", (h,)).fetchall()
@@ -616,9 +688,9 @@ class Store:
             if row is None:
                 raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
             db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
-        if self.remote:
-            # a tombstone: other replicas drop the row, and never take the note back in
-            self.fs.pipe_file(self._path("notes", row[0] + ".deleted"), b"{}")
+        # a tombstone: other replicas and a rebuilt index drop the row, and never take
+        # the note back in
+        self._write_json({}, "notes", row[0] + ".deleted")
 
     def add_comment(self, share_id: str, module: str, node: str, text: str,
                     author: str = "") -> Comment:
