@@ -287,3 +287,29 @@ def test_a_dump_dump_removed_from_the_store_is_added_again(monkeypatch):
     again = app(sample("cond_switch"), monkeypatch)
     assert query(again)["dump"] != share_id and not again.error
     assert "jit_route" in texts(again)
+
+
+def test_a_link_to_a_dump_that_lost_a_file_names_it_and_shows_the_rest(monkeypatch, tmp_path):
+    """Issue 17, item 6: the app silently showed another stage when a stored file was
+    deleted. Now it names the lost file, asks for the dump again, and shows what is left."""
+    import shutil
+    copy = str(tmp_path / "scan_while")
+    shutil.copytree(sample("scan_while"), copy)
+    at = app(copy, monkeypatch)
+    share_id = query(at)["dump"]
+    store = Store(data_dir())
+    lost = "module_0000.jit_step.cpu_after_optimizations.txt"
+    os.remove(os.path.join(store.folder(share_id), lost))
+    monkeypatch.delenv("HLOLENS_DUMP")
+    later = AppTest.from_file(APP, default_timeout=90)
+    later.query_params["dump"] = share_id
+    store._checked.clear()
+    from ui import opening
+    opening.store()._checked.clear()                 # the app's store: no 5 s grace
+    later.run()
+    ok(later)
+    (warning,) = [w.value for w in later.warning if "lost" in w.value]
+    from ui.kit import md
+    assert md(lost) in warning and "Upload the same dump again" in warning
+    assert data_dir() not in warning
+    assert "before optimizations" in texts(later)    # what is left, and which stage it is

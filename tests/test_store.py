@@ -439,3 +439,46 @@ def test_four_processes_adding_one_dump_keep_every_printed_link(tmp_path):
     for share_id in printed:
         assert store.open(share_id).main.name == "jit_step"
     assert len(store.list()) == 1
+
+
+def test_a_file_lost_from_the_store_is_named_and_a_re_upload_restores_it(tmp_path):
+    """Issue 17, item 6: a file deleted from the store went unnoticed (another stage was
+    shown, the trace 'of another program', `store list` still counted it)."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("scan_while"))
+    folder = store.folder(d.share_id)
+    lost = "module_0000.jit_step.cpu_after_optimizations.txt"
+    os.remove(os.path.join(folder, lost))
+    fresh = Store(data)
+    assert fresh.lost(d.share_id) == [f"{lost} is missing"]
+    with pytest.raises(StoreError) as e:
+        fresh.open(d.share_id)
+    message = str(e.value)
+    assert lost in message and "Upload the same dump again" in message
+    assert data not in message and str(tmp_path) not in message       # no server paths
+    assert [x.damage for x in fresh.list()] == [[f"{lost} is missing"]]
+    # the same dump again (a zip of it this time) restores the file; the link stays
+    again = fresh.add_archive(zip_of(sample("scan_while")), "scan_while.zip")
+    assert again.share_id == d.share_id
+    assert Store(data).open(d.share_id).main.after_optimizations is not None
+    assert Store(data).lost(d.share_id) == []
+
+
+def test_store_verify_hashes_every_file(tmp_path):
+    data = str(tmp_path / "data")
+    env = dict(os.environ, HLOLENS_DATA=data, PYTHONPATH=ROOT)
+    share_id = subprocess.run([sys.executable, "-m", "compiler_bridge", "store", "add",
+                               sample("cond_switch")], env=env, cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.split()[0]
+    verify = [sys.executable, "-m", "compiler_bridge", "store", "verify", share_id]
+    assert subprocess.run(verify, env=env, cwd=ROOT, capture_output=True).returncode == 0
+    folder = Store(data).folder(share_id)
+    name = "module_0000.jit_route.before_optimizations.txt"
+    text = open(os.path.join(folder, name), "rb").read()
+    with open(os.path.join(folder, name), "wb") as f:      # same size, other bytes
+        f.write(text.replace(b"f32", b"s32"))
+    Store(data).open(share_id)                             # sizes agree: it opens
+    out = subprocess.run(verify, env=env, cwd=ROOT, text=True, capture_output=True)
+    assert out.returncode == 1 and out.stdout.strip() == \
+        f"{name} has other content than was uploaded"

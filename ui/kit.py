@@ -7,6 +7,7 @@ functions that key caches by content (``BY_CONTENT``).
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,9 @@ def describe(e: BaseException) -> str:
     """A one-paragraph message for an exception (no traceback)."""
     if isinstance(e, KeyError) and e.args:
         return str(e.args[0])
+    if isinstance(e, OSError) and e.strerror:        # never the server's paths
+        name = os.path.basename(str(e.filename).rstrip("/")) if e.filename else ""
+        return f"{e.strerror}: {name}" if name else e.strerror
     if isinstance(e, (HloParseError, DumpError, LayoutError, OSError)):
         return str(e)
     return f"{type(e).__name__}: {e}"

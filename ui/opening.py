@@ -7,6 +7,7 @@ its ``path_key`` (path and a fingerprint of its files).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import threading
@@ -175,8 +176,16 @@ def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
         except StoreError as e:
             _dump_gone(nav, e)
             return None
-        folder = store().folder(key)
-        opened = Opened(_open(folder, entry.hash), key, entry.name, folder, key)
+        lost = store().lost(key)
+        if lost:                        # open what is left, and say what is not
+            st.warning(f"**Files of this dump are lost.** {md(store().lost_message(key, lost))}"
+                       ". Until then the app shows what is left.")
+        folder = store().folder(key, whole=False)
+        # what is left is other content: not the index cached for the whole dump
+        content = entry.hash + ("-lost-" + hashlib.blake2b("\n".join(lost).encode(),
+                                                            digest_size=6).hexdigest()
+                                if lost else "")
+        opened = Opened(_open(folder, content), key, entry.name, folder, key)
     except (KeyError, DumpError, OSError) as e:
         st.error(f"Cannot open the dump: {code(describe(e))}")
         return None

@@ -25,6 +25,7 @@ lists the same dumps.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -47,6 +48,7 @@ DEFAULT_LOCATION = ".hlolens-data"
 MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
 _STALE_TMP_SECONDS = 3600
 _OWNER = ".owner"                 # in an upload's staging folder: locked while it runs
+_RECHECK_SECONDS = 5.0
 
 
 def _abandoned(path: str) -> bool:
@@ -76,11 +78,12 @@ class StoredDump:
     size: int
     files: int
     modules: list[dict] = field(default_factory=list)   # [{"id", "name"}]
+    damage: list[str] = field(default_factory=list)     # files lost since (Store.damage)
 
     def to_json(self) -> dict:
         return {"share_id": self.share_id, "hash": self.hash, "name": self.name,
                 "uploaded_at": self.uploaded_at, "size": self.size, "files": self.files,
-                "modules": self.modules}
+                "modules": self.modules, "damage": self.damage}
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,26 @@ def _row_id(cur: sqlite3.Cursor) -> int:
 
 def dump_hash(folder: str) -> tuple[str, int, int]:
     """(content hash, total bytes, file count) of a folder's files."""
+    return dump_hash_of(_entries(folder))
+
+
+def dump_hash_of(entries: list[tuple[str, str, int]]) -> tuple[str, int, int]:
+    top = hashlib.sha256()
+    for rel, digest, _ in entries:
+        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
+    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _entries(folder: str) -> list[tuple[str, str, int]]:
+    """(relative path, sha256, size) of a folder's files, sorted."""
     entries = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
@@ -151,16 +174,9 @@ def dump_hash(folder: str) -> tuple[str, int, int]:
             if os.path.islink(full):
                 continue
             rel = os.path.relpath(full, folder).replace(os.sep, "/")
-            h = hashlib.sha256()
-            with open(full, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-            entries.append((rel, h.hexdigest(), os.path.getsize(full)))
+            entries.append((rel, _sha256(full), os.path.getsize(full)))
     entries.sort()
-    top = hashlib.sha256()
-    for rel, digest, _ in entries:
-        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
-    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
+    return entries
 
 
 class Store:
@@ -192,6 +208,7 @@ class Store:
             self._clean_tmp()
         self._lock = threading.Lock()
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
+        self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         with self._db() as db:
             db.executescript(_SCHEMA)
         self.sync()
@@ -400,7 +417,7 @@ class Store:
                                  f"{self.max_upload_bytes:,}-byte upload cap")
             # the same folder again (an app restarted with --dump): no copy, no staging
             h = dump_hash(path)[0]
-            if h in self._manifest_hashes():
+            if h in self._manifest_hashes() and not self.damage(h):
                 self.sync()
                 return self._stored(h)
         staging = self._staging()
@@ -452,6 +469,8 @@ class Store:
             with self._db() as db:
                 db.execute("DELETE FROM archives WHERE hash=?", (row[0],))
             return None
+        if self.damage(row[0]):           # unpack it again: it restores the lost files
+            return None
         try:
             return self._stored(row[0])
         except StoreError:
@@ -473,9 +492,15 @@ class Store:
                 if total > self.max_upload_bytes:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
                 target = os.path.join(root, *path.split("/"))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with open(target, "xb") as f:
-                    f.write(data)
+                try:
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    with open(target, "xb") as f:
+                        f.write(data)
+                except FileExistsError:
+                    raise StoreError(f"{name}: {path} is uploaded twice (or is also a "
+                                     "folder's name); expected one file per path") from None
+                except OSError as e:           # the file's name, never the server's path
+                    raise StoreError(f"{name}: {path}: {e.strerror}") from None
             return self._commit(self._normalize_root(root), name)
         finally:
             self._unstage(staging)
@@ -500,11 +525,14 @@ class Store:
         if not dump.modules:
             raise StoreError(f"{name}: no XLA dump files found (expected files named "
                              "module_NNNN.<name>.*, as --xla_dump_to writes)")
-        h, size, nfiles = dump_hash(folder)
+        entries = _entries(folder)
+        h, size, nfiles = dump_hash_of(entries)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
         with self._writing():
             if h in self._manifest_hashes():
                 self.sync()
+                if self.damage(h):        # files lost from the store: these restore them
+                    self._restore(folder, h)
                 return self._stored(h)
             now = time.time()
             sid = secrets.token_urlsafe(12)
@@ -514,13 +542,79 @@ class Store:
                 self._claim(folder, os.path.join(self.base, "dumps", h))
             self._hand_out(h, sid, now)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
-                        "modules": modules, "share_ids": [sid]}
+                        "modules": modules, "share_ids": [sid],
+                        "index": {rel: [n, digest] for rel, digest, n in entries}}
             self._write_manifest(h, manifest)
             with self._db() as db:
                 db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
                            (h, name, now, size, nfiles, json.dumps(modules)))
                 db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
         return self._stored(h)
+
+    def _restore(self, folder: str, h: str) -> None:
+        if self.remote:
+            self._put_files(folder, self._path("dumps", h))
+            shutil.rmtree(os.path.join(self.local_root, "dumps", h), ignore_errors=True)
+        else:
+            self._claim(folder, os.path.join(self.base, "dumps", h))
+        self._checked.pop(h, None)
+
+    # ------------------------------------------------------------------ integrity
+    def damage(self, h: str, *, hashes: bool = False) -> builtins.list[str]:
+        """What is wrong with a stored dump's files, against its manifest: files missing
+        or of another size (a stat each; ``hashes``: also read and hash every file). []
+        when whole, or when the manifest predates the index. Relative names only."""
+        try:
+            index = self._read_manifest(h).get("index")
+        except (OSError, ValueError):
+            return ["its manifest cannot be read"]
+        if not index:
+            return []
+        root = self._path("dumps", h)
+        if self.remote:
+            try:
+                found = {p[len(root) + 1:]: int(info.get("size") or 0)
+                         for p, info in self.fs.find(root, detail=True).items()}
+            except FileNotFoundError:
+                found = {}
+        else:
+            found = {}
+            for rel in index:
+                try:
+                    found[rel] = os.path.getsize(os.path.join(root, *rel.split("/")))
+                except OSError:
+                    pass
+        problems = []
+        for rel, (size, digest) in sorted(index.items()):
+            if rel not in found:
+                problems.append(f"{rel} is missing")
+            elif found[rel] != size:
+                problems.append(f"{rel} has {found[rel]:,} bytes, not {size:,}")
+            elif hashes and not self.remote and \
+                    _sha256(os.path.join(root, *rel.split("/"))) != digest:
+                problems.append(f"{rel} has other content than was uploaded")
+        return problems
+
+    def lost(self, share_id: str) -> builtins.list[str]:
+        """``damage`` of a stored dump by size, rechecked at most every few seconds per
+        dump while it is whole: a page rerun on every click should not stat every file."""
+        h = self.resolve(share_id)
+        now = time.monotonic()
+        if now - self._checked.get(h, -1e9) < _RECHECK_SECONDS:
+            return []
+        problems = self.damage(h)
+        if problems:
+            self._checked.pop(h, None)
+        else:
+            self._checked[h] = now
+        return problems
+
+    def lost_message(self, share_id: str, problems: builtins.list[str]) -> str:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
+                                           if len(problems) > 5 else "")
+        return (f"{self.get(share_id).name}: {len(problems)} of its files changed in the "
+                f"store since it was uploaded ({shown}). Upload the same dump again to "
+                "restore it: its links stay the same")
 
     def _put_files(self, folder: str, target: str) -> None:
         """Put each file at its own key. (``fs.put(folder, target, recursive=True)``
@@ -564,7 +658,9 @@ class Store:
         self.sync()
         with self._db() as db:
             hashes = [r[0] for r in db.execute("SELECT hash FROM dumps ORDER BY uploaded_at DESC")]
-        return [self._stored(h) for h in hashes]
+        # a stat per file says which local dumps lost files; remote ones say so when opened
+        return [dataclasses.replace(d, damage=[] if self.remote else self.damage(h))
+                for h in hashes for d in [self._stored(h)]]
 
     def resolve(self, share_id: str) -> str:
         """The content hash a share id points to; StoreError when it is gone."""
@@ -584,9 +680,15 @@ class Store:
     def get(self, share_id: str) -> StoredDump:
         return self._stored(self.resolve(share_id))
 
-    def folder(self, share_id: str) -> str:
-        """A local folder holding the dump's files (downloaded once for remote stores)."""
+    def folder(self, share_id: str, *, whole: bool = True) -> str:
+        """A local folder holding the dump's files (downloaded once for remote stores).
+        ``whole``: StoreError, naming them, when files were lost from the store (the app
+        opens what is left, and says what is lost)."""
         h = self.resolve(share_id)
+        if whole:
+            problems = self.lost(share_id)
+            if problems:
+                raise StoreError(self.lost_message(share_id, problems))
         if not self.remote:
             return os.path.join(self.base, "dumps", h)
         local = os.path.join(self.local_root, "dumps", h)
