@@ -482,3 +482,21 @@ def test_store_verify_hashes_every_file(tmp_path):
     out = subprocess.run(verify, env=env, cwd=ROOT, text=True, capture_output=True)
     assert out.returncode == 1 and out.stdout.strip() == \
         f"{name} has other content than was uploaded"
+
+
+def test_a_full_store_refuses_a_new_dump_and_keeps_the_rest(tmp_path, monkeypatch):
+    """Issue 17, item 5: a store quota (HLOLENS_STORE_QUOTA)."""
+    data = str(tmp_path / "data")
+    first = Store(data).add_path(sample("cond_switch"))
+    monkeypatch.setenv("HLOLENS_STORE_QUOTA", f"{first.size + 1000}")
+    store = Store(data)
+    assert store.quota_bytes == first.size + 1000
+    with pytest.raises(StoreError) as e:
+        store.add_archive(zip_of(sample("scan_while")), "scan_while.zip")
+    assert str(e.value).startswith("scan_while.zip: the store is full")
+    assert "HLOLENS_STORE_QUOTA" in str(e.value)
+    assert [d.share_id for d in store.list()] == [first.share_id]
+    assert len(os.listdir(os.path.join(data, "dumps"))) == 1
+    assert store.add_path(sample("cond_switch")).share_id == first.share_id  # stored already
+    monkeypatch.setenv("HLOLENS_STORE_QUOTA", "2G")
+    assert Store(data).quota_bytes == 2 << 30

@@ -51,6 +51,18 @@ _OWNER = ".owner"                 # in an upload's staging folder: locked while 
 _RECHECK_SECONDS = 5.0
 
 
+def _quota_setting() -> int:
+    """HLOLENS_STORE_QUOTA: bytes the store's dumps may take in all (suffixes K, M, G, T;
+    default 50G)."""
+    text = os.environ.get("HLOLENS_STORE_QUOTA", "").strip().upper().rstrip("B") or "50G"
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    try:
+        return int(float(text.rstrip("KMGT")) * scale)
+    except ValueError:
+        raise StoreError(f"HLOLENS_STORE_QUOTA={os.environ['HLOLENS_STORE_QUOTA']!r}: "
+                         "expected bytes, e.g. 20G or 500M") from None
+
+
 def _abandoned(path: str) -> bool:
     """A staging folder whose upload's process is gone: its owner file can be locked."""
     try:
@@ -183,10 +195,11 @@ class Store:
     """Dumps, share ids, saved views and comments under one data location."""
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
-                 cache_dir: str | None = None) -> None:
+                 cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
         location = location or os.environ.get("HLOLENS_DATA") or DEFAULT_LOCATION
         self.location = location
         self.max_upload_bytes = max_upload_bytes
+        self.quota_bytes = quota_bytes if quota_bytes is not None else _quota_setting()
         self.remote = "://" in location and not location.startswith("file://")
         if self.remote:
             import fsspec
@@ -534,6 +547,7 @@ class Store:
                 if self.damage(h):        # files lost from the store: these restore them
                     self._restore(folder, h)
                 return self._stored(h)
+            self._within_quota(name, size)
             now = time.time()
             sid = secrets.token_urlsafe(12)
             if self.remote:
@@ -550,6 +564,19 @@ class Store:
                            (h, name, now, size, nfiles, json.dumps(modules)))
                 db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
         return self._stored(h)
+
+    def used_bytes(self) -> int:
+        with self._db() as db:
+            return int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
+
+    def _within_quota(self, name: str, size: int) -> None:
+        self.sync()
+        used = self.used_bytes()
+        if used + size > self.quota_bytes:
+            raise StoreError(
+                f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
+                f"used; this dump has {size:,} bytes). Remove dumps no longer needed "
+                "(python -m compiler_bridge store remove ID), or raise HLOLENS_STORE_QUOTA")
 
     def _restore(self, folder: str, h: str) -> None:
         if self.remote:
