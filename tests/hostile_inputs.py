@@ -40,5 +40,25 @@ def markdown_dump(out: str, sample: str = "transformer") -> str:
     return folder
 
 
+def deep_op_name_dump(out: str, sample: str = "transformer", levels: int = 200_000) -> str:
+    """A copy of a sample dump where one drawn ENTRY instruction's ``op_name`` is
+    ``levels`` scopes deep (about 1 MB at 200k): valid HLO, hours of grouping once."""
+    folder = os.path.join(out, f"{sample}_deep_op_name")
+    shutil.copytree(os.path.join(SAMPLES, sample), folder)
+    (path,) = [os.path.join(folder, f) for f in os.listdir(folder)
+               if f.endswith("cpu_after_optimizations.txt")]
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    deep = "/".join(f"s{i}" for i in range(levels)) + "/op"
+    entry = next(i for i, line in enumerate(lines) if line.startswith("ENTRY "))
+    at = next(i for i in range(entry, len(lines))
+              if "op_name=" in lines[i] and " parameter(" not in lines[i])
+    lines[at] = re.sub(r'op_name="[^"]*"', f'op_name="{deep}"', lines[at])
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    return folder
+
+
 if __name__ == "__main__":
     print(markdown_dump(sys.argv[1]))
+    print(deep_op_name_dump(sys.argv[1]))

@@ -73,7 +73,13 @@ def section(what: str) -> Iterator[None]:
 
 def md(text: str) -> str:
     """Text shown as is in markdown (names with '_', '*', '<' stay what they are)."""
+    # Streamlit's markdown is GitHub's: a bare http://…, www.… or name@host becomes a
+    # link whatever is escaped; an invisible word joiner inside each keeps it text
+    text = _AUTOLINK.sub("\\1\u2060", text)
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", text)
+
+
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto)(?=:)|\bwww(?=\.)|[^\s@](?=@\w))")
 
 
 def code(text: str) -> str:
