@@ -15,7 +15,7 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import ROOT, missing, sample
+from conftest import ROOT, HealthProbe, missing, sample
 
 from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
 from compiler_bridge import open_dump
@@ -40,9 +40,13 @@ def server(tmp_path_factory):
     except RuntimeError as e:
         log.close()
         pytest.fail(f"{e}:\n" + (data / "server.log").read_text()[-3000:])
+    probe = HealthProbe(url)                # one visitor never freezes it for the others
     yield url
+    probe.stop()
     stop_app(proc)
     log.close()
+    with open(os.path.join(ROOT, "test-artifacts", "health.json"), "w") as f:
+        json.dump({"asked": probe.asked, "worst_s": round(probe.worst, 3)}, f)
     if os.environ.get("HLOLENS_KEEP_LOG"):
         shutil.copy(data / "server.log", os.path.join(ROOT, "test-artifacts", "server.log"))
 

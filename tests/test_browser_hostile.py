@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import time
 import urllib.parse
-import urllib.request
 import zipfile
 
 import pytest
-from conftest import missing
+from conftest import HealthProbe, missing
 from hostile_inputs import PAYLOAD, deep_op_name_dump
 from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
 
@@ -25,39 +23,6 @@ pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
     missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
             module_level=True)
-
-
-class HealthProbe:
-    """Asks ``/_stcore/health`` every 0.2 s from a thread; the slowest answer since
-    ``reset`` (a request that fails or takes over 5 s counts as 5 s)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url + "_stcore/health"
-        self.worst = 0.0
-        self.asked = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            t0 = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as r:
-                    r.read()
-                took = time.perf_counter() - t0
-            except OSError:
-                took = 5.0
-            self.worst = max(self.worst, took)
-            self.asked += 1
-            self._stop.wait(0.2)
-
-    def reset(self) -> None:
-        self.worst, self.asked = 0.0, 0
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
 
 
 @pytest.fixture(scope="module")
