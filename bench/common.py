@@ -29,15 +29,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(env: dict, log, timeout: float, root: str = ROOT) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` of the checkout ``root`` on a free local port, output to
+def start_app(env: dict, log, timeout: float, root: str = ROOT, *, port: int | None = None,
+              options: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` of the checkout ``root`` on ``port`` (default: a free local
+    one) with more Streamlit ``options`` (e.g. ``--secrets.files PATH``), output to
     ``log``; returns the process and its URL once healthy. Raises RuntimeError (the process
     killed) if it exits or is not healthy within ``timeout`` seconds."""
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", os.path.join(root, "app.py"),
          "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", *options],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + timeout

@@ -500,3 +500,32 @@ def test_a_full_store_refuses_a_new_dump_and_keeps_the_rest(tmp_path, monkeypatc
     assert store.add_path(sample("cond_switch")).share_id == first.share_id  # stored already
     monkeypatch.setenv("HLOLENS_STORE_QUOTA", "2G")
     assert Store(data).quota_bytes == 2 << 30
+
+
+def test_with_sign_in_only_the_author_or_the_uploader_deletes(tmp_path):
+    """Issue 17, item 7: with sign-in, a view or comment is deleted by whoever wrote it or
+    uploaded the dump (``by``: the signed-in account; '' signed out; None: no sign-in)."""
+    import sqlite3
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("cond_switch"), uploader="ann@x.org")
+    assert store.uploader(d.share_id) == "ann@x.org"
+    v = store.save_view(d.share_id, "bo's", {"module": "0000"}, author="Bo", account="bo@x.org")
+    c = store.add_comment(d.share_id, "0000", "cond.6.clone", "hm", author="Bo",
+                          account="bo@x.org")
+    for by in ("", "cy@x.org"):
+        with pytest.raises(StoreError, match="only who wrote"):
+            store.delete_view(d.share_id, v.id, by=by)
+    store.delete_view(d.share_id, v.id, by="bo@x.org")             # the author
+    store.delete_comment(d.share_id, c.id, by="ann@x.org")         # the uploader
+    assert store.views(d.share_id) == [] and store.comments(d.share_id) == []
+    anon = store.add_comment(d.share_id, "0000", "cond.6.clone", "no sign-in here")
+    store.delete_comment(d.share_id, anon.id)                       # by=None: anyone
+    # an index written before accounts gets the column, and the notes keep them
+    _rebuild_index(data)
+    with sqlite3.connect(os.path.join(data, "hlolens.sqlite")) as db:
+        db.executescript("CREATE TABLE views (id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT "
+                         "NOT NULL, name TEXT NOT NULL, note TEXT NOT NULL, query TEXT NOT NULL, "
+                         "author TEXT NOT NULL, created_at REAL NOT NULL, uid TEXT UNIQUE);")
+    kept = Store(data).save_view(d.share_id, "again", {}, account="bo@x.org")
+    assert [x.account for x in Store(data).views(d.share_id)] == [kept.account]

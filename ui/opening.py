@@ -124,6 +124,7 @@ def open_dump_section(nav: Navigator) -> Opened | None:
     """
     sb = st.sidebar
     sb.markdown("## HLO Lens")
+    visitor.account_box()
     info = sb.container()
     opener = sb.container()
     cli = cli_dump()
@@ -302,9 +303,9 @@ def _process_upload(nav: Navigator, files) -> None:
             data = [(f.name, f.getvalue()) for f in files]
             bar.progress(0.3, text=f"Saving {P.human_bytes(size)} in the store")
             if len(data) == 1 and data[0][0].lower().endswith(ARCHIVES):
-                stored = store().add_archive(data[0][1], label)
+                stored = store().add_archive(data[0][1], label, uploader=visitor.account())
             else:
-                stored = store().add_files(data, label)
+                stored = store().add_files(data, label, uploader=visitor.account())
             bar.progress(0.7, text="Indexing the dump")
             dump = _open(store().folder(stored.share_id), stored.hash)
             main = dump.main

@@ -38,6 +38,7 @@ from viz import (
 )
 from viz import navigation as N
 
+from . import visitor
 from .component import link_box
 from .explorer import Shown, stage_label
 from .inspector import Inspected
@@ -101,7 +102,8 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
             for c in mine:
                 st.markdown(f"**{md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
-                if opened.share_id:
+                if opened.share_id and store().may_delete(opened.share_id, c.account,
+                                                          visitor.deleter()):
                     _delete_control(f"comment-del:{c.id}", "this comment",
                                     _delete_comment, (opened.share_id, c.id, name))
             if not opened.share_id:
@@ -112,7 +114,8 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
             with st.form(f"comment:{name}", border=False):
                 st.text_area("Add a comment", key=f"comment-text:{name}", max_chars=5000,
                              height=80, placeholder="What is going on here?")
-                st.text_input("Your name", key="comment-author", max_chars=100)
+                st.text_input("Your name", key="comment-author", max_chars=100,
+                              disabled=bool(visitor.account()))
                 st.form_submit_button("Comment", on_click=_add_comment,
                                       args=(opened.share_id, shown.dump_module.id, name))
         msg = st.session_state.pop(f"comment-msg:{name}", "")
@@ -121,7 +124,10 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
 
 
 def _seed_author(key: str) -> None:
-    if key not in st.session_state:
+    who = visitor.account()
+    if who:                                # signed in: notes carry the account's name
+        st.session_state[key] = who
+    elif key not in st.session_state:
         st.session_state[key] = st.session_state.get(AUTHOR, "")
 
 
@@ -134,12 +140,13 @@ def _remember_author(author: str) -> None:
 
 def _add_comment(share_id: str, module_id: str, name: str) -> None:
     text = st.session_state.get(f"comment-text:{name}", "")
-    author = st.session_state.get("comment-author", "").strip()
+    author = visitor.account() or st.session_state.get("comment-author", "").strip()
     if not text.strip():
         st.session_state[f"comment-msg:{name}"] = "Write something first."
         return
     try:
-        store().add_comment(share_id, module_id, name, text, author=author)
+        store().add_comment(share_id, module_id, name, text, author=author,
+                            account=visitor.account())
     except (DumpError, OSError) as e:
         st.session_state[f"comment-msg:{name}"] = f"Not saved: {describe(e)}"
         return
@@ -178,8 +185,9 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
             if v.note:
                 line += f"  \n{_text(v.note)}"
             st.caption(line)
-            _delete_control(f"view-del:{v.id}", f"the view “{md(v.name)}”", _delete_view,
-                            (opened.share_id, v.id, v.name))
+            if store().may_delete(opened.share_id, v.account, visitor.deleter()):
+                _delete_control(f"view-del:{v.id}", f"the view “{md(v.name)}”", _delete_view,
+                                (opened.share_id, v.id, v.name))
         msg = st.session_state.pop("view-del-msg", "")
         if msg:
             st.warning(msg)
@@ -194,7 +202,7 @@ def _delete_control(key: str, what: str, on_click, args: tuple) -> None:
 
 def _delete_view(share_id: str, view_id: int, name: str) -> None:
     try:
-        store().delete_view(share_id, view_id)
+        store().delete_view(share_id, view_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
         st.session_state["view-del-msg"] = f"Not deleted: {describe(e)}"
         return
@@ -203,7 +211,7 @@ def _delete_view(share_id: str, view_id: int, name: str) -> None:
 
 def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
     try:
-        store().delete_comment(share_id, comment_id)
+        store().delete_comment(share_id, comment_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
         st.session_state[f"comment-msg:{node}"] = f"Not deleted: {describe(e)}"
         return
@@ -226,13 +234,14 @@ def _view_help(v: SavedView) -> str:
 def _save_view(share_id: str) -> None:
     name = st.session_state.get("save-name", "").strip()
     note = st.session_state.get("save-note", "")
-    author = st.session_state.get("save-author", "").strip()
+    author = visitor.account() or st.session_state.get("save-author", "").strip()
     if not name:
         st.session_state["save-msg"] = "Give the view a name."
         return
     state = Navigator().state
     try:
-        store().save_view(share_id, name, state.to_query(), note=note, author=author)
+        store().save_view(share_id, name, state.to_query(), note=note, author=author,
+                          account=visitor.account())
     except (DumpError, OSError) as e:
         st.session_state["save-msg"] = f"Not saved: {describe(e)}"
         return
@@ -300,7 +309,8 @@ def _save_form(opened: Opened) -> None:
                       placeholder="e.g. layout copy before the big dot")
         st.text_area("Note", key="save-note", max_chars=2000, height=80,
                      placeholder="What to look at (optional)")
-        st.text_input("Your name", key="save-author", max_chars=100)
+        st.text_input("Your name", key="save-author", max_chars=100,
+                      disabled=bool(visitor.account()))
         st.form_submit_button("Save", type="primary", on_click=_save_view,
                               args=(opened.share_id,))
     msg = st.session_state.pop("save-msg", "")

@@ -1,6 +1,12 @@
-"""Who sees which dumps. Links are the capability: a visitor's Stored list holds the dumps
-they uploaded or opened (remembered in their browser, a cookie of share ids), not every
-dump on the server; ``HLOLENS_LIST_ALL=1`` lists all of them, for a trusted team.
+"""Who sees which dumps, and who may delete what. Links are the capability: a visitor's
+Stored list holds the dumps they uploaded or opened (remembered in their browser, a cookie
+of share ids), not every dump on the server; ``HLOLENS_LIST_ALL=1`` lists all of them, for
+a trusted team.
+
+Sign-in is optional: with an ``[auth]`` section in Streamlit's secrets (OpenID Connect,
+``st.login``), the sidebar offers it, uploads, saved views and comments record the
+account, and only their author or the dump's uploader may delete a view or a comment.
+Without it, names are typed freely and anyone may delete (after a second click).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import re
 import streamlit as st
 
 from .component import remember_cookie
+from .kit import md
 
 COOKIE = "hlolens-mine"
 _STATE = "hlolens-mine"
@@ -44,3 +51,44 @@ def remember(share_id: str) -> None:
     ids.append(share_id)
     del ids[:-_MAX]
     remember_cookie(COOKIE, list(ids), key=f"remember:{len(ids)}:{share_id}")
+
+
+def sign_in_offered() -> bool:
+    """The server has sign-in configured (an ``[auth]`` section in its secrets)."""
+    try:
+        return "auth" in st.secrets
+    except Exception:                      # no secrets file at all
+        return False
+
+
+def account() -> str:
+    """The signed-in account (its e-mail, else name or subject); '' when not signed in
+    or when the server has no sign-in."""
+    if not sign_in_offered():
+        return ""
+    try:
+        if not st.user.is_logged_in:
+            return ""
+        return str(st.user.get("email") or st.user.get("name") or st.user.get("sub") or "")
+    except Exception:                      # no browser session (scripts)
+        return ""
+
+
+def deleter() -> str | None:
+    """Who asks to delete, for ``Store.delete_*(by=...)``: None where anyone may (no
+    sign-in on this server), else the account ('' when not signed in: nobody's)."""
+    return account() if sign_in_offered() else None
+
+
+def account_box() -> None:
+    """Sidebar: sign in or out, where the server offers it."""
+    if not sign_in_offered():
+        return
+    who = account()
+    if who:
+        st.sidebar.caption(f"Signed in as **{md(who)}**")
+        st.sidebar.button("Sign out", key="sign-out", type="tertiary", on_click=st.logout)
+    else:
+        st.sidebar.button("Sign in", key="sign-in", type="tertiary", on_click=st.login,
+                          help="Sign in to have your uploads, views and comments carry your "
+                          "name, and to delete them.")

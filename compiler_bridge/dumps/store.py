@@ -107,6 +107,7 @@ class SavedView:
     query: dict
     author: str
     created_at: float
+    account: str = ""     # the signed-in account that saved it ('' when anonymous)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class Comment:
     author: str
     text: str
     created_at: float
+    account: str = ""     # the signed-in account that wrote it ('' when anonymous)
 
 
 _SCHEMA = """
@@ -224,6 +226,11 @@ class Store:
         self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         with self._db() as db:
             db.executescript(_SCHEMA)
+            for table in ("views", "comments"):     # indexes made before accounts
+                cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                if "account" not in cols:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL "
+                               "DEFAULT ''")
         self.sync()
 
     # ------------------------------------------------------------------ plumbing
@@ -383,14 +390,14 @@ class Store:
                     continue
                 if rec.get("kind") == "view":
                     db.execute("INSERT OR IGNORE INTO views (hash, name, note, query, author, "
-                               "created_at, uid) VALUES (?,?,?,?,?,?,?)",
+                               "created_at, uid, account) VALUES (?,?,?,?,?,?,?,?)",
                                (rec["hash"], rec["name"], rec["note"], json.dumps(rec["query"]),
-                                rec["author"], rec["created_at"], uid))
+                                rec["author"], rec["created_at"], uid, rec.get("account", "")))
                 elif rec.get("kind") == "comment":
                     db.execute("INSERT OR IGNORE INTO comments (hash, module, node, author, "
-                               "text, created_at, uid) VALUES (?,?,?,?,?,?,?)",
+                               "text, created_at, uid, account) VALUES (?,?,?,?,?,?,?,?)",
                                (rec["hash"], rec["module"], rec["node"], rec["author"],
-                                rec["text"], rec["created_at"], uid))
+                                rec["text"], rec["created_at"], uid, rec.get("account", "")))
 
     def _share_note(self, uid: str, record: dict) -> None:
         self._write_json(record, "notes", uid + ".json")
@@ -419,7 +426,7 @@ class Store:
         if owner is not None:
             owner.close()                  # releases the lock
 
-    def add_path(self, path: str, name: str | None = None) -> StoredDump:
+    def add_path(self, path: str, name: str | None = None, *, uploader: str = "") -> StoredDump:
         """Store a dump folder or archive from disk; returns it with its share id."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
         if os.path.isdir(path):
@@ -444,11 +451,11 @@ class Store:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
                 _extract(path, files, self.max_upload_bytes, name)
                 files = self._normalize_root(files)
-            return self._commit(files, name)
+            return self._commit(files, name, uploader)
         finally:
             self._unstage(staging)
 
-    def add_archive(self, data: bytes, name: str) -> StoredDump:
+    def add_archive(self, data: bytes, name: str, *, uploader: str = "") -> StoredDump:
         """Store an uploaded .zip / .tar(.gz) given as bytes.
 
         The same archive bytes again (a bug-report zip uploaded by a second teammate)
@@ -465,7 +472,7 @@ class Store:
         try:
             files = os.path.join(staging, "files")
             _extract(data, files, self.max_upload_bytes, name)
-            stored = self._commit(self._normalize_root(files), name)
+            stored = self._commit(self._normalize_root(files), name, uploader)
         finally:
             self._unstage(staging)
         with self._db() as db:
@@ -489,7 +496,8 @@ class Store:
         except StoreError:
             return None
 
-    def add_files(self, files: Iterable[tuple[str, bytes]], name: str) -> StoredDump:
+    def add_files(self, files: Iterable[tuple[str, bytes]], name: str, *,
+                  uploader: str = "") -> StoredDump:
         """Store a dump uploaded as many files (relative paths, e.g. from a folder upload)."""
         staging = self._staging()
         try:
@@ -514,7 +522,7 @@ class Store:
                                      "folder's name); expected one file per path") from None
                 except OSError as e:           # the file's name, never the server's path
                     raise StoreError(f"{name}: {path}: {e.strerror}") from None
-            return self._commit(self._normalize_root(root), name)
+            return self._commit(self._normalize_root(root), name, uploader)
         finally:
             self._unstage(staging)
 
@@ -530,7 +538,7 @@ class Store:
     def _normalize_root(files: str) -> str:
         return archive.single_top_folder(files)
 
-    def _commit(self, folder: str, name: str) -> StoredDump:
+    def _commit(self, folder: str, name: str, uploader: str = "") -> StoredDump:
         try:
             dump = open_dump(folder)
         except DumpError as e:
@@ -557,7 +565,8 @@ class Store:
             self._hand_out(h, sid, now)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid],
-                        "index": {rel: [n, digest] for rel, digest, n in entries}}
+                        "index": {rel: [n, digest] for rel, digest, n in entries},
+                        "uploader": uploader}
             self._write_manifest(h, manifest)
             with self._db() as db:
                 db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
@@ -774,55 +783,73 @@ class Store:
 
     # ------------------------------------------------------------------ views and comments
     def save_view(self, share_id: str, name: str, query: dict, *, note: str = "",
-                  author: str = "") -> SavedView:
+                  author: str = "", account: str = "") -> SavedView:
         h = self.resolve(share_id)
         if not name.strip():
             raise StoreError("a saved view needs a name")
         now = time.time()
         uid = secrets.token_hex(12)
         with self._db() as db:
-            cur = db.execute("INSERT INTO views (hash, name, note, query, author, created_at, uid) "
-                             "VALUES (?,?,?,?,?,?,?)",
+            cur = db.execute("INSERT INTO views (hash, name, note, query, author, created_at, "
+                             "uid, account) VALUES (?,?,?,?,?,?,?,?)",
                              (h, name.strip()[:200], note[:2000], json.dumps(query),
-                              author[:100], now, uid))
+                              author[:100], now, uid, account))
             vid = _row_id(cur)
         self._share_note(uid, {"kind": "view", "hash": h, "name": name.strip()[:200],
                                "note": note[:2000], "query": query, "author": author[:100],
-                               "created_at": now})
+                               "created_at": now, "account": account})
         return SavedView(vid, share_id, name.strip()[:200], note[:2000], dict(query),
-                         author[:100], now)
+                         author[:100], now, account)
 
     def views(self, share_id: str) -> builtins.list[SavedView]:
         h = self.resolve(share_id)
         if self.remote:
             self._sync_notes()                       # another replica's new notes
         with self._db() as db:
-            rows = db.execute("SELECT id, name, note, query, author, created_at FROM views "
-                              "WHERE hash=? ORDER BY created_at", (h,)).fetchall()
-        return [SavedView(r[0], share_id, r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+            rows = db.execute("SELECT id, name, note, query, author, created_at, account "
+                              "FROM views WHERE hash=? ORDER BY created_at", (h,)).fetchall()
+        return [SavedView(r[0], share_id, r[1], r[2], json.loads(r[3]), r[4], r[5], r[6])
+                for r in rows]
 
-    def delete_view(self, share_id: str, view_id: int) -> None:
-        """Delete one of this dump's saved views, for every replica."""
-        self._delete("views", "saved view", share_id, view_id)
+    def delete_view(self, share_id: str, view_id: int, *, by: str | None = None) -> None:
+        """Delete one of this dump's saved views, for every replica. ``by``: the signed-in
+        account asking (a server with sign-in), which must have saved it or uploaded the
+        dump; None: no sign-in on this server, anyone may."""
+        self._delete("views", "saved view", share_id, view_id, by)
 
-    def delete_comment(self, share_id: str, comment_id: int) -> None:
-        """Delete one of this dump's comments, for every replica."""
-        self._delete("comments", "comment", share_id, comment_id)
+    def delete_comment(self, share_id: str, comment_id: int, *, by: str | None = None) -> None:
+        """Delete one of this dump's comments, for every replica (``by``: as for views)."""
+        self._delete("comments", "comment", share_id, comment_id, by)
 
-    def _delete(self, table: str, what: str, share_id: str, row_id: int) -> None:
+    def uploader(self, share_id: str) -> str:
+        """The signed-in account that first uploaded the dump ('' when anonymous)."""
+        try:
+            return str(self._read_manifest(self.resolve(share_id)).get("uploader", ""))
+        except (OSError, ValueError):
+            return ""
+
+    def may_delete(self, share_id: str, account: str, by: str | None) -> bool:
+        """Whether ``by`` may delete a note written by ``account`` (see ``delete_view``)."""
+        return by is None or bool(by) and by in (account, self.uploader(share_id))
+
+    def _delete(self, table: str, what: str, share_id: str, row_id: int,
+                by: str | None) -> None:
         h = self.resolve(share_id)
         with self._db() as db:
-            row = db.execute(f"SELECT uid FROM {table} WHERE id=? AND hash=?",
+            row = db.execute(f"SELECT uid, account FROM {table} WHERE id=? AND hash=?",
                              (int(row_id), h)).fetchone()
             if row is None:
                 raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
+            if not self.may_delete(share_id, row[1], by):
+                raise StoreError(f"only who wrote this {what}, or uploaded the dump, may "
+                                 "delete it (signed in)")
             db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
         # a tombstone: other replicas and a rebuilt index drop the row, and never take
         # the note back in
         self._write_json({}, "notes", row[0] + ".deleted")
 
     def add_comment(self, share_id: str, module: str, node: str, text: str,
-                    author: str = "") -> Comment:
+                    author: str = "", account: str = "") -> Comment:
         h = self.resolve(share_id)
         if not text.strip():
             raise StoreError("an empty comment")
@@ -830,23 +857,26 @@ class Store:
         uid = secrets.token_hex(12)
         with self._db() as db:
             cur = db.execute("INSERT INTO comments (hash, module, node, author, text, created_at, "
-                             "uid) VALUES (?,?,?,?,?,?,?)",
-                             (h, module, node, author[:100], text.strip()[:5000], now, uid))
+                             "uid, account) VALUES (?,?,?,?,?,?,?,?)",
+                             (h, module, node, author[:100], text.strip()[:5000], now, uid,
+                              account))
             cid = _row_id(cur)
         self._share_note(uid, {"kind": "comment", "hash": h, "module": module, "node": node,
                                "author": author[:100], "text": text.strip()[:5000],
-                               "created_at": now})
-        return Comment(cid, share_id, module, node, author[:100], text.strip()[:5000], now)
+                               "created_at": now, "account": account})
+        return Comment(cid, share_id, module, node, author[:100], text.strip()[:5000], now,
+                       account)
 
     def comments(self, share_id: str, module: str | None = None) -> builtins.list[Comment]:
         h = self.resolve(share_id)
         if self.remote:
             self._sync_notes()
-        sql = "SELECT id, module, node, author, text, created_at FROM comments WHERE hash=?"
+        sql = ("SELECT id, module, node, author, text, created_at, account FROM comments "
+               "WHERE hash=?")
         args: tuple = (h,)
         if module is not None:
             sql += " AND module=?"
             args += (module,)
         with self._db() as db:
             rows = db.execute(sql + " ORDER BY created_at", args).fetchall()
-        return [Comment(r[0], share_id, r[1], r[2], r[3], r[4], r[5]) for r in rows]
+        return [Comment(r[0], share_id, r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
