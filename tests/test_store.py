@@ -479,6 +479,13 @@ def test_store_verify_hashes_every_file(tmp_path):
     with open(os.path.join(folder, name), "wb") as f:      # same size, other bytes
         f.write(text.replace(b"f32", b"s32"))
     Store(data).open(share_id)                             # sizes agree: it opens
+    # and the app's store, which hashes a dump's files on a thread when first asked
+    store = Store(data)
+    assert store.lost(share_id) == []                      # sizes: fine; hashing starts
+    deadline = time.time() + 30
+    while not store.lost(share_id) and time.time() < deadline:
+        time.sleep(0.05)
+    assert store.lost(share_id) == [f"{name} has other content than was uploaded"]
     out = subprocess.run(verify, env=env, cwd=ROOT, text=True, capture_output=True)
     assert out.returncode == 1 and out.stdout.strip() == \
         f"{name} has other content than was uploaded"

@@ -224,6 +224,7 @@ class Store:
         self._lock = threading.Lock()
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
         self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
+        self._hashed: dict[str, builtins.list[str]] = {}   # dump hash -> files hashed wrong
         with self._db() as db:
             db.executescript(_SCHEMA)
             for table in ("views", "comments"):     # indexes made before accounts
@@ -594,6 +595,7 @@ class Store:
         else:
             self._claim(folder, os.path.join(self.base, "dumps", h))
         self._checked.pop(h, None)
+        self._hashed.pop(h, None)
 
     # ------------------------------------------------------------------ integrity
     def damage(self, h: str, *, hashes: bool = False) -> builtins.list[str]:
@@ -633,17 +635,31 @@ class Store:
 
     def lost(self, share_id: str) -> builtins.list[str]:
         """``damage`` of a stored dump by size, rechecked at most every few seconds per
-        dump while it is whole: a page rerun on every click should not stat every file."""
+        dump while it is whole: a page rerun on every click should not stat every file.
+        The first call for a dump also hashes its files on a thread (once per process);
+        what that finds is reported by the calls after it."""
         h = self.resolve(share_id)
+        hashed = self._hashed.get(h)
+        if hashed is None and not self.remote:
+            self._hashed[h] = []
+            threading.Thread(target=self._hash_later, args=(h,), daemon=True,
+                             name=f"hlolens-verify-{h[:8]}").start()
         now = time.monotonic()
         if now - self._checked.get(h, -1e9) < _RECHECK_SECONDS:
-            return []
+            return list(hashed or [])
         problems = self.damage(h)
         if problems:
             self._checked.pop(h, None)
         else:
             self._checked[h] = now
-        return problems
+        return problems or list(hashed or [])
+
+    def _hash_later(self, h: str) -> None:
+        try:
+            self._hashed[h] = [p for p in self.damage(h, hashes=True)
+                               if p.endswith("than was uploaded")]
+        except OSError:
+            pass
 
     def lost_message(self, share_id: str, problems: builtins.list[str]) -> str:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
