@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .calibrate import calibrate
 from .cli import add_runtime_commands
-from .costs import KernelCost, kernel_cost, kernels, module_costs, roofline_us
+from .costs import (CostTotals, KernelCost, kernel_cost, kernels, module_costs, roofline_us,
+                    xla_cost_totals)
 from .devices import (
     BUILTIN,
     CALIBRATED_PATH,
@@ -38,6 +39,7 @@ from .traces import (
 
 __all__ = [
     "BUILTIN",
+    "CostTotals",
     "CALIBRATED_PATH",
     "CPU",
     "DeviceProfile",
@@ -62,6 +64,7 @@ __all__ = [
     "read_trace",
     "read_trace_file",
     "roofline_us",
+    "xla_cost_totals",
     "runtime_report",
     "trace_sessions",
     "uploaded",
