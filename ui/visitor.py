@@ -11,6 +11,7 @@ Without it, names are typed freely and anyone may delete (after a second click).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 
@@ -50,7 +51,9 @@ def remember(share_id: str) -> None:
         return
     ids.append(share_id)
     del ids[:-_MAX]
-    remember_cookie(COOKIE, list(ids), key=f"remember:{len(ids)}:{share_id}")
+    # a component key may not hold '__' (a share id may): the id's hash names it
+    tag = hashlib.blake2b(share_id.encode(), digest_size=6).hexdigest()
+    remember_cookie(COOKIE, list(ids), key=f"remember-{len(ids)}-{tag}")
 
 
 def sign_in_offered() -> bool:
