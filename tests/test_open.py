@@ -304,10 +304,22 @@ def test_what_is_no_module_gets_one_clear_message(tmp_path):
     assert p.returncode == 1 and "Traceback" not in p.stderr and "HLO text" in p.stderr
 
 
-def test_a_text_proto_says_it_cannot_be_read_and_what_can(tmp_path):
-    from compiler_bridge.hlo import not_a_module
-    e = not_a_module("m.pbtxt", b'hlo_module {\n  name: "jit_f"\n}\n')
-    assert "text-format HLO proto" in str(e) and "--xla_dump_hlo_as_proto" in str(e)
+def test_a_text_proto_says_it_cannot_be_read_and_what_can(proto_dumps, tmp_path):
+    """A text-format HloProto (protobuf's text form of what JAX dumped) is refused with
+    the reason and the flags that write a readable form."""
+    from google.protobuf import empty_pb2, text_format
+    path = sorted(glob.glob(os.path.join(proto_dumps["proto"], "*.hlo.pb")))[0]
+    holder = empty_pb2.Empty()
+    holder.ParseFromString(open(path, "rb").read())
+    # without XLA's descriptors protobuf prints the fields by number: a stand-in for the
+    # real text form, which starts with 'hlo_module {'
+    text = "hlo_module {\n" + text_format.MessageToString(holder, print_unknown_fields=True)
+    pbtxt = tmp_path / "module.pbtxt"
+    pbtxt.write_text(text)
+    with pytest.raises(DumpError) as e:
+        open_dump(str(pbtxt))
+    assert "text-format HLO proto" in str(e.value) and "--xla_dump_hlo_as_proto" in str(e.value)
+    assert "module.pbtxt" in str(e.value)
 
 
 # --------------------------------------------------------------------------- the app
