@@ -259,7 +259,7 @@ def _upload_widgets(nav: Navigator) -> None:
     gen = st.session_state.setdefault("upload-gen", 0)   # a new key empties the uploaders
     cap = P.human_bytes(upload_cap())
     files_tab, folder_tab, stored_tab, paste_tab = st.tabs(
-        ["Archive or files", "Folder", "Stored", "Paste"])
+        ["Files", "Folder", "Stored", "Paste"])
     with files_tab:
         files = st.file_uploader(
             "A .zip / .tar.gz of a dump folder, or its files", accept_multiple_files=True,
@@ -350,8 +350,9 @@ def paste_box(nav: Navigator, key: str) -> None:
     text = st.text_area("Paste HLO text or StableHLO", key=f"{key}:{gen}", height=160,
                         placeholder="HloModule jit_f, entry_computation_layout=…\n\n"
                                     "ENTRY main { … }")
-    if st.button("Open the pasted module", key=f"{key}-open:{gen}",
-                 disabled=not (text or "").strip()):
+    # never disabled: a paste is committed when the button takes the focus, so a button
+    # enabled only after that would swallow the first click
+    if st.button("Open the pasted module", key=f"{key}-open:{gen}"):
         _process_paste(nav, text or "")
         st.session_state["upload-gen"] = gen + 1
         st.rerun()
@@ -364,6 +365,9 @@ def _safe_name(name: str) -> str:
 def _process_paste(nav: Navigator, text: str) -> None:
     st.session_state.pop("upload-error", None)
     st.session_state.pop("upload-note", None)
+    if not text.strip():
+        st.session_state["upload-error"] = "Paste an HLO module (or StableHLO) first."
+        return
     data = text.strip().encode("utf-8") + b"\n"
     kind = sniff(data)
     if kind not in (HLO_TEXT, MLIR_TEXT):
