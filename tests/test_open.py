@@ -412,3 +412,20 @@ def test_a_dumps_module_mlir_opens_as_its_own_stage(monkeypatch, tmp_path):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["dump"] != first
     assert "StableHLO (as HLO)" in _texts(at)
+
+
+def test_several_loose_files_uploaded_are_one_dump(monkeypatch, tmp_path):
+    """A program's before and after text, uploaded as two files with names XLA never
+    wrote, open as one module with both stages."""
+    d = open_dump(sample("mlp_train"))
+    m = d.main
+    files = [("before.hlo", d.read_bytes(m.before_optimizations.path), "text/plain"),
+             ("after.hlo", d.read_bytes(m.after_optimizations.path), "text/plain")]
+    at = _fresh(monkeypatch, tmp_path)
+    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up.set_value(files).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.selectbox(key="pick-module").options) == 1
+    assert at.selectbox(key="pick-stage").options == ["before optimizations",
+                                                      "after optimizations"]
+    assert m.name in _texts(at)
