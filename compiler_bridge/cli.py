@@ -183,8 +183,17 @@ def cmd_store(args: argparse.Namespace) -> int:
         print(f"{'share id':<18} {'uploaded':<16} {'bytes':>13} {'modules':>7}  name")
         for d in dumps:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(d.uploaded_at))
-            print(f"{d.share_id:<18} {when:<16} {d.size:>13,} {len(d.modules):>7}  {d.name}")
+            lost = f"  ({len(d.damage)} files lost: store add it again)" if d.damage else ""
+            print(f"{d.share_id:<18} {when:<16} {d.size:>13,} {len(d.modules):>7}  {d.name}"
+                  f"{lost}")
         return 0
+    if args.store_command == "verify":
+        problems = store.damage(store.resolve(args.id), hashes=True)
+        for p in problems:
+            print(p)
+        print(f"{args.id}: " + (f"{len(problems)} files differ from the upload"
+                                if problems else "every file as uploaded"), file=sys.stderr)
+        return 1 if problems else 0
     removed = store.remove(args.id)
     print(f"removed {removed.name} ({removed.share_id}) with its saved views and comments")
     return 0
@@ -221,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     st_add.add_argument("--name", default=None, help="the name shown (default: the file name)")
     st_list = st_sub.add_parser("list", help="the stored dumps, newest first")
     st_list.add_argument("--json", action="store_true")
+    st_verify = st_sub.add_parser("verify", help="hash every file of a stored dump against "
+                                  "its manifest; exit 1 naming those lost or changed")
+    st_verify.add_argument("id", help="the dump's share id")
     st_rm = st_sub.add_parser("remove", help="delete a dump with its views and comments")
     st_rm.add_argument("id", help="the dump's share id")
     sp.set_defaults(func=cmd_store)

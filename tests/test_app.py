@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -83,7 +84,9 @@ def texts(at: AppTest) -> str:
     parts += [c.value for c in at.caption] + [e.value for e in at.error]
     parts += [w.value for w in at.warning] + [i.value for i in at.info]
     parts += [str(v) for v in card(at).values()]
-    return "\n".join(str(p) for p in parts)
+    raw = "\n".join(str(p) for p in parts)
+    # and as read on the page: without markdown's backslash escapes and word joiners
+    return raw + "\n" + re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", raw).replace("\u2060", "")
 
 
 def query(at: AppTest) -> dict:

@@ -159,6 +159,7 @@ def test_an_empty_comment_is_refused(monkeypatch):
 
 
 def test_a_link_to_a_dump_that_is_gone_says_so_and_lists_the_dumps(monkeypatch):
+    monkeypatch.setenv("HLOLENS_LIST_ALL", "1")        # a team server: every dump listed
     at = app(sample("transformer"), monkeypatch)
     share_id = query(at)["dump"]
     monkeypatch.delenv("HLOLENS_DUMP")
@@ -265,7 +266,7 @@ def test_an_app_restarted_on_the_same_data_folder_lists_dumps_and_views(tmp_path
                           "errors": [e.value for e in at2.error]}}))
     """)
     env = dict(os.environ, HLOLENS_DATA=data, HLOLENS_DUMP=sample("transformer"),
-               PYTHONPATH=ROOT)
+               PYTHONPATH=ROOT, HLOLENS_LIST_ALL="1")   # a team server: lists every dump
     out = subprocess.run([sys.executable, "-c", first], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -287,3 +288,54 @@ def test_a_dump_dump_removed_from_the_store_is_added_again(monkeypatch):
     again = app(sample("cond_switch"), monkeypatch)
     assert query(again)["dump"] != share_id and not again.error
     assert "jit_route" in texts(again)
+
+
+def test_a_link_to_a_dump_that_lost_a_file_names_it_and_shows_the_rest(monkeypatch, tmp_path):
+    """Issue 17, item 6: the app silently showed another stage when a stored file was
+    deleted. Now it names the lost file, asks for the dump again, and shows what is left."""
+    import shutil
+    copy = str(tmp_path / "scan_while")
+    shutil.copytree(sample("scan_while"), copy)
+    at = app(copy, monkeypatch)
+    share_id = query(at)["dump"]
+    store = Store(data_dir())
+    lost = "module_0000.jit_step.cpu_after_optimizations.txt"
+    os.remove(os.path.join(store.folder(share_id), lost))
+    monkeypatch.delenv("HLOLENS_DUMP")
+    later = AppTest.from_file(APP, default_timeout=90)
+    later.query_params["dump"] = share_id
+    store._checked.clear()
+    from ui import opening
+    opening.store()._checked.clear()                 # the app's store: no 5 s grace
+    later.run()
+    ok(later)
+    (warning,) = [w.value for w in later.warning if "lost" in w.value]
+    from ui.kit import md
+    assert md(lost) in warning and "Upload the same dump again" in warning
+    assert data_dir() not in warning
+    assert "before optimizations" in texts(later)    # what is left, and which stage it is
+
+
+def test_a_visitor_is_listed_their_own_dumps_not_everyones(monkeypatch):
+    """Issue 17, item 7: a wrong ?dump= page listed every stored dump to anyone. Links
+    are the capability: a visitor sees the dumps they uploaded or opened."""
+    monkeypatch.delenv("HLOLENS_LIST_ALL", raising=False)
+    owner = app(sample("transformer"), monkeypatch)
+    share_id = query(owner)["dump"]
+    monkeypatch.delenv("HLOLENS_DUMP")
+    stranger = AppTest.from_file(APP, default_timeout=90)
+    stranger.query_params["dump"] = "Zx9-no-such-dump"
+    stranger.run()
+    ok(stranger)
+    assert not [b for b in stranger.button if b.key and b.key.startswith("gone:")]
+    assert "No dumps of yours yet" in texts(stranger)
+    # the owner's session (their browser) lists it, on the same kind of page
+    owner.query_params["dump"] = "Zx9-no-such-dump"
+    owner.run()
+    assert owner.button(key=f"gone:{share_id}")
+    # once the stranger opens it by its link, it is theirs to find again
+    stranger.query_params["dump"] = share_id
+    stranger.run()
+    stranger.query_params["dump"] = "Zx9-no-such-dump"
+    stranger.run()
+    assert stranger.button(key=f"gone:{share_id}")

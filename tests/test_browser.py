@@ -608,3 +608,28 @@ def test_runtime_overlay_scatter_and_click(server, new_page, transformer_zip, ar
     shot(page, artifacts_dir, "browser-18-runtime-selected.png")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert not page.outside_requests
+
+
+def _stored_tab_lists(page, server: str) -> str:
+    """The text of the Stored tab on a page without a dump."""
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    sidebar = page.locator('section[data-testid="stSidebar"]')
+    sidebar.get_by_role("tab", name="Stored").click()
+    panel = sidebar.get_by_role("tabpanel").filter(visible=True).first
+    panel.get_by_text("dumps", exact=False).first.wait_for()
+    return panel.inner_text()
+
+
+def test_the_stored_list_shows_a_visitor_their_own_dumps(server, new_page, tmp_path_factory,
+                                                         artifacts_dir):
+    """Issue 17, item 7: anyone could list every stored dump. The browser that uploaded
+    a dump finds it again in its Stored list (a cookie), a new browser does not."""
+    mine = new_page()
+    got = open_uploaded(mine, server, sample_zip(tmp_path_factory, "cond_switch"))
+    assert got["dump"]
+    listed = _stored_tab_lists(mine, server)                 # a later visit, same browser
+    shot(mine, artifacts_dir, "visitor-own-dumps.png")
+    assert "Your dumps" in listed and "cond_switch" in listed
+    stranger = _stored_tab_lists(new_page(), server)
+    assert "cond_switch" not in stranger and "No dumps of yours yet" in stranger

@@ -6,6 +6,7 @@ the elements that allow it) and searched for the tags a payload would make."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 
 import pytest
@@ -77,3 +78,33 @@ def test_a_notes_web_address_is_a_working_link_and_nothing_else_is(monkeypatch):
     assert "<img" not in html and "<strong>" not in html
     for href, shown in re.findall(r'<a href="([^"]*)">([^<]*)</a>', html):
         assert href == shown                     # no link that shows one thing, goes elsewhere
+
+
+def test_a_dumps_names_op_names_sources_and_comments_never_become_markup(monkeypatch,
+                                                                          tmp_path):
+    """Issue 17, item 3 beyond the URL: a dump whose folder name, op_names and source
+    files carry markdown and HTML, a node's comment too, all reach the page as text."""
+    from hostile_inputs import markdown_dump
+    from test_app import query
+
+    folder = markdown_dump(str(tmp_path))
+    at = app(folder, monkeypatch, {"selected": "ynn_fusion.29"})
+    assert any("evil.example" in h for h in _rendered(at))      # the names are on the page
+    at.text_area(key="comment-text:ynn_fusion.29").input(PAYLOAD)
+    at.text_input(key="comment-author").input(PAYLOAD)
+    next(b for b in at.get("button") if b.label == "Comment").click().run()
+    import os
+
+    from compiler_bridge.dumps import Store
+    assert Store(os.environ["HLOLENS_DATA"]).comments(query(at)["dump"])
+    for group in ("layers", "source"):
+        at.query_params["group"] = group
+        at.run()
+        for html in _rendered(at):
+            # a bare web address in a comment is a link to exactly what it shows (as in
+            # notes); nothing else becomes a link, an image or markup
+            assert "<img" not in html, html
+            for href, shown in re.findall(r'<a href="([^"]*)">([^<]*)</a>', html):
+                assert href == shown, html
+            assert "<a " not in re.sub(r'<a href="([^"]*)">\1</a>', "", html), html
+            assert "<strong>Session expired</strong>" not in html, html

@@ -62,12 +62,34 @@ def _has(name, pattern):
 
 
 def test_non_utf8_bytes(text):
+    # outside a quoted string a byte that is not UTF-8 is not HLO: named with its place
     data = text.encode()
-    at = data.index(b'op_name="') + 9
+    at = data.index(b'op_name="') - 1
     bad = data[:at] + b"\xff\xfe" + data[at:]
     err = parse_error(bad)
     assert "not UTF-8" in err.message and "0xff" in err.message
     assert err.line == data[:at].count(b"\n") + 1 and err.column > 1
+
+
+def test_latin1_bytes_inside_strings(text):
+    # a source file and an op_name written in Latin-1 (issue 17, item 8): XLA takes this
+    # text as Unicode; read as bytes, those bytes are Latin-1 and the module opens
+    data = text.encode()
+    name = data.index(b'op_name="') + len(b'op_name="')
+    path = data.index(b'1 "/') + len(b'1 "')
+    assert path < name
+    latin = data[:path] + b"home/Jos\xe9" + data[path:name] + b"caf\xe9/" + data[name:]
+    module = parse_hlo_bytes(latin, "latin1.hlo")
+    ops = [i.metadata.op_name for c in module.computations for i in c.instructions
+           if i.metadata and i.metadata.op_name.startswith("caf")]
+    assert ops and ops[0].startswith("caf\u00e9/")
+    assert module.stack_frames.file_names[1].startswith("home/Jos\u00e9/")
+    # the same text as Unicode is what XLA's parser takes; both read alike
+    same = parse_hlo(latin.decode("latin-1"), "latin1.hlo")
+    assert same.stats() == module.stats()
+    assert same.stack_frames.file_names == module.stack_frames.file_names
+    from jaxlib import _hlo as xla                     # XLA's own parser takes it too
+    assert xla.hlo_module_from_text(latin.decode("latin-1")).name == module.name
 
 
 def test_empty_file():

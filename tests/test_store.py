@@ -387,3 +387,116 @@ def test_a_killed_uploads_staging_folder_goes_at_once_a_running_one_stays(tmp_pa
     assert os.path.isdir(live)
     running._unstage(live)
     assert not os.path.exists(live)
+
+
+def _rebuild_index(data: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.remove(os.path.join(data, "hlolens.sqlite" + suffix))
+        except FileNotFoundError:
+            pass
+
+
+def test_a_rebuilt_local_index_keeps_every_link_view_and_comment(tmp_path):
+    """Issue 17, item 4: saved views and comments of a local store lived only in SQLite,
+    so rebuilding it from the files lost them."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("cond_switch"))
+    store.save_view(d.share_id, "kept view", {"module": "0000"})
+    gone = store.save_view(d.share_id, "deleted view", {"module": "0000"})
+    store.add_comment(d.share_id, "0000", "conditional", "kept comment")
+    dropped = store.add_comment(d.share_id, "0000", "conditional", "deleted comment")
+    store.delete_view(d.share_id, gone.id)
+    store.delete_comment(d.share_id, dropped.id)
+    _rebuild_index(data)
+    rebuilt = Store(data)
+    assert rebuilt.open(d.share_id).main.name == "jit_route"
+    assert [v.name for v in rebuilt.views(d.share_id)] == ["kept view"]
+    assert [c.text for c in rebuilt.comments(d.share_id)] == ["kept comment"]
+    rebuilt.remove(d.share_id)                 # a removed dump's notes go with it
+    _rebuild_index(data)
+    assert Store(data).list() == []
+    assert not os.listdir(os.path.join(data, "shares"))
+
+
+def test_four_processes_adding_one_dump_keep_every_printed_link(tmp_path):
+    """Issue 17, item 4: 4x ``store add`` of one folder at once; every id printed keeps
+    opening, also after the index is rebuilt from the store's files."""
+    data = str(tmp_path / "data")
+    env = dict(os.environ, HLOLENS_DATA=data, PYTHONPATH=ROOT)
+    procs = [subprocess.Popen([sys.executable, "-m", "compiler_bridge", "store", "add",
+                               sample("scan_while")], env=env, cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    printed = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        printed.append(out.split()[0])
+    _rebuild_index(data)
+    store = Store(data)
+    for share_id in printed:
+        assert store.open(share_id).main.name == "jit_step"
+    assert len(store.list()) == 1
+
+
+def test_a_file_lost_from_the_store_is_named_and_a_re_upload_restores_it(tmp_path):
+    """Issue 17, item 6: a file deleted from the store went unnoticed (another stage was
+    shown, the trace 'of another program', `store list` still counted it)."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("scan_while"))
+    folder = store.folder(d.share_id)
+    lost = "module_0000.jit_step.cpu_after_optimizations.txt"
+    os.remove(os.path.join(folder, lost))
+    fresh = Store(data)
+    assert fresh.lost(d.share_id) == [f"{lost} is missing"]
+    with pytest.raises(StoreError) as e:
+        fresh.open(d.share_id)
+    message = str(e.value)
+    assert lost in message and "Upload the same dump again" in message
+    assert data not in message and str(tmp_path) not in message       # no server paths
+    assert [x.damage for x in fresh.list()] == [[f"{lost} is missing"]]
+    # the same dump again (a zip of it this time) restores the file; the link stays
+    again = fresh.add_archive(zip_of(sample("scan_while")), "scan_while.zip")
+    assert again.share_id == d.share_id
+    assert Store(data).open(d.share_id).main.after_optimizations is not None
+    assert Store(data).lost(d.share_id) == []
+
+
+def test_store_verify_hashes_every_file(tmp_path):
+    data = str(tmp_path / "data")
+    env = dict(os.environ, HLOLENS_DATA=data, PYTHONPATH=ROOT)
+    share_id = subprocess.run([sys.executable, "-m", "compiler_bridge", "store", "add",
+                               sample("cond_switch")], env=env, cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.split()[0]
+    verify = [sys.executable, "-m", "compiler_bridge", "store", "verify", share_id]
+    assert subprocess.run(verify, env=env, cwd=ROOT, capture_output=True).returncode == 0
+    folder = Store(data).folder(share_id)
+    name = "module_0000.jit_route.before_optimizations.txt"
+    text = open(os.path.join(folder, name), "rb").read()
+    with open(os.path.join(folder, name), "wb") as f:      # same size, other bytes
+        f.write(text.replace(b"f32", b"s32"))
+    Store(data).open(share_id)                             # sizes agree: it opens
+    out = subprocess.run(verify, env=env, cwd=ROOT, text=True, capture_output=True)
+    assert out.returncode == 1 and out.stdout.strip() == \
+        f"{name} has other content than was uploaded"
+
+
+def test_a_full_store_refuses_a_new_dump_and_keeps_the_rest(tmp_path, monkeypatch):
+    """Issue 17, item 5: a store quota (HLOLENS_STORE_QUOTA)."""
+    data = str(tmp_path / "data")
+    first = Store(data).add_path(sample("cond_switch"))
+    monkeypatch.setenv("HLOLENS_STORE_QUOTA", f"{first.size + 1000}")
+    store = Store(data)
+    assert store.quota_bytes == first.size + 1000
+    with pytest.raises(StoreError) as e:
+        store.add_archive(zip_of(sample("scan_while")), "scan_while.zip")
+    assert str(e.value).startswith("scan_while.zip: the store is full")
+    assert "HLOLENS_STORE_QUOTA" in str(e.value)
+    assert [d.share_id for d in store.list()] == [first.share_id]
+    assert len(os.listdir(os.path.join(data, "dumps"))) == 1
+    assert store.add_path(sample("cond_switch")).share_id == first.share_id  # stored already
+    monkeypatch.setenv("HLOLENS_STORE_QUOTA", "2G")
+    assert Store(data).quota_bytes == 2 << 30

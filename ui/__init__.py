@@ -7,13 +7,15 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
   search, breadcrumb, detail tabs; ``graph`` and ``inspector``: the view and the selection;
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
   saved views, comments and exports;
+- ``visitor``: which stored dumps a visitor is shown (their own, or all on a team server);
 - ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
   part a click reruns alone.
 """
 
-from . import explorer, graph, inspector, kit, opening, passes, runtimes, sharing, workspace
+from . import (explorer, graph, inspector, kit, opening, passes, runtimes, sharing, visitor,
+               workspace)
 
 __all__ = [
     "explorer", "graph", "inspector", "kit", "opening", "passes", "runtimes", "sharing",
-    "workspace",
+    "visitor", "workspace",
 ]

@@ -5,7 +5,6 @@ search, the breadcrumb, and the detail tabs under the graph.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -195,9 +194,10 @@ def header(opened: Opened, picked: Picked):
     if from_mlir(opened.dump, step.file):
         where = STABLEHLO
     left, right = st.columns([3, 2], vertical_alignment="center")
-    left.markdown(f"### {html.escape(m.name)} <span style='color:#868e96;font-weight:400;"
-                  f"font-size:1rem'>module {m.id} · {html.escape(where)} · "
-                  f"{html.escape(opened.name)}</span>", unsafe_allow_html=True)
+    # md: backslash escapes keep both markdown and HTML of a name text in this HTML line
+    left.markdown(f"### {md(m.name)} <span style='color:#868e96;font-weight:400;"
+                  f"font-size:1rem'>module {md(m.id)} · {md(where)} · "
+                  f"{md(opened.name)}</span>", unsafe_allow_html=True)
     return right
 
 

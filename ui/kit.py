@@ -7,6 +7,7 @@ functions that key caches by content (``BY_CONTENT``).
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,9 @@ def describe(e: BaseException) -> str:
     """A one-paragraph message for an exception (no traceback)."""
     if isinstance(e, KeyError) and e.args:
         return str(e.args[0])
+    if isinstance(e, OSError) and e.strerror:        # never the server's paths
+        name = os.path.basename(str(e.filename).rstrip("/")) if e.filename else ""
+        return f"{e.strerror}: {name}" if name else e.strerror
     if isinstance(e, (HloParseError, DumpError, LayoutError, OSError)):
         return str(e)
     return f"{type(e).__name__}: {e}"
@@ -69,7 +73,13 @@ def section(what: str) -> Iterator[None]:
 
 def md(text: str) -> str:
     """Text shown as is in markdown (names with '_', '*', '<' stay what they are)."""
+    # Streamlit's markdown is GitHub's: a bare http://…, www.… or name@host becomes a
+    # link whatever is escaped; an invisible word joiner inside each keeps it text
+    text = _AUTOLINK.sub("\\1\u2060", text)
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", text)
+
+
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto)(?=:)|\bwww(?=\.)|[^\s@](?=@\w))")
 
 
 def code(text: str) -> str:

@@ -7,6 +7,7 @@ its ``path_key`` (path and a fingerprint of its files).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import sys
@@ -31,6 +32,7 @@ from viz import navigation as N
 from viz import panels as P
 from viz import warm as layout_warm
 
+from . import visitor
 from .kit import Navigator, code, describe, go, go_pick, log, md
 
 
@@ -190,11 +192,20 @@ def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
         except StoreError as e:
             _dump_gone(nav, e)
             return None
-        folder = store().folder(key)
-        opened = Opened(_open(folder, entry.hash), key, entry.name, folder, key)
+        lost = store().lost(key)
+        if lost:                        # open what is left, and say what is not
+            st.warning(f"**Files of this dump are lost.** {md(store().lost_message(key, lost))}"
+                       ". Until then the app shows what is left.")
+        folder = store().folder(key, whole=False)
+        # what is left is other content: not the index cached for the whole dump
+        content = entry.hash + ("-lost-" + hashlib.blake2b("\n".join(lost).encode(),
+                                                            digest_size=6).hexdigest()
+                                if lost else "")
+        opened = Opened(_open(folder, content), key, entry.name, folder, key)
     except (KeyError, DumpError, OSError) as e:
         st.error(f"Cannot open the dump: {code(describe(e))}")
         return None
+    visitor.remember(key)                    # in this visitor's Stored list from now on
     return _opened(info, opened, cli, cli_share)
 
 
@@ -234,10 +245,24 @@ def dump_list(nav: Navigator, where=None, limit: int = 50, prefix: str = "stored
     except (DumpError, OSError) as e:
         where.caption(f"The store cannot be read: {md(describe(e))}")
         return
+    everyone = visitor.list_all()
+    if not everyone:                 # links are the capability: only this visitor's own
+        own = set()
+        for share_id in visitor.mine():
+            try:
+                own.add(store().resolve(share_id))
+            except StoreError:
+                pass
+        dumps = [d for d in dumps if d.hash in own]
     if not dumps:
-        where.caption("The store is empty: upload a dump.")
+        where.caption("The store is empty: upload a dump." if everyone else
+                      "No dumps of yours yet: upload one, or open a link to one.")
         return
-    where.markdown(f"**Dumps in this store** ({len(dumps)})")
+    where.markdown(f"**Dumps in this store** ({len(dumps)})" if everyone else
+                   f"**Your dumps** ({len(dumps)})",
+                   help=None if everyone else "The dumps this browser uploaded or opened. "
+                   "Others' dumps open by their links; a team server lists all with "
+                   "HLOLENS_LIST_ALL=1.")
 
     def label(d: StoredDump) -> str:
         main = d.modules[0]["name"] if len(d.modules) == 1 else f"{len(d.modules)} modules"

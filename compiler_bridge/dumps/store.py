@@ -5,21 +5,27 @@ where app replicas share storage)::
 
     dumps/<hash>/...           the dump's files as uploaded
     manifests/<hash>.json      written last: a dump exists iff its manifest does
-    notes/<uid>.json           saved views and comments (remote stores: shared by replicas)
+    shares/<share id>.json     one write-once file per link id handed out: {"hash": ...}
+    notes/<uid>.json           saved views and comments (``<uid>.deleted``: deleted)
     traces/<hash>/...          traces uploaded for the dump (``trace_shelf``)
     tmp/                       staging for uploads in progress (local stores)
     hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
 
 ``<hash>`` is sha256 over the dump's sorted (path, sha256(content)) pairs, so the same
 dump uploaded twice is stored once. Links carry a random share id mapped to the hash
-(the hash alone would let anyone who knows a dump's content guess its link). For an
-fsspec URL the SQLite file lives in a local cache and is rebuilt from the manifests, so
-every replica lists the same dumps.
+(the hash alone would let anyone who knows a dump's content guess its link).
+
+The files are the truth; ``hlolens.sqlite`` is an index rebuilt from them (``sync``):
+every link id ever printed has its own file, written before it is printed, so replicas
+adding one dump at once each keep theirs, and a rebuilt index loses no link, saved view
+or comment. For an fsspec URL the SQLite file lives in a local cache, so every replica
+lists the same dumps.
 """
 
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -43,6 +49,19 @@ DEFAULT_LOCATION = ".hlolens-data"
 MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
 _STALE_TMP_SECONDS = 3600
 _OWNER = ".owner"                 # in an upload's staging folder: locked while it runs
+_RECHECK_SECONDS = 5.0
+
+
+def _quota_setting() -> int:
+    """HLOLENS_STORE_QUOTA: bytes the store's dumps may take in all (suffixes K, M, G, T;
+    default 50G)."""
+    text = os.environ.get("HLOLENS_STORE_QUOTA", "").strip().upper().rstrip("B") or "50G"
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    try:
+        return int(float(text.rstrip("KMGT")) * scale)
+    except ValueError:
+        raise StoreError(f"HLOLENS_STORE_QUOTA={os.environ['HLOLENS_STORE_QUOTA']!r}: "
+                         "expected bytes, e.g. 20G or 500M") from None
 
 
 def _abandoned(path: str) -> bool:
@@ -72,11 +91,12 @@ class StoredDump:
     size: int
     files: int
     modules: list[dict] = field(default_factory=list)   # [{"id", "name"}]
+    damage: list[str] = field(default_factory=list)     # files lost since (Store.damage)
 
     def to_json(self) -> dict:
         return {"share_id": self.share_id, "hash": self.hash, "name": self.name,
                 "uploaded_at": self.uploaded_at, "size": self.size, "files": self.files,
-                "modules": self.modules}
+                "modules": self.modules, "damage": self.damage}
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,26 @@ def _row_id(cur: sqlite3.Cursor) -> int:
 
 def dump_hash(folder: str) -> tuple[str, int, int]:
     """(content hash, total bytes, file count) of a folder's files."""
+    return dump_hash_of(_entries(folder))
+
+
+def dump_hash_of(entries: list[tuple[str, str, int]]) -> tuple[str, int, int]:
+    top = hashlib.sha256()
+    for rel, digest, _ in entries:
+        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
+    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _entries(folder: str) -> list[tuple[str, str, int]]:
+    """(relative path, sha256, size) of a folder's files, sorted."""
     entries = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
@@ -147,26 +187,20 @@ def dump_hash(folder: str) -> tuple[str, int, int]:
             if os.path.islink(full):
                 continue
             rel = os.path.relpath(full, folder).replace(os.sep, "/")
-            h = hashlib.sha256()
-            with open(full, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-            entries.append((rel, h.hexdigest(), os.path.getsize(full)))
+            entries.append((rel, _sha256(full), os.path.getsize(full)))
     entries.sort()
-    top = hashlib.sha256()
-    for rel, digest, _ in entries:
-        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
-    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
+    return entries
 
 
 class Store:
     """Dumps, share ids, saved views and comments under one data location."""
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
-                 cache_dir: str | None = None) -> None:
+                 cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
         location = location or os.environ.get("HLOLENS_DATA") or DEFAULT_LOCATION
         self.location = location
         self.max_upload_bytes = max_upload_bytes
+        self.quota_bytes = quota_bytes if quota_bytes is not None else _quota_setting()
         self.remote = "://" in location and not location.startswith("file://")
         if self.remote:
             import fsspec
@@ -188,6 +222,7 @@ class Store:
             self._clean_tmp()
         self._lock = threading.Lock()
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
+        self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         with self._db() as db:
             db.executescript(_SCHEMA)
         self.sync()
@@ -244,36 +279,58 @@ class Store:
         return "/".join([self.base.rstrip("/"), *parts]) if self.remote else \
             os.path.join(self.base, *parts)
 
-    def _manifest_hashes(self) -> set[str]:
-        folder = self._path("manifests")
-        if self.remote:
-            try:
-                names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(folder, detail=False)]
-            except FileNotFoundError:
-                names = []
-        else:
-            names = os.listdir(folder)
-        return {n[:-5] for n in names if n.endswith(".json")}
+    def _names(self, folder: str) -> builtins.list[str]:
+        """File names in one of the store's folders ([] when it does not exist yet)."""
+        try:
+            if self.remote:
+                return [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path(folder),
+                                                                  detail=False)]
+            return os.listdir(self._path(folder))
+        except FileNotFoundError:
+            return []
 
-    def _read_manifest(self, h: str) -> dict:
-        path = self._path("manifests", h + ".json")
+    def _read_json(self, *parts: str) -> dict:
+        path = self._path(*parts)
         if self.remote:
             return json.loads(self.fs.cat_file(path))
         with open(path, encoding="utf-8") as f:
             return json.load(f)
 
-    def _write_manifest(self, h: str, manifest: dict) -> None:
-        data = json.dumps(manifest, indent=1).encode()
-        path = self._path("manifests", h + ".json")
+    def _write_json(self, record: dict, *parts: str, once: bool = False) -> bool:
+        """Write one small file whole: one put on object stores, a rename locally, so
+        a reader never sees half of it. ``once``: on an object store, a conditional
+        create (If-None-Match) that leaves a file another replica wrote first alone;
+        False then. (Local writers hold the store's file lock instead.)"""
+        data = json.dumps(record, indent=1).encode()
+        path = self._path(*parts)
         if self.remote:
-            self.fs.pipe_file(path, data)   # one put: atomic on object stores
-            return
-        tmp = os.path.join(self.base, "tmp", f"{h}.{secrets.token_hex(4)}.json")
+            try:
+                self.fs.pipe_file(path, data, mode="create" if once else "overwrite")
+            except FileExistsError:
+                return False
+            except OSError as e:           # s3fs: 412 Precondition Failed
+                if once and "recondition" in str(e):
+                    return False
+                raise
+            return True
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = os.path.join(self.base, "tmp", f"{parts[-1]}.{secrets.token_hex(4)}")
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+        return True
+
+    def _manifest_hashes(self) -> set[str]:
+        return {n[:-5] for n in self._names("manifests") if n.endswith(".json")}
+
+    def _read_manifest(self, h: str) -> dict:
+        return self._read_json("manifests", h + ".json")
+
+    def _write_manifest(self, h: str, manifest: dict) -> None:
+        # the first replica's manifest stays; a racing one's link id lives in shares/
+        self._write_json(manifest, "manifests", h + ".json", once=True)
 
     def sync(self) -> None:
         """Make the metadata agree with the manifests (other replicas, crashes)."""
@@ -293,13 +350,23 @@ class Store:
                                (sid, h, m["uploaded_at"]))
             for h in known - hashes:
                 db.execute("DELETE FROM dumps WHERE hash=?", (h,))
-        if self.remote:
-            self._sync_notes()
+            # link ids handed out by other replicas (or before the index was rebuilt)
+            shared = {r[0] for r in db.execute("SELECT share_id FROM shares")}
+            for n in self._names("shares"):
+                sid = n[:-5]
+                if not n.endswith(".json") or sid in shared:
+                    continue
+                try:
+                    rec = self._read_json("shares", n)
+                except (OSError, ValueError):
+                    continue
+                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)",
+                           (sid, rec["hash"], rec.get("created_at", 0.0)))
+        self._sync_notes()
 
     def _sync_notes(self) -> None:
-        try:
-            names = [p.rsplit("/", 1)[-1] for p in self.fs.ls(self._path("notes"), detail=False)]
-        except FileNotFoundError:
+        names = self._names("notes")
+        if not names:
             return
         deleted = {n[:-len(".deleted")] for n in names if n.endswith(".deleted")}
         with self._db() as db:
@@ -312,7 +379,7 @@ class Store:
                 if not n.endswith(".json") or uid in known or uid in deleted:
                     continue
                 try:
-                    rec = json.loads(self.fs.cat_file(self._path("notes", n)))
+                    rec = self._read_json("notes", n)
                 except (OSError, ValueError):
                     continue
                 if rec.get("kind") == "view":
@@ -327,8 +394,12 @@ class Store:
                                 rec["text"], rec["created_at"], uid))
 
     def _share_note(self, uid: str, record: dict) -> None:
-        if self.remote:
-            self.fs.pipe_file(self._path("notes", uid + ".json"), json.dumps(record).encode())
+        self._write_json(record, "notes", uid + ".json")
+
+    def _hand_out(self, h: str, sid: str, now: float) -> None:
+        """Record a new link id in its own file before anyone sees it: a racing replica
+        may overwrite the manifest, never this."""
+        self._write_json({"hash": h, "created_at": now}, "shares", sid + ".json", once=True)
 
     # ------------------------------------------------------------------ adding
     def _staging(self) -> str:
@@ -360,7 +431,7 @@ class Store:
                                  f"{self.max_upload_bytes:,}-byte upload cap")
             # the same folder again (an app restarted with --dump): no copy, no staging
             h = dump_hash(path)[0]
-            if h in self._manifest_hashes():
+            if h in self._manifest_hashes() and not self.damage(h):
                 self.sync()
                 return self._stored(h)
         staging = self._staging()
@@ -416,6 +487,8 @@ class Store:
             with self._db() as db:
                 db.execute("DELETE FROM archives WHERE hash=?", (row[0],))
             return None
+        if self.damage(row[0]):           # unpack it again: it restores the lost files
+            return None
         try:
             return self._stored(row[0])
         except StoreError:
@@ -437,9 +510,15 @@ class Store:
                 if total > self.max_upload_bytes:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
                 target = os.path.join(root, *path.split("/"))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with open(target, "xb") as f:
-                    f.write(data)
+                try:
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    with open(target, "xb") as f:
+                        f.write(data)
+                except FileExistsError:
+                    raise StoreError(f"{name}: {path} is uploaded twice (or is also a "
+                                     "folder's name); expected one file per path") from None
+                except OSError as e:           # the file's name, never the server's path
+                    raise StoreError(f"{name}: {path}: {e.strerror}") from None
             return self._commit(self._normalize_root(root), name)
         finally:
             self._unstage(staging)
@@ -465,26 +544,122 @@ class Store:
             raise StoreError(f"{name}: no XLA dump files found (expected files named "
                              "module_NNNN.<name>.*, as --xla_dump_to writes, or "
                              f"{EXPECTED.removeprefix('expected ')})")
-        h, size, nfiles = dump_hash(folder)
+        entries = _entries(folder)
+        h, size, nfiles = dump_hash_of(entries)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
         with self._writing():
             if h in self._manifest_hashes():
                 self.sync()
+                if self.damage(h):        # files lost from the store: these restore them
+                    self._restore(folder, h)
                 return self._stored(h)
+            self._within_quota(name, size)
             now = time.time()
             sid = secrets.token_urlsafe(12)
             if self.remote:
-                self.fs.put(folder, self._path("dumps", h), recursive=True)
+                self._put_files(folder, self._path("dumps", h))
             else:
                 self._claim(folder, os.path.join(self.base, "dumps", h))
+            self._hand_out(h, sid, now)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
-                        "modules": modules, "share_ids": [sid]}
+                        "modules": modules, "share_ids": [sid],
+                        "index": {rel: [n, digest] for rel, digest, n in entries}}
             self._write_manifest(h, manifest)
             with self._db() as db:
                 db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
                            (h, name, now, size, nfiles, json.dumps(modules)))
                 db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
         return self._stored(h)
+
+    def used_bytes(self) -> int:
+        with self._db() as db:
+            return int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
+
+    def _within_quota(self, name: str, size: int) -> None:
+        self.sync()
+        used = self.used_bytes()
+        if used + size > self.quota_bytes:
+            raise StoreError(
+                f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
+                f"used; this dump has {size:,} bytes). Remove dumps no longer needed "
+                "(python -m compiler_bridge store remove ID), or raise HLOLENS_STORE_QUOTA")
+
+    def _restore(self, folder: str, h: str) -> None:
+        if self.remote:
+            self._put_files(folder, self._path("dumps", h))
+            shutil.rmtree(os.path.join(self.local_root, "dumps", h), ignore_errors=True)
+        else:
+            self._claim(folder, os.path.join(self.base, "dumps", h))
+        self._checked.pop(h, None)
+
+    # ------------------------------------------------------------------ integrity
+    def damage(self, h: str, *, hashes: bool = False) -> builtins.list[str]:
+        """What is wrong with a stored dump's files, against its manifest: files missing
+        or of another size (a stat each; ``hashes``: also read and hash every file). []
+        when whole, or when the manifest predates the index. Relative names only."""
+        try:
+            index = self._read_manifest(h).get("index")
+        except (OSError, ValueError):
+            return ["its manifest cannot be read"]
+        if not index:
+            return []
+        root = self._path("dumps", h)
+        if self.remote:
+            try:
+                found = {p[len(root) + 1:]: int(info.get("size") or 0)
+                         for p, info in self.fs.find(root, detail=True).items()}
+            except FileNotFoundError:
+                found = {}
+        else:
+            found = {}
+            for rel in index:
+                try:
+                    found[rel] = os.path.getsize(os.path.join(root, *rel.split("/")))
+                except OSError:
+                    pass
+        problems = []
+        for rel, (size, digest) in sorted(index.items()):
+            if rel not in found:
+                problems.append(f"{rel} is missing")
+            elif found[rel] != size:
+                problems.append(f"{rel} has {found[rel]:,} bytes, not {size:,}")
+            elif hashes and not self.remote and \
+                    _sha256(os.path.join(root, *rel.split("/"))) != digest:
+                problems.append(f"{rel} has other content than was uploaded")
+        return problems
+
+    def lost(self, share_id: str) -> builtins.list[str]:
+        """``damage`` of a stored dump by size, rechecked at most every few seconds per
+        dump while it is whole: a page rerun on every click should not stat every file."""
+        h = self.resolve(share_id)
+        now = time.monotonic()
+        if now - self._checked.get(h, -1e9) < _RECHECK_SECONDS:
+            return []
+        problems = self.damage(h)
+        if problems:
+            self._checked.pop(h, None)
+        else:
+            self._checked[h] = now
+        return problems
+
+    def lost_message(self, share_id: str, problems: builtins.list[str]) -> str:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more"
+                                           if len(problems) > 5 else "")
+        return (f"{self.get(share_id).name}: {len(problems)} of its files changed in the "
+                f"store since it was uploaded ({shown}). Upload the same dump again to "
+                "restore it: its links stay the same")
+
+    def _put_files(self, folder: str, target: str) -> None:
+        """Put each file at its own key. (``fs.put(folder, target, recursive=True)``
+        nests the folder inside ``target`` when a killed upload of the same dump left
+        part of it there: the dump then opened with its files one folder down.)"""
+        local, remote = [], []
+        for root, _, files in os.walk(folder):
+            for fn in files:
+                full = os.path.join(root, fn)
+                local.append(full)
+                remote.append(target + "/" + os.path.relpath(full, folder).replace(os.sep, "/"))
+        self.fs.put(local, remote)
 
     def _claim(self, folder: str, final: str) -> None:
         """Move the staged files to their final place with one atomic rename."""
@@ -516,7 +691,9 @@ class Store:
         self.sync()
         with self._db() as db:
             hashes = [r[0] for r in db.execute("SELECT hash FROM dumps ORDER BY uploaded_at DESC")]
-        return [self._stored(h) for h in hashes]
+        # a stat per file says which local dumps lost files; remote ones say so when opened
+        return [dataclasses.replace(d, damage=[] if self.remote else self.damage(h))
+                for h in hashes for d in [self._stored(h)]]
 
     def resolve(self, share_id: str) -> str:
         """The content hash a share id points to; StoreError when it is gone."""
@@ -536,9 +713,15 @@ class Store:
     def get(self, share_id: str) -> StoredDump:
         return self._stored(self.resolve(share_id))
 
-    def folder(self, share_id: str) -> str:
-        """A local folder holding the dump's files (downloaded once for remote stores)."""
+    def folder(self, share_id: str, *, whole: bool = True) -> str:
+        """A local folder holding the dump's files (downloaded once for remote stores).
+        ``whole``: StoreError, naming them, when files were lost from the store (the app
+        opens what is left, and says what is lost)."""
         h = self.resolve(share_id)
+        if whole:
+            problems = self.lost(share_id)
+            if problems:
+                raise StoreError(self.lost_message(share_id, problems))
         if not self.remote:
             return os.path.join(self.base, "dumps", h)
         local = os.path.join(self.local_root, "dumps", h)
@@ -573,9 +756,27 @@ class Store:
                 shutil.rmtree(os.path.join(self.base, "dumps", h), ignore_errors=True)
                 shutil.rmtree(os.path.join(self.base, "traces", h), ignore_errors=True)
             with self._db() as db:
+                sids = [r[0] for r in db.execute("SELECT share_id FROM shares WHERE hash=?",
+                                                 (h,))]
+                uids = [r[0] for r in db.execute("SELECT uid FROM views WHERE hash=? UNION "
+                                                 "SELECT uid FROM comments WHERE hash=?",
+                                                 (h, h))]
                 for table in ("dumps", "shares", "views", "comments", "archives"):
                     db.execute(f"DELETE FROM {table} WHERE hash=?", (h,))
+            for folder, names in (("shares", sids), ("notes", uids)):
+                for n in names:
+                    if n:
+                        self._delete_file(folder, n + ".json")
         return stored
+
+    def _delete_file(self, *parts: str) -> None:
+        try:
+            if self.remote:
+                self.fs.rm(self._path(*parts))
+            else:
+                os.remove(self._path(*parts))
+        except FileNotFoundError:
+            pass
 
     # ------------------------------------------------------------------ views and comments
     def save_view(self, share_id: str, name: str, query: dict, *, note: str = "",
@@ -600,7 +801,7 @@ class Store:
     def views(self, share_id: str) -> builtins.list[SavedView]:
         h = self.resolve(share_id)
         if self.remote:
-            self._sync_notes()
+            self._sync_notes()                       # another replica's new notes
         with self._db() as db:
             rows = db.execute("SELECT id, name, note, query, author, created_at FROM views "
                               "WHERE hash=? ORDER BY created_at", (h,)).fetchall()
@@ -622,9 +823,9 @@ class Store:
             if row is None:
                 raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
             db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
-        if self.remote:
-            # a tombstone: other replicas drop the row, and never take the note back in
-            self.fs.pipe_file(self._path("notes", row[0] + ".deleted"), b"{}")
+        # a tombstone: other replicas and a rebuilt index drop the row, and never take
+        # the note back in
+        self._write_json({}, "notes", row[0] + ".deleted")
 
     def add_comment(self, share_id: str, module: str, node: str, text: str,
                     author: str = "") -> Comment:

@@ -138,13 +138,31 @@ def parse_hlo_bytes(data: bytes, source: str | None = None, *, id: str | None = 
                             source=source, line=line)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise HloParseError(
-            f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-            "expected HLO text", source=source, line=line, column=col) from None
+    except UnicodeDecodeError:
+        text = _decode_latin1_strings(data, source)
     return parse_hlo(text, source, id=id, key=content_key(data))
+
+
+def _decode_latin1_strings(data: bytes, source: str | None) -> str:
+    """Text with bytes that are not UTF-8 read as Latin-1 where they sit inside a quoted
+    string (a ``source_file`` written on a Latin-1 file system, an ``op_name`` of a
+    Latin-1 script): XLA takes such text once it is Unicode, and a viewer should show it.
+    Anywhere else they are not HLO: HloParseError at the first such byte."""
+    text = data.decode("utf-8", "surrogateescape")        # a bad byte b -> U+DC00+b
+    for m in _ESCAPED_BYTE.finditer(text):
+        at = m.start()
+        start = text.rfind("\n", 0, at) + 1
+        prefix = text[start:at]
+        if (prefix.count('"') - prefix.count('\\"')) % 2 == 0:   # outside a string
+            offset = len(text[:at].encode("utf-8", "surrogateescape"))
+            raise HloParseError(
+                f"not UTF-8 text (byte 0x{ord(m.group()) - 0xDC00:02x} at offset {offset}); "
+                "expected HLO text", source=source, line=text.count("\n", 0, at) + 1,
+                column=at - start + 1)
+    return _ESCAPED_BYTE.sub(lambda m: chr(ord(m.group()) - 0xDC00), text)
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 class _Parser(StatementReader):

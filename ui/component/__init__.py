@@ -158,5 +158,11 @@ def link_box(link: str, key: str = "share-link") -> None:
     _light(key=key, height="content", data={"mode": "link", "link": link})
 
 
+def remember_cookie(cookie: str, ids: list[str], key: str) -> None:
+    """Write ``ids`` into the browser's cookie ``cookie`` (a year; read back from
+    ``st.context.cookies`` at the next page load)."""
+    _light(key=key, height=0, data={"mode": "remember", "cookie": cookie, "ids": ids})
+
+
 __all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
-           "handled", "link_box", "node_card", "svg_id"]
+           "handled", "link_box", "node_card", "remember_cookie", "svg_id"]

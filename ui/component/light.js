@@ -4,7 +4,8 @@
 //     loaded, a mount waits in a queue it empties when it does;
 //   * link (data.mode "link"): the address of the view on screen with a copy button. It
 //     shows the page's own URL, which Python writes on every change of the view, so it is
-//     right even after a click that reran only part of the page.
+//     right even after a click that reran only part of the page;
+//   * remember (data.mode "remember"): writes the cookie of this browser's dumps.
 function linkBox(component) {
   const { parentElement } = component;
   let box = parentElement.querySelector(".hl-link");
@@ -39,8 +40,18 @@ function linkBox(component) {
   return () => { clearInterval(box.timer); box.remove(); };
 }
 
+// remember (data.mode "remember"): the share ids of the dumps this browser uploaded or
+// opened, kept in a first-party cookie the server reads at the next page load (the
+// Stored list shows a visitor their own dumps, not everyone's)
+function remember(data) {
+  const value = (data.ids || []).filter(id => /^[A-Za-z0-9_-]{8,64}$/.test(id)).join(".");
+  document.cookie = `${data.cookie}=${value}; path=/; max-age=31536000; SameSite=Lax`;
+  return () => {};
+}
+
 export default function graphPart(component) {
   if (component.data && component.data.mode === "link") return linkBox(component);
+  if (component.data && component.data.mode === "remember") return remember(component.data);
   const api = globalThis.hlolensGraphView;
   if (api) return api.mount(component);
   const entry = { component, cleanup: null, dead: false };

@@ -1,0 +1,162 @@
+"""Hostile input against a running server, in Chromium (issue 17): while a visitor sends a
+catastrophic regex, a 1 MB op_name or a link with markdown in it, the server's health
+endpoint keeps answering within a second (one visitor must not freeze it for all), the
+page says what happened, and nothing is fetched from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+import urllib.parse
+import urllib.request
+import zipfile
+
+import pytest
+from conftest import missing
+from hostile_inputs import PAYLOAD, deep_op_name_dump
+from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
+
+from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
+
+pytestmark = [pytest.mark.browser]
+if not os.path.exists(CHROMIUM):
+    missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
+            module_level=True)
+
+
+class HealthProbe:
+    """Asks ``/_stcore/health`` every 0.2 s from a thread; the slowest answer since
+    ``reset`` (a request that fails or takes over 5 s counts as 5 s)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url + "_stcore/health"
+        self.worst = 0.0
+        self.asked = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.url, timeout=5) as r:
+                    r.read()
+                took = time.perf_counter() - t0
+            except OSError:
+                took = 5.0
+            self.worst = max(self.worst, took)
+            self.asked += 1
+            self._stop.wait(0.2)
+
+    def reset(self) -> None:
+        self.worst, self.asked = 0.0, 0
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    data = tmp_path_factory.mktemp("hlolens-data")
+    env = dict(os.environ, HLOLENS_DATA=str(data))
+    env.pop("HLOLENS_DUMP", None)
+    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
+    proc, url = start_app(env, log, timeout=60)
+    probe = HealthProbe(url)
+    yield url, probe
+    probe.stop()
+    stop_app(proc)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(chromium):
+    ctx = chromium.new_context(viewport={"width": 1500, "height": 1000})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.outside = []
+    page.on("request", lambda r: page.outside.append(r.url) if not r.url.startswith(
+        ("http://127.0.0.1", "data:", "blob:", "about:")) else None)
+    yield page
+    ctx.close()
+
+
+def zipped(folder: str, tmp_path) -> str:
+    out = tmp_path / (os.path.basename(folder)[:40] + ".zip")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for root, _, files in os.walk(folder):
+            for fn in files:
+                full = os.path.join(root, fn)
+                z.write(full, os.path.join("dump", os.path.relpath(full, folder)))
+    return str(out)
+
+
+def test_a_catastrophic_regex_does_not_freeze_the_server(probed, page, tmp_path,
+                                                          artifacts_dir):
+    url, probe = probed
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(__file__)), "sample_dumps",
+                                 "transformer"), tmp_path / "transformer")
+    open_uploaded(page, url, zipped(str(tmp_path / "transformer"), tmp_path))
+    probe.reset()
+    page.get_by_text("regex", exact=True).click()
+    wait_idle(page)
+    box = page.get_by_placeholder("name, opcode, op_name, shape or source")
+    box.fill(r"(\w+\W?)+#")
+    box.press("Enter")
+    page.get_by_text("No instruction matches", exact=False) \
+        .or_(page.get_by_text("hits", exact=False)).first.wait_for()
+    wait_idle(page)
+    shot(page, artifacts_dir, "hostile-regex.png")
+    time.sleep(1)
+    assert probe.asked >= 3
+    assert probe.worst < 1.0, f"health answered in {probe.worst:.2f} s"
+
+
+def test_a_megabyte_op_name_draws_and_the_server_keeps_answering(probed, page, tmp_path,
+                                                                  artifacts_dir):
+    url, probe = probed
+    folder = deep_op_name_dump(str(tmp_path))
+    probe.reset()
+    open_uploaded(page, url, zipped(folder, tmp_path))
+    page.wait_for_function(GRAPH_DRAWN)
+    shot(page, artifacts_dir, "hostile-deep-op-name.png")
+    assert probe.asked >= 3
+    assert probe.worst < 1.0, f"health answered in {probe.worst:.2f} s"
+
+
+def test_a_link_with_markdown_fetches_nothing_and_draws_no_link(probed, page, tmp_path,
+                                                                artifacts_dir):
+    url, probe = probed
+    shutil.copytree(os.path.join(os.path.dirname(os.path.dirname(__file__)), "sample_dumps",
+                                 "cond_switch"), tmp_path / "cond_switch")
+    got = open_uploaded(page, url, zipped(str(tmp_path / "cond_switch"), tmp_path))
+    probe.reset()
+    query = urllib.parse.urlencode({"dump": got["dump"], "focus": PAYLOAD,
+                                    "selected": PAYLOAD, "computation": PAYLOAD})
+    page.goto(f"{url}?{query}")
+    page.wait_for_function(GRAPH_DRAWN)
+    wait_idle(page)
+    shot(page, artifacts_dir, "hostile-markdown-link.png")
+    # no link at all to the payload's address: neither its markdown links nor GitHub
+    # markdown's links made of a bare http://… in the text
+    links = page.evaluate("""() => [...document.querySelectorAll('a[href*="evil"]:not([href^="#"])')]
+        .map(a => a.outerHTML + ' IN ' + a.parentElement.outerHTML.slice(0, 300))""")
+    assert not links, "\n".join(links)
+    assert page.locator("a", has_text="evil").count() == 0
+    assert page.locator('img[src*="evil.example"]').count() == 0
+    assert not [u for u in page.outside if "evil.example" in u]
+    assert probe.worst < 1.0, f"health answered in {probe.worst:.2f} s"
