@@ -120,7 +120,7 @@ def test_show_in_a_script_starts_the_app_once_and_prints_links_that_open(tmp_pat
         names = {store.get(link.split("dump=")[1]).modules[0]["name"] for link in links}
         assert names == {"jit__lambda"}
     finally:
-        os.kill(app["pid"], signal.SIGTERM)
+        os.killpg(app["pid"], signal.SIGTERM)       # the app show started, with its children
 
 
 def test_the_entry_point_is_declared_and_runs():
