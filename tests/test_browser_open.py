@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import urllib.parse
 
 import pytest
 from conftest import PEER, ROOT, missing
@@ -92,6 +93,11 @@ def drop(page, name: str, text: str) -> None:
                   [name, text])
 
 
+def params(page) -> dict[str, str]:
+    q = urllib.parse.urlparse(page.url).query
+    return {k: v[-1] for k, v in urllib.parse.parse_qs(q).items()}
+
+
 def header(page) -> str:
     return page.locator("h3").first.inner_text()
 
@@ -132,12 +138,14 @@ def test_drop_a_mlir_file_and_compile_it_for_cpu(served, new_page, artifacts_dir
     wait_idle(page)
     assert "jit_step" in header(page) and "StableHLO (as HLO)" in header(page)
     shot(page, artifacts_dir, "browser-open-2-dropped-mlir.png")
-    first = page.url
+    first = params(page)["dump"]
     page.get_by_role("button", name="Compile with XLA:CPU").click()
-    page.wait_for_function(f"() => location.href !== {first!r}", timeout=120_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('h3')].some(h => "
+        "h.innerText.includes('after optimizations'))", timeout=120_000)
     page.wait_for_function(GRAPH_DRAWN, timeout=90_000)
     wait_idle(page)
-    page.get_by_text("after optimizations").first.wait_for()
+    assert params(page)["dump"] != first           # a new stored dump: its own link
     assert "jit_step" in header(page) and "after optimizations" in header(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     shot(page, artifacts_dir, "browser-open-3-compiled-for-cpu.png")
