@@ -22,7 +22,7 @@ opened = picked = shown = None
 with kit.section("Opening the dump"):
     opened = opening.open_dump_section(nav)      # sidebar: upload, stored dumps, --dump
 if opened is None:
-    opening.welcome()
+    opening.welcome(nav)
     st.stop()
 opening.dump_errors(opened)                      # files that could not be read, by name
 
@@ -30,6 +30,7 @@ with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
 if picked is None:
     st.stop()
+opening.stablehlo_actions(nav, opened, picked.dump_module)   # module.mlir; XLA:CPU compile
 toolbar = explorer.header(opened, picked)        # title; beside it the share toolbar
 with kit.section("Passes"):
     passes.pass_panel(nav, opened, picked)       # ◀ ▶ slider, timeline chart, compare

@@ -17,6 +17,7 @@ from .dumps import DumpError, open_dump
 from .hlo import HloParseError
 from .hlo import parse_hlo_bytes
 from .hlo import extract_text
+from .hlo import HLO_TEXT, sniff, to_hlo_text
 
 
 def _is_single_file(path: str) -> bool:
@@ -28,7 +29,11 @@ def _is_single_file(path: str) -> bool:
 
 def _read_module(path: str):
     with open(path, "rb") as f:
-        return parse_hlo_bytes(f.read(), path)
+        data = f.read()
+    kind = sniff(data, os.path.basename(path))
+    if kind and kind != HLO_TEXT:              # StableHLO/MLIR or a proto: XLA converts it
+        data = to_hlo_text(data, kind, path)
+    return parse_hlo_bytes(data, path)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import shutil
 
 from conftest import ROOT
 
-FIRST_PARTY = ("compiler_bridge", "viz", "ui")
+FIRST_PARTY = ("compiler_bridge", "viz", "ui", "hlolens")
 FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge": {"viz", "ui", "plotly"},     # streamlit: the rule below, for all
     "viz": {"ui"},

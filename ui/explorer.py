@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from compiler_bridge import Dump, DumpModule, HloModule, HloParseError
-from compiler_bridge.hlo import layout_changes
+from compiler_bridge.hlo import MLIR_TEXT, layout_changes
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
 
@@ -110,6 +110,17 @@ def stage_label(step: Step, short: bool = False) -> str:
     return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
 
 
+STABLEHLO = "StableHLO (as HLO)"     # a stage read from MLIR, converted by jaxlib
+
+
+def from_mlir(dump: Dump, path: str) -> bool:
+    """The stage in ``path`` is StableHLO/MLIR that jaxlib converted to HLO."""
+    try:
+        return dump.file(path).source == MLIR_TEXT
+    except KeyError:
+        return False
+
+
 def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     """Sidebar: module and stage pickers (every pass step is a stage, searchable by pass
     name). Returns the choice, or None (with a message)."""
@@ -148,6 +159,7 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     if stages[index] != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
         nav.go(state.with_(stage=stages[index]))
     labels = {s.stage: stage_label(s) for s in tl.steps}
+    labels.update({s.stage: STABLEHLO for s in tl.steps if from_mlir(dump, s.file)})
     controlled("pick-stage", stages[index])
     st.sidebar.selectbox(
         "Stage", stages, key="pick-stage", format_func=lambda s: labels.get(s, s),
@@ -179,6 +191,8 @@ def header(opened: Opened, picked: Picked):
     m = picked.dump_module
     step = picked.step
     where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
+    if from_mlir(opened.dump, step.file):
+        where = STABLEHLO
     left, right = st.columns([3, 2], vertical_alignment="center")
     # md: backslash escapes keep both markdown and HTML of a name text in this HTML line
     left.markdown(f"### {md(m.name)} <span style='color:#868e96;font-weight:400;"

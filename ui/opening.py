@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import sys
 import threading
 import time
@@ -17,7 +18,16 @@ from dataclasses import dataclass
 import streamlit as st
 
 from compiler_bridge import Dump, DumpError, open_dump, path_key
-from compiler_bridge.dumps import Store, StoreError, StoredDump
+from compiler_bridge.dumps import AFTER, BEFORE, MLIR, DumpModule, Store, StoreError, StoredDump
+from compiler_bridge.hlo import (
+    EXPECTED,
+    HLO_TEXT,
+    MLIR_TEXT,
+    HloParseError,
+    compile_for_cpu,
+    module_name,
+    sniff,
+)
 from viz import navigation as N
 from viz import panels as P
 from viz import warm as layout_warm
@@ -47,13 +57,18 @@ def style() -> None:
     </style>""", unsafe_allow_html=True)
 
 
-def welcome() -> None:
+def welcome(nav: Navigator | None = None) -> None:
     st.title("HLO Lens")
     st.markdown(
         "See what XLA did to your program. Open a dump folder written with "
         "`XLA_FLAGS=--xla_dump_to=DIR` from the sidebar (a `.zip` or `.tar.gz` of it, its "
         "files, or the folder itself), or start the app on one:\n\n"
         "```\nstreamlit run app.py -- --dump DIR\n```")
+    st.markdown("One module opens too: an HLO text file (`compiled.as_text()` saved to "
+                "disk), StableHLO (`jax.jit(f).lower(x).as_text()`) or an HLO proto "
+                "(`*.hlo.pb`), uploaded, given with `--dump FILE`, or pasted here.")
+    if nav is not None:
+        paste_box(nav, "paste-main")
 
 
 # --------------------------------------------------------------------------- dumps
@@ -269,12 +284,16 @@ def dump_list(nav: Navigator, where=None, limit: int = 50, prefix: str = "stored
 def _upload_widgets(nav: Navigator) -> None:
     gen = st.session_state.setdefault("upload-gen", 0)   # a new key empties the uploaders
     cap = P.human_bytes(upload_cap())
-    files_tab, folder_tab, stored_tab = st.tabs(["Archive or files", "Folder", "Stored"])
+    files_tab, folder_tab, stored_tab, paste_tab = st.tabs(
+        ["Files", "Folder", "Stored", "Paste"])
     with files_tab:
         files = st.file_uploader(
             "A .zip / .tar.gz of a dump folder, or its files", accept_multiple_files=True,
             key=f"upload-files:{gen}",
-            help=f"What XLA_FLAGS=--xla_dump_to=DIR wrote; up to {cap} in all")
+            help=f"What XLA_FLAGS=--xla_dump_to=DIR wrote, or one module's file (.hlo, "
+                 f".mlir, .hlo.pb); up to {cap} in all")
+    with paste_tab:
+        paste_box(nav, "paste-side")
     with folder_tab:
         folder = st.file_uploader("A dump folder", accept_multiple_files="directory",
                                   key=f"upload-folder:{gen}", help=f"Up to {cap} in all")
@@ -347,3 +366,96 @@ def dump_errors(opened: Opened) -> None:
              "be read:\n" + "\n".join(lines))
 
 
+
+
+# --------------------------------------------------------------------------- pasted text
+
+def paste_box(nav: Navigator, key: str) -> None:
+    """A text area for HLO text or StableHLO: stored like an upload, so its link works."""
+    gen = st.session_state.setdefault("upload-gen", 0)
+    text = st.text_area("Paste HLO text or StableHLO", key=f"{key}:{gen}", height=160,
+                        placeholder="HloModule jit_f, entry_computation_layout=…\n\n"
+                                    "ENTRY main { … }")
+    # never disabled: a paste is committed when the button takes the focus, so a button
+    # enabled only after that would swallow the first click
+    if st.button("Open the pasted module", key=f"{key}-open:{gen}"):
+        _process_paste(nav, text or "")
+        st.session_state["upload-gen"] = gen + 1
+        st.rerun()
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^\w.\-]+", "_", name).strip("._")[:80] or "module"
+
+
+def _process_paste(nav: Navigator, text: str) -> None:
+    st.session_state.pop("upload-error", None)
+    st.session_state.pop("upload-note", None)
+    if not text.strip():
+        st.session_state["upload-error"] = "Paste an HLO module (or StableHLO) first."
+        return
+    data = text.strip().encode("utf-8") + b"\n"
+    kind = sniff(data)
+    if kind not in (HLO_TEXT, MLIR_TEXT):
+        st.session_state["upload-error"] = (f"The pasted text is not an HLO module: "
+                                            f"{md(EXPECTED)}.")
+        return
+    name = module_name(data, kind) or "module"
+    file = _safe_name(name) + (".mlir" if kind == MLIR_TEXT else ".hlo")
+    try:
+        stored = store().add_files([(file, data)], f"pasted {name}", uploader=visitor.account())
+    except (DumpError, OSError) as e:
+        st.session_state["upload-error"] = f"Could not open the pasted text: {code(describe(e))}"
+        return
+    st.session_state["upload-note"] = f"Opened the pasted module {name}"
+    nav.go(N.choose_dump(nav.state, stored.share_id))
+
+
+# --------------------------------------------------------------------------- StableHLO
+
+def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> None:
+    """Sidebar, for a module that has StableHLO: open a dump's ``module.mlir`` as its own
+    (converted) stage, and compile StableHLO with XLA:CPU to add the after-optimizations
+    stage. Both store a new dump, so the result has a link."""
+    dump = opened.dump
+    mlir = module.first(MLIR)
+    before = module.first(BEFORE)
+    from_mlir = before is not None and before.source == MLIR_TEXT
+    if mlir is None and not (from_mlir and module.first(AFTER) is None):
+        return
+    box = st.sidebar.container()
+    if mlir is not None and st.sidebar.button(
+            "Open its StableHLO (module.mlir)", key="open-mlir", type="tertiary",
+            help="The MLIR JAX handed to XLA, converted to HLO by jaxlib; its locations "
+                 "are the source lines"):
+        _add_derived(nav, box, f"{module.name} StableHLO",
+                     [(f"{_safe_name(module.name)}.mlir", dump.read_bytes(mlir.path))])
+    if from_mlir and before is not None and module.first(AFTER) is None:
+        if st.sidebar.button("Compile with XLA:CPU", key="compile-mlir",
+                             help="Adds the after-optimizations stage, as XLA:CPU on this "
+                                  "machine compiles it (through jax): a GPU or TPU compile "
+                                  "would differ"):
+            data = dump.read_bytes(before.path)
+            with st.spinner("Compiling with XLA:CPU…"):
+                try:
+                    text = compile_for_cpu(data, before.path)
+                except HloParseError as e:
+                    box.error(f"XLA:CPU could not compile it: {code(str(e))}")
+                    return
+            files = [(f.path, dump.read_bytes(f.path)) for f in dump.files]
+            files.append((f"{_safe_name(module.name)}.cpu_after_optimizations.hlo",
+                          text.encode()))
+            _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)", files)
+        st.sidebar.caption("No after-optimizations stage: *Compile with XLA:CPU* compiles "
+                           "it here, for this machine's CPU.")
+
+
+def _add_derived(nav: Navigator, box, name: str, files: list[tuple[str, bytes]]) -> None:
+    try:
+        stored = store().add_files(files, name, uploader=visitor.account())
+    except (DumpError, OSError) as e:
+        box.error(f"Could not store it: {code(describe(e))}")
+        return
+    st.session_state["upload-note"] = f"Opened {name}"
+    nav.go(N.choose_dump(nav.state, stored.share_id))
+    st.rerun()

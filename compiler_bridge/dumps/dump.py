@@ -25,11 +25,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
-from . import archive
+from . import archive, loose
 from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
+from ..hlo import EXPECTED, is_text_proto, not_a_module, sniff, to_hlo_text
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
            "path_key"]
@@ -97,6 +98,8 @@ class DumpFile:
     platform: str = ""          # 'cpu', 'sm_8.0_gpu', ... for after_optimizations files
     pass_info: PassInfo | None = None
     kernel: str | None = None   # per-kernel files (.ll, .o, .ptx)
+    source: str = ""            # a stage read from MLIR or a proto ('mlir', 'hlo_proto'):
+                                # parse converts it to HLO text first (loose.py)
 
     @property
     def name(self) -> str:
@@ -382,6 +385,7 @@ class Dump:
         self.key: str = key or source.identity()
         names = _module_names([p for p, _ in listing])
         self.files: list[DumpFile] = [classify(p, s, names) for p, s in listing]
+        self.files = _other_forms(self.files, source)
         self._by_path = {f.path: f for f in self.files}
         mods: dict[str, DumpModule] = {}
         for f in self.files:
@@ -462,6 +466,8 @@ class Dump:
         try:
             if data is None:
                 data = self.read_bytes(path)
+            if f is not None and f.source:       # MLIR or a proto: XLA converts it
+                data = to_hlo_text(data, f.source, path)
             mod = parse_hlo_bytes(data, path, id=f.module_id if f else None)
         except HloParseError as e:
             self.report(path, str(e))
@@ -545,6 +551,8 @@ def open_dump(path: str | os.PathLike, *, key: str | None = None,
     if not os.path.exists(path):
         raise DumpError(f"{path}: no such file or folder")
     kind = archive.kind(path)
+    if not kind and _holds_a_module(path):
+        return Dump(_FileSource(path), name, key=key)
     if kind == "zip":
         try:
             return Dump(_ZipSource(path, max_unpacked_bytes), name, key=key)
@@ -559,4 +567,50 @@ def open_dump(path: str | os.PathLike, *, key: str | None = None,
         # the unpacked copy lives as long as the Dump does
         weakref.finalize(dump, shutil.rmtree, os.path.dirname(dest), True)
         return dump
-    raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive")
+    with open(path, "rb") as f:
+        if is_text_proto(f.read(4096)):        # say why it is refused, and what to dump
+            raise DumpError(str(not_a_module(path, b"hlo_module {")))
+    raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive, or "
+                    + EXPECTED.removeprefix("expected "))
+
+
+# -- modules given as loose files (one .hlo, .mlir, .hlo.pb...): see loose.py
+
+def _other_forms(files: list[DumpFile], source: _Source) -> list[DumpFile]:
+    """Loose files holding modules when nothing is named as a dump's files; the protos of
+    a proto-only dump as its stages. A dump with HLO text files is left as it was."""
+    if not any(f.module_id is not None for f in files):
+        return loose.index_loose(files, source.read, before=BEFORE, after=AFTER,
+                                 unknown=UNKNOWN)
+    with_text = {f.module_id for f in files if f.kind in (BEFORE, AFTER)}
+    if all(f.module_id in with_text for f in files if f.kind == HLO_PROTO):
+        return files
+    promoted = loose.protos_as_stages([f for f in files if f.module_id not in with_text],
+                                      before=BEFORE, after=AFTER, proto=HLO_PROTO)
+    by_path = {f.path: f for f in promoted}
+    return [by_path.get(f.path, f) for f in files]
+
+
+def _holds_a_module(path: str) -> bool:
+    with open(path, "rb") as f:
+        return bool(sniff(f.read(4096), os.path.basename(path)))
+
+
+class _FileSource(_Source):
+    """One file that holds a module, opened as a dump of that file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.base = os.path.basename(path)
+
+    def list(self) -> list[tuple[str, int]]:
+        return [(self.base, os.path.getsize(self.path))]
+
+    def read(self, path: str) -> bytes:
+        if path != self.base:
+            raise DumpError(f"{path}: not in this dump")
+        with open(self.path, "rb") as f:
+            return f.read()
+
+    def identity(self) -> str:
+        return path_key(self.path)

@@ -43,6 +43,7 @@ from typing import IO, Iterable, Iterator
 from . import archive
 from .dump import Dump, open_dump
 from .errors import DumpError
+from ..hlo import EXPECTED
 
 DEFAULT_LOCATION = ".hlolens-data"
 MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
@@ -450,8 +451,12 @@ class Store:
             else:
                 if os.path.getsize(path) > self.max_upload_bytes:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
-                _extract(path, files, self.max_upload_bytes, name)
-                files = self._normalize_root(files)
+                if archive.kind(path):
+                    _extract(path, files, self.max_upload_bytes, name)
+                    files = self._normalize_root(files)
+                else:                       # one module's file (.hlo, .mlir, .hlo.pb): loose.py
+                    os.makedirs(files)
+                    shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
             return self._commit(files, name, uploader)
         finally:
             self._unstage(staging)
@@ -546,7 +551,8 @@ class Store:
             raise StoreError(f"{name}: {e}") from None
         if not dump.modules:
             raise StoreError(f"{name}: no XLA dump files found (expected files named "
-                             "module_NNNN.<name>.*, as --xla_dump_to writes)")
+                             "module_NNNN.<name>.*, as --xla_dump_to writes, or "
+                             f"{EXPECTED.removeprefix('expected ')})")
         entries = _entries(folder)
         h, size, nfiles = dump_hash_of(entries)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]

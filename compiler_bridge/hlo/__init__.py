@@ -7,6 +7,20 @@ from __future__ import annotations
 from .analysis import layout_change, layout_changes
 from .attributes import replica_groups
 from .errors import HloParseError
+from .formats import (
+    EXPECTED,
+    HLO_PROTO_BINARY,
+    HLO_TEXT,
+    MLIR_TEXT,
+    compile_for_cpu,
+    is_text_proto,
+    mlir_to_hlo_text,
+    module_name,
+    not_a_module,
+    proto_to_hlo_text,
+    sniff,
+    to_hlo_text,
+)
 from .gc_pause import gc_paused
 from .model import (
     COMPUTATION_ATTRIBUTES,
@@ -21,6 +35,18 @@ from .records import FileLocation, Metadata, SourceLocation, StackFrame, StackFr
 from .shapes import UNBOUNDED, Layout, Shape, parse_shape
 
 __all__ = [
+    "EXPECTED",
+    "HLO_PROTO_BINARY",
+    "HLO_TEXT",
+    "MLIR_TEXT",
+    "compile_for_cpu",
+    "is_text_proto",
+    "mlir_to_hlo_text",
+    "module_name",
+    "not_a_module",
+    "proto_to_hlo_text",
+    "sniff",
+    "to_hlo_text",
     "COMPUTATION_ATTRIBUTES",
     "FileLocation",
     "HloComputation",

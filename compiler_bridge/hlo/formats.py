@@ -1,0 +1,189 @@
+"""The other forms an HLO module comes in, turned into HLO text by XLA's own code (jaxlib):
+StableHLO/MLIR (``module.mlir`` of a dump, ``jax.jit(f).lower(x).as_text()``) and binary HLO
+protos (``--xla_dump_hlo_as_proto``: ``*.hlo.pb``, an ``HloProto`` or ``HloModuleProto``).
+
+jax/jaxlib are imported only when a conversion runs: reading HLO text never needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+from .errors import HloParseError
+
+# what a file holds, by its content (``sniff``)
+HLO_TEXT = "hlo"
+MLIR_TEXT = "mlir"
+HLO_PROTO_BINARY = "hlo_proto"
+
+EXPECTED = ("expected one HLO module: HLO text (starting with 'HloModule'), StableHLO/MLIR "
+            "('module @…', as jax.jit(f).lower(x).as_text() prints it) or a binary HloProto / "
+            "HloModuleProto (--xla_dump_hlo_as_proto, *.hlo.pb)")
+
+_LEAD = re.compile(rb"(?:\s+|//[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
+_HLO_NAME = re.compile(r"HloModule\s+([^\s,]+)")
+_MLIR_NAME = re.compile(r"^module\s+@(\"(?:[^\"\\]|\\.)*\"|[\w$.\-]+)", re.M)
+_MLIR_LEAD = re.compile(rb"(?:\s+|//[^\n]*(?:\n|$)|#[\w$.\-]+\s*=[^\n]*(?:\n|$))*")
+_MLIR_BYTECODE = b"ML\xefR"
+_TEXT_PROTO = re.compile(rb"(?:hlo_module\s*\{|name:\s*\"|computations\s*\{)")
+_JAXLIB_WHERE = re.compile(r"(?:-|<unknown>|[^:\s]+):(\d+):(\d+):\s*error:\s*(.*)")
+
+
+def sniff(data: bytes, name: str = "") -> str:
+    """What ``data`` holds: HLO_TEXT, MLIR_TEXT, HLO_PROTO_BINARY, or '' (none of them).
+    Looks at the first bytes only; a proto is told by its name (``.pb``) or by being a
+    length-delimited first field that is not text."""
+    head = data[:4096]
+    if head.startswith(_MLIR_BYTECODE):
+        return MLIR_TEXT
+    rest = head[_LEAD.match(head).end():]     # type: ignore[union-attr]
+    if rest.startswith(b"HloModule"):
+        return HLO_TEXT
+    mlir_rest = head[_MLIR_LEAD.match(head).end():]     # type: ignore[union-attr]
+    if re.match(rb"(module\b|func\.func\b)", mlir_rest):
+        return MLIR_TEXT
+    if head[:1] == b"\x0a" and (name.endswith((".pb", ".proto", ".hlo_proto"))
+                                or not _is_text(head)):
+        return HLO_PROTO_BINARY
+    return ""
+
+
+def _is_text(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start > len(head) - 4        # cut inside a character at the end
+    return b"\0" not in head
+
+
+def is_text_proto(data: bytes) -> bool:
+    """A text-format HloProto/HloModuleProto (``hlo_module {`` / ``name: "..."``)."""
+    rest = data[:4096]
+    rest = rest[_LEAD.match(rest).end():]     # type: ignore[union-attr]
+    return bool(_TEXT_PROTO.match(rest))
+
+
+def module_name(data: bytes, kind: str) -> str:
+    """The module's name as its text says it ('' when it does not)."""
+    text = data[:8192].decode("utf-8", "replace")
+    if kind == HLO_TEXT:
+        m = _HLO_NAME.search(text)
+        return m.group(1) if m else ""
+    if kind == MLIR_TEXT:
+        m = _MLIR_NAME.search(text)
+        return m.group(1).strip('"') if m else ""
+    return ""
+
+
+def not_a_module(source: str, data: bytes) -> HloParseError:
+    """The one message for a file that is none of the forms read here."""
+    if is_text_proto(data):
+        return HloParseError(
+            "a text-format HLO proto: jaxlib ships no definitions to read proto text, so "
+            "dump the module as HLO text (--xla_dump_hlo_as_text) or a binary proto "
+            "(--xla_dump_hlo_as_proto)", source=source, line=1)
+    return HloParseError(EXPECTED, source=source, line=1)
+
+
+def to_hlo_text(data: bytes, kind: str, source: str = "") -> bytes:
+    """HLO text of a module in one of the forms ``sniff`` names; HloParseError otherwise."""
+    if kind == HLO_TEXT:
+        return data
+    if kind == MLIR_TEXT:
+        return mlir_to_hlo_text(data, source).encode()
+    if kind == HLO_PROTO_BINARY:
+        return proto_to_hlo_text(data, source).encode()
+    raise not_a_module(source, data)
+
+
+def _jaxlib_hlo() -> Any:
+    """jaxlib's HLO bindings (XLA's HloModule, XlaComputation, print options)."""
+    return importlib.import_module("jaxlib._hlo")
+
+
+def _print(hlo_module: Any) -> str:
+    """HLO text as XLA's dumps print it: metadata (the source lines) kept."""
+    _hlo = _jaxlib_hlo()
+    options = _hlo.HloPrintOptions()
+    options.print_metadata = True
+    return hlo_module.to_string(options)
+
+
+def _jaxlib_error(e: Exception, source: str, data: bytes) -> HloParseError:
+    """jaxlib's message, at the line it names (MLIR diagnostics say ``-:LINE:COL: error``)."""
+    message = str(e).strip()
+    for prefix in ("UNKNOWN: ", "INVALID_ARGUMENT: ", "FAILED_PRECONDITION: "):
+        message = message.removeprefix(prefix)
+    for line in message.splitlines():
+        m = _JAXLIB_WHERE.match(line.strip())
+        if m and m.group(1) != "0":
+            n, col = int(m.group(1)), int(m.group(2))
+            lines = data.decode("utf-8", "replace").splitlines()
+            text = lines[n - 1] if 0 < n <= len(lines) else ""
+            return HloParseError(f"jaxlib: {m.group(3)}", source=source, line=n, column=col,
+                                 text=text)
+    first = message.splitlines()[0] if message else type(e).__name__
+    return HloParseError(f"jaxlib: {first}", source=source)
+
+
+def mlir_to_hlo_text(data: bytes | str, source: str = "") -> str:
+    """StableHLO/MLIR (text or bytecode) -> HLO text, by jaxlib's
+    ``mlir_module_to_xla_computation``; MLIR locations become metadata (source lines)."""
+    raw = data.encode() if isinstance(data, str) else data
+    from jax._src.lib import xla_client
+    try:
+        computation = xla_client._xla.mlir.mlir_module_to_xla_computation(
+            raw, use_tuple_args=False, return_tuple=False)
+        return _print(computation.get_hlo_module())
+    except Exception as e:       # jaxlib raises its own runtime errors
+        raise _jaxlib_error(e, source, raw) from None
+
+
+def _hlo_module_field(data: bytes) -> bytes | None:
+    """``HloProto.hlo_module`` (field 1, a message), read by protobuf's wire decoder;
+    None when the bytes are not an HloProto with that field."""
+    from google.protobuf import empty_pb2, unknown_fields
+    from google.protobuf.message import DecodeError
+    holder = empty_pb2.Empty()
+    try:
+        holder.ParseFromString(data)
+    except DecodeError:
+        return None
+    for field in unknown_fields.UnknownFieldSet(holder):
+        if field.field_number == 1 and field.wire_type == 2:
+            return bytes(field.data)
+    return None
+
+
+def proto_to_hlo_text(data: bytes, source: str = "") -> str:
+    """A binary HloProto (what ``--xla_dump_hlo_as_proto`` writes) or HloModuleProto ->
+    HLO text, through XLA's own proto reader in jaxlib (``XlaComputation``)."""
+    _hlo = _jaxlib_hlo()
+    first: Exception | None = None
+    module = _hlo_module_field(data)
+    for candidate in ([module] if module else []) + [data]:
+        try:
+            return _print(_hlo.XlaComputation(candidate).get_hlo_module())
+        except Exception as e:       # not this message type: try the next reading
+            first = first or e
+    raise HloParseError(f"not a readable HloProto or HloModuleProto (jaxlib: "
+                        f"{str(first).strip().splitlines()[0] if first else 'no data'})",
+                        source=source)
+
+
+def compile_for_cpu(data: bytes | str, source: str = "") -> str:
+    """The after-optimizations HLO of a StableHLO/MLIR module, compiled by XLA:CPU through
+    jax on this machine (one device)."""
+    raw = data.encode() if isinstance(data, str) else data
+    import jax.extend
+    from jax._src.lib import xla_client
+    try:
+        backend = jax.extend.backend.get_backend("cpu")
+        executable = backend.compile_and_load(
+            raw.decode("utf-8") if not raw.startswith(_MLIR_BYTECODE) else raw,
+            xla_client.DeviceList(tuple(backend.devices()[:1])), xla_client.CompileOptions())
+        return _print(executable.hlo_modules()[0])
+    except Exception as e:
+        raise _jaxlib_error(e, source, raw) from None

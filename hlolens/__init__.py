@@ -1,0 +1,236 @@
+"""HLO Lens from a notebook or a script: ``hlolens.show(jax.jit(f).lower(x))``.
+
+``show`` takes a ``jax.stages.Lowered``, a ``jax.stages.Compiled``, or a function and its
+arguments; it writes a dump of that program as XLA names its files (before and after
+optimizations, the StableHLO, memory and cost analysis; a short profiled run on request),
+adds it to the store, starts the app on this machine if none serves that store, and
+prints the link (clickable in a notebook).
+
+``hlolens serve`` (or ``python -m hlolens serve``) starts the app.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from compiler_bridge.dumps import Store
+
+__all__ = ["Shown", "app_url", "serve", "show", "write_dump"]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APP = os.path.join(ROOT, "app.py")
+_APP_FILE = "app.json"              # in the store: the app serving it (pid, port)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What ``show`` did: the link, the store's share id and where the dump was written."""
+
+    url: str
+    share_id: str
+    dump: str
+
+    def _repr_html_(self) -> str:
+        from html import escape
+        return f'<a href="{escape(self.url)}" target="_blank">Open in HLO Lens: {escape(self.url)}</a>'
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.\-]+", "_", name).strip("._")[:80] or "program"
+
+
+def _program(obj: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, str]:
+    """(Lowered or None, Compiled, name) for what ``show`` was given."""
+    import jax
+    lowered = None
+    if isinstance(obj, jax.stages.Compiled):
+        compiled = obj
+    else:
+        if isinstance(obj, jax.stages.Lowered):
+            lowered = obj
+        elif callable(obj):
+            fn = obj if hasattr(obj, "lower") else jax.jit(obj)
+            lowered = fn.lower(*args, **kwargs)
+        else:
+            raise TypeError("hlolens.show takes a jax Lowered, a Compiled, or a function "
+                            f"and its arguments; got {type(obj).__name__}")
+        compiled = lowered.compile()
+    executable: Any = compiled.runtime_executable()
+    modules = executable.hlo_modules() if executable is not None else []
+    name = modules[0].name if modules else "program"
+    return lowered, compiled, name
+
+
+def _analysis(compiled: Any) -> dict:
+    out: dict = {}
+    try:
+        mem = compiled.memory_analysis()
+        out["memory_analysis"] = {k: getattr(mem, k) for k in dir(mem)
+                                  if k.endswith("_in_bytes") and isinstance(getattr(mem, k), int)}
+    except Exception as e:       # not every backend says
+        out["memory_analysis"] = {"error": str(e)}
+    try:
+        cost = compiled.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) and cost else cost
+        out["cost_analysis"] = {k: float(v) for k, v in dict(cost or {}).items()}
+    except Exception as e:
+        out["cost_analysis"] = {"error": str(e)}
+    return out
+
+
+def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = False,
+               **kwargs: Any) -> str:
+    """Write the dump of a program into ``out`` (a new temporary folder by default); returns
+    the folder. Files are named as ``--xla_dump_to`` names them, module id 0000."""
+    import jax
+    lowered, compiled, name = _program(obj, args, kwargs)
+    out = out or tempfile.mkdtemp(prefix="hlolens-show-")
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, f"module_0000.{_safe(name)}")
+    platform = jax.devices()[0].platform if compiled.runtime_executable() is None \
+        else compiled.runtime_executable().local_devices()[0].platform
+    if lowered is not None:
+        with open(base + ".before_optimizations.txt", "w", encoding="utf-8") as f:
+            f.write(lowered.as_text(dialect="hlo", debug_info=True))
+        os.makedirs(base, exist_ok=True)
+        with open(os.path.join(base, "module.mlir"), "w", encoding="utf-8") as f:
+            f.write(lowered.as_text(debug_info=True))
+    with open(base + f".{platform}_after_optimizations.txt", "w", encoding="utf-8") as f:
+        f.write(compiled.as_text())
+    with open(base + ".hlolens-analysis.json", "w", encoding="utf-8") as f:
+        json.dump({"jax": jax.__version__, "platform": platform, **_analysis(compiled)}, f,
+                  indent=1)
+    if profile and (args or kwargs):
+        _profile(compiled, args, kwargs, out)
+    return out
+
+
+def _profile(compiled: Any, args: tuple, kwargs: dict, out: str, runs: int = 3) -> None:
+    """A short profiled run: the perfetto trace goes beside the modules."""
+    import jax
+    trace_dir = tempfile.mkdtemp(prefix="hlolens-trace-")
+    try:
+        jax.block_until_ready(compiled(*args, **kwargs))        # warm
+        with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+            for _ in range(runs):
+                jax.block_until_ready(compiled(*args, **kwargs))
+        for root, _, files in os.walk(trace_dir):
+            if "perfetto_trace.json.gz" in files:
+                shutil.copy(os.path.join(root, "perfetto_trace.json.gz"), out)
+                break
+    finally:
+        shutil.rmtree(trace_dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the app
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def _free_port(start: int = 8501) -> int:
+    for port in range(start, start + 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def app_url(store: Store) -> str | None:
+    """The URL of the app serving ``store`` on this machine, if one runs and is healthy."""
+    try:
+        with open(os.path.join(store.local_root, _APP_FILE), encoding="utf-8") as f:
+            rec = json.load(f)
+        pid, port = int(rec["pid"]), int(rec["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if _alive(pid) and _healthy(port):
+        return f"http://localhost:{port}/"
+    return None
+
+
+def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool = True,
+          timeout: float = 120.0) -> str:
+    """Start the app on the store ``data`` (default $HLOLENS_DATA or ./.hlolens-data) unless
+    one serves it already; returns its URL. ``wait``: block until it is healthy."""
+    store = Store(data)
+    url = app_url(store)
+    if url is not None:
+        return url
+    port = port or _free_port()
+    env = dict(os.environ, HLOLENS_DATA=store.location if store.remote
+               else os.path.abspath(store.base))
+    log = open(os.path.join(store.local_root, "app.log"), "ab")
+    cmd = [sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    if dump:
+        cmd += ["--", "--dump", os.path.abspath(dump)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    with open(os.path.join(store.local_root, _APP_FILE), "w", encoding="utf-8") as f:
+        json.dump({"pid": proc.pid, "port": port}, f)
+    deadline = time.time() + timeout
+    while wait and not _healthy(port):
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"HLO Lens did not start (see {log.name})")
+        time.sleep(0.3)
+    return f"http://localhost:{port}/"
+
+
+def _in_notebook() -> bool:
+    try:
+        from IPython import get_ipython   # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
+         profile: bool = False, start: bool = True, **kwargs: Any) -> Shown:
+    """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
+    ``show(f, x, y)``. Returns (and prints) the link; ``start=False`` never starts the
+    app. ``profile``: also a short profiled run (needs the arguments: ``show(f, x)``)."""
+    folder = write_dump(obj, *args, profile=profile, **kwargs)
+    try:
+        store = Store(data)
+        program = next(p for p in sorted(os.listdir(folder)) if p.startswith("module_0000."))
+        stored = store.add_path(folder, name=name or program.split(".")[1])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    base = (serve(data) if start else app_url(store)) or "http://localhost:8501/"
+    shown = Shown(f"{base}?dump={stored.share_id}", stored.share_id, store.folder(stored.share_id))
+    if _in_notebook():
+        from IPython.display import display   # type: ignore[import-not-found]
+        display(shown)
+    else:
+        print(f"HLO Lens: {shown.url}")
+    return shown

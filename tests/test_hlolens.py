@@ -1,0 +1,142 @@
+"""``hlolens.show`` from a script or notebook, and the ``hlolens`` entry point (issue 18).
+
+The program is a real jitted function; what the app must show is what JAX itself says
+about it (``compiled.as_text()``, ``memory_analysis()``, ``cost_analysis()``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import tomllib
+import urllib.request
+
+import pytest
+from conftest import ROOT
+from streamlit.testing.v1 import AppTest
+
+from compiler_bridge import open_dump, parse_hlo
+from compiler_bridge.dumps import AFTER, BEFORE, Store
+
+APP = os.path.join(ROOT, "app.py")
+
+
+def _program():
+    import jax
+    import jax.numpy as jnp
+
+    def layer(w, x):
+        return jax.nn.relu(x @ w).sum(axis=-1)
+    w, x = jnp.ones((16, 16)), jnp.ones((4, 16))
+    return jax.jit(layer), w, x
+
+
+def test_show_of_a_lowered_program_stores_it_as_jax_compiled_it(tmp_path, capsys):
+    import hlolens
+    fn, w, x = _program()
+    lowered = fn.lower(w, x)
+    compiled = lowered.compile()
+    shown = hlolens.show(lowered, data=str(tmp_path / "data"), start=False)
+    assert shown.url.endswith(f"?dump={shown.share_id}")
+    assert shown.url in capsys.readouterr().out
+    d = Store(str(tmp_path / "data")).open(shown.share_id)
+    (m,) = d.modules
+    assert m.name == "jit_layer"
+    ref = parse_hlo(compiled.as_text(), "jax")
+    assert d.stage(m, AFTER).stats() == ref.stats()
+    assert d.stage(m, BEFORE).stats()["instructions"] == \
+        parse_hlo(lowered.as_text(dialect="hlo"), "jax").stats()["instructions"]
+    assert m.first("mlir") is not None
+    analysis = json.loads(d.read_text(next(f.path for f in m.files
+                                           if f.path.endswith("hlolens-analysis.json"))))
+    mem = compiled.memory_analysis()
+    assert analysis["memory_analysis"]["temp_size_in_bytes"] == mem.temp_size_in_bytes
+    assert analysis["cost_analysis"]["flops"] == compiled.cost_analysis()["flops"]
+
+
+def test_show_of_a_function_and_its_arguments_with_a_profiled_run(tmp_path):
+    import hlolens
+    fn, w, x = _program()
+    shown = hlolens.show(fn, w, x, data=str(tmp_path / "data"), start=False, profile=True)
+    d = open_dump(shown.dump)
+    assert [f.name for f in d.traces] == ["perfetto_trace.json.gz"]
+    assert d.modules[0].name == "jit_layer"
+
+
+def test_show_of_a_compiled_program_has_its_after_stage(tmp_path):
+    import hlolens
+    fn, w, x = _program()
+    compiled = fn.lower(w, x).compile()
+    shown = hlolens.show(compiled, data=str(tmp_path / "data"), start=False)
+    (m,) = open_dump(shown.dump).modules
+    assert m.after_optimizations is not None and m.before_optimizations is None
+
+
+def test_the_link_opens_that_program_in_the_app(tmp_path, monkeypatch):
+    import hlolens
+    fn, w, x = _program()
+    shown = hlolens.show(fn.lower(w, x), data=str(tmp_path / "data"), start=False)
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["dump"] = shown.share_id
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="pick-module").options[0].startswith("★ jit_layer")
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import jax, jax.numpy as jnp, hlolens
+    f = jax.jit(lambda x: jnp.sin(x) * 2)
+    hlolens.show(f.lower(jnp.ones(8)), data={data!r})
+    hlolens.show(f.lower(jnp.ones(16)), data={data!r})
+""")
+
+
+def test_show_in_a_script_starts_the_app_once_and_prints_links_that_open(tmp_path):
+    data = str(tmp_path / "data")
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT.format(root=ROOT, data=data))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300, cwd=str(tmp_path))
+    with open(os.path.join(data, "app.json")) as f:
+        app = json.load(f)
+    try:
+        assert p.returncode == 0, p.stderr
+        links = re.findall(r"HLO Lens: (http://\S+)", p.stdout)
+        assert len(links) == 2
+        assert links[0].split("?")[0] == links[1].split("?")[0] == \
+            f"http://localhost:{app['port']}/"             # one app for both
+        with urllib.request.urlopen(links[0], timeout=30) as r:
+            assert r.status == 200
+        store = Store(data)
+        names = {store.get(link.split("dump=")[1]).modules[0]["name"] for link in links}
+        assert names == {"jit__lambda"}
+    finally:
+        os.killpg(app["pid"], signal.SIGTERM)       # the app show started, with its children
+
+
+def test_the_entry_point_is_declared_and_runs():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    target = project["scripts"]["hlolens"]
+    module, _, func = target.partition(":")
+    p = subprocess.run([sys.executable, "-c", f"import sys; from {module} import {func}; "
+                        f"sys.exit({func}(['serve', '--help']))"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "--dump" in p.stdout and "--port" in p.stdout
+
+
+@pytest.mark.parametrize("bad", [42, "not a program"])
+def test_show_says_what_it_takes(bad, tmp_path):
+    import hlolens
+    with pytest.raises(TypeError, match="Lowered, a Compiled, or a function"):
+        hlolens.show(bad, data=str(tmp_path / "d"), start=False)

@@ -1,0 +1,434 @@
+"""Opening any XLA artefact (issue 18): one HLO file or several loose ones, pasted text,
+StableHLO/MLIR, binary HLO protos; through the bridge, the CLIs, the store and the app.
+
+Every input is real: peer corpus modules (with XLA's own parse in golden.jsonl.gz and their
+features in INDEX.tsv), the sample dumps' module.mlir and HLO text, and proto dumps JAX
+writes here with --xla_dump_hlo_as_proto. Expected values come from those tools: the
+module names XLA's parser read, the file names XLA gave each stage, the instruction counts
+of jaxlib's own HloModule.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import PEER, ROOT, missing, sample
+from streamlit.testing.v1 import AppTest
+
+from compiler_bridge import DumpError, HloParseError, open_dump, parse_hlo
+from compiler_bridge.dumps import AFTER, BEFORE, Store, StoreError
+
+APP = os.path.join(ROOT, "app.py")
+PY = sys.executable
+
+
+def _peer() -> tuple[dict, dict]:
+    """file -> XLA's parse (golden), file -> its features (INDEX.tsv)."""
+    golden_path = os.path.join(PEER, "golden.jsonl.gz")
+    if not os.path.isfile(golden_path):
+        missing(f"the peer corpus ({PEER}) is not available")
+    with gzip.open(golden_path, "rt", encoding="utf-8") as f:
+        golden = {r["file"]: r for r in map(json.loads, f)}
+    with open(os.path.join(PEER, "INDEX.tsv"), encoding="utf-8") as f:
+        index = {r["file"]: set(r["features"].split(",")) for r in csv.DictReader(f, delimiter="\t")}
+    return golden, index
+
+
+def _sample_of_peer(n: int) -> list[str]:
+    """Every k-th peer module that XLA's parser reads, spread over the corpus."""
+    golden, _ = _peer()
+    ok = sorted(f for f, r in golden.items() if r["ok"])
+    step = max(1, len(ok) // n)
+    return ok[::step][:n]
+
+
+def _jaxlib_instructions(hlo_module) -> int:
+    return sum(len(c.instructions()) for c in hlo_module.computations())
+
+
+# --------------------------------------------------------------------------- single files
+
+def test_every_peer_module_opens_as_a_one_module_dump_named_by_xla():
+    """All 339 modules XLA's parser reads open alone; the module is named as XLA named it,
+    and its stage follows what the text is: scheduled or fused -> after optimizations."""
+    golden, index = _peer()
+    wrong_name, wrong_stage = [], []
+    checked = 0
+    for file, ref in sorted(golden.items()):
+        if not ref["ok"]:
+            continue
+        d = open_dump(os.path.join(PEER, file))
+        assert len(d.modules) == 1, file
+        m = d.modules[0]
+        if m.name != ref["module"]:
+            wrong_name.append((file, m.name, ref["module"]))
+        features = index[file]
+        fused = any(f.startswith("fusion_k") for f in features) or "fusion" in features
+        expected = AFTER if "is_scheduled" in features or fused else BEFORE
+        if m.files[0].kind != expected:
+            wrong_stage.append((file, m.files[0].kind, expected))
+        checked += 1
+    assert checked >= 330
+    assert wrong_name == []
+    assert wrong_stage == []
+
+
+def test_sample_stages_are_guessed_as_xla_named_them(tmp_path):
+    """Every sample dump's before/after text, renamed to say nothing, is guessed to be the
+    stage XLA's file name says; the two files of one program are one module."""
+    for name in ("transformer", "mlp_train", "scan_while", "cond_switch", "legacy_jax0430"):
+        d = open_dump(sample(name))
+        m = d.main
+        out = tmp_path / name
+        out.mkdir()
+        for stage, f in ((BEFORE, m.before_optimizations), (AFTER, m.after_optimizations)):
+            shutil.copy(os.path.join(sample(name), f.path), out / f"{stage[:5]}.hlo")
+        loose = open_dump(str(out))
+        assert [x.name for x in loose.modules] == [m.name], name
+        kinds = {f.name: f.kind for f in loose.modules[0].files}
+        assert kinds == {"befor.hlo": BEFORE, "after.hlo": AFTER}, name
+        assert loose.stage(loose.modules[0], AFTER).stats() == d.stage(m, AFTER).stats()
+
+
+def test_a_dump_folder_is_indexed_by_file_names_alone(proto_dumps):
+    """A real dump keeps its index exactly: every file is what its name says (``classify``,
+    the name-only classifier), nothing is read for its content. The dump written with text
+    and protos side by side keeps its protos as protos."""
+    from compiler_bridge.dumps.dump import _module_names, classify
+    folders = [os.path.join(ROOT, "sample_dumps", n) for n in
+               ("transformer", "mlp_train", "scan_while", "cond_switch", "legacy_jax0430")]
+    for folder in folders + [proto_dumps["both"]]:
+        d = open_dump(folder)
+        names = _module_names([f.path for f in d.files])
+        assert d.files == [classify(f.path, f.size, names) for f in d.files], folder
+    assert any(f.kind == "hlo_proto" for f in open_dump(proto_dumps["both"]).files)
+
+
+def test_viz_render_draws_a_single_peer_file(tmp_path):
+    from viz.__main__ import main
+    for file in _sample_of_peer(6):
+        out = tmp_path / (file + ".dot")
+        assert main(["render", os.path.join(PEER, file), "--format", "dot",
+                     "--out", str(out)]) == 0, file
+        assert out.read_text().startswith("digraph"), file
+
+
+def test_store_adds_single_peer_files_one_by_one(tmp_path):
+    golden, _ = _peer()
+    store = Store(str(tmp_path / "data"))
+    for file in _sample_of_peer(10):
+        stored = store.add_path(os.path.join(PEER, file))
+        assert stored.modules == [{"id": "0000", "name": golden[file]["module"]}], file
+        assert store.open(stored.share_id).modules[0].name == golden[file]["module"]
+
+
+def test_store_add_and_viz_render_from_the_command_line(tmp_path):
+    file = os.path.join(PEER, _sample_of_peer(3)[1])
+    data = str(tmp_path / "data")
+    p = subprocess.run([PY, "-m", "compiler_bridge", "store", "--data", data, "add", file],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "1 modules" in p.stderr and p.stdout.strip()
+    out = str(tmp_path / "v.svg")
+    p = subprocess.run([PY, "-m", "viz", "render", file, "--out", out],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert open(out).read().lstrip().startswith("<")
+
+
+# --------------------------------------------------------------------------- StableHLO
+
+def _mlir_files() -> list[str]:
+    hits = sorted(glob.glob(os.path.join(ROOT, "sample_dumps", "*", "*", "module.mlir")))
+    assert hits, "the sample dumps hold no module.mlir"
+    return hits
+
+
+def test_every_sample_module_mlir_converts_with_jaxlibs_instruction_count():
+    from jax._src.lib import xla_client
+    for path in _mlir_files():
+        data = open(path, "rb").read()
+        ref = xla_client._xla.mlir.mlir_module_to_xla_computation(
+            data, use_tuple_args=False, return_tuple=False).get_hlo_module()
+        d = open_dump(path)
+        m = d.modules[0]
+        assert m.files[0].kind == BEFORE and m.files[0].source == "mlir"
+        module = d.stage(m, BEFORE)
+        assert module.name == ref.name, path
+        assert module.stats()["instructions"] == _jaxlib_instructions(ref), path
+
+
+def test_jax_lowered_text_opens_with_its_source_lines(tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    def f(x, y):
+        return jnp.tanh(x @ y).sum()
+    text = jax.jit(f).lower(jnp.ones((4, 4)), jnp.ones((4, 4))).as_text(debug_info=True)
+    path = tmp_path / "lowered.mlir"
+    path.write_text(text)
+    d = open_dump(str(path))
+    assert [m.name for m in d.modules] == ["jit_f"]
+    module = d.stage(d.modules[0], BEFORE)
+    tanh = next(i for i in module.instructions() if i.opcode == "tanh")
+    loc = module.source_location(tanh)
+    assert loc is not None and loc.file == __file__
+    assert f.__code__.co_firstlineno < loc.line <= f.__code__.co_firstlineno + 2
+
+
+def test_mlir_that_jaxlib_refuses_shows_jaxlibs_message_at_its_line(tmp_path):
+    lines = open(_mlir_files()[0], encoding="utf-8").read().splitlines()
+    at = next(i for i, t in enumerate(lines) if "= stablehlo.add " in t)
+    lines[at] = lines[at].replace("= stablehlo.add ", "= stablehlo.addd ", 1)
+    path = tmp_path / "broken.mlir"
+    path.write_text("\n".join(lines) + "\n")
+    d = open_dump(str(path))            # it is MLIR: opens, and its stage says why it fails
+    with pytest.raises(HloParseError) as e:
+        d.stage(d.modules[0], BEFORE)
+    assert e.value.line == at + 1 and "stablehlo.addd" in e.value.text
+    from jax._src.lib import xla_client
+    with pytest.raises(Exception) as ref:          # what jaxlib itself says
+        xla_client._xla.mlir.mlir_module_to_xla_computation(path.read_text())
+    assert e.value.message.startswith("jaxlib: ")
+    assert e.value.message.removeprefix("jaxlib: ") in str(ref.value)
+    assert f":{at + 1}:" in str(ref.value)
+    assert d.errors and d.errors[0].file == "broken.mlir"
+
+
+def test_compiling_stablehlo_for_cpu_gives_what_jax_compiles():
+    import jax
+    import jax.numpy as jnp
+    from compiler_bridge.hlo import compile_for_cpu
+
+    def f(x, y):
+        return jnp.tanh(x @ y + 1.0).sum(axis=0)
+    lowered = jax.jit(f).lower(jnp.ones((8, 8)), jnp.ones((8, 8)))
+    ours = parse_hlo(compile_for_cpu(lowered.as_text(), "f.mlir"), "ours")
+    ref = parse_hlo(lowered.compile().as_text(), "jax")
+    assert "is_scheduled=true" in compile_for_cpu(lowered.as_text()).splitlines()[0]
+    assert ours.stats()["opcodes"] == ref.stats()["opcodes"]
+
+
+# --------------------------------------------------------------------------- protos
+
+PROTO_PROGRAM = textwrap.dedent("""
+    import os, sys
+    os.environ["XLA_FLAGS"] = "--xla_dump_to=" + sys.argv[1] + " " + sys.argv[2]
+    import jax, jax.numpy as jnp
+    def step(w, x):
+        return jnp.tanh(x @ w).sum()
+    print(jax.jit(step)(jnp.ones((8, 8)), jnp.ones((4, 8))))
+""")
+
+
+@pytest.fixture(scope="module")
+def proto_dumps(tmp_path_factory) -> dict[str, str]:
+    """Dumps JAX writes here: protos and text side by side, and protos alone."""
+    root = tmp_path_factory.mktemp("protos")
+    prog = root / "prog.py"
+    prog.write_text(PROTO_PROGRAM)
+    out = {}
+    for name, flags in (("both", "--xla_dump_hlo_as_proto --xla_dump_hlo_as_text"),
+                        ("proto", "--xla_dump_hlo_as_proto")):
+        out[name] = str(root / name)
+        subprocess.run([PY, str(prog), out[name], flags], check=True, timeout=300,
+                       capture_output=True)
+    return out
+
+
+def test_a_proto_only_dump_reads_its_stages_from_the_protos(proto_dumps):
+    both, alone = open_dump(proto_dumps["both"]), open_dump(proto_dumps["proto"])
+    assert not any(f.name.endswith(".txt") and f.kind in (BEFORE, AFTER) for f in alone.files)
+    assert [m.name for m in alone.modules] == [m.name for m in both.modules]
+    for ma, mb in zip(alone.modules, both.modules):
+        for stage in (BEFORE, AFTER):
+            got = alone.stage(ma, stage)
+            assert got.stats()["instructions"] == both.stage(mb, stage).stats()["instructions"]
+    # the text dump is untouched: its stages are its .txt files
+    assert all(m.after_optimizations.name.endswith(".txt") for m in both.modules)
+
+
+def test_single_proto_files_open_hloproto_and_hlomoduleproto(proto_dumps, tmp_path):
+    import jaxlib._hlo as H
+    for path in sorted(glob.glob(os.path.join(proto_dumps["proto"], "*.hlo.pb"))):
+        data = open(path, "rb").read()
+        d = open_dump(path)
+        (m,) = d.modules
+        kind = BEFORE if "before_optimizations" in path else AFTER
+        module = d.stage(m, kind)
+        ref = H.XlaComputation(_module_bytes(data)).get_hlo_module()   # XLA's own reading
+        assert module.stats()["instructions"] == _jaxlib_instructions(ref)
+        # the module proto alone (HloModuleProto), as XLA serializes it
+        loose = tmp_path / f"{module.name}.{kind}.module.pb"
+        loose.write_bytes(ref.as_serialized_hlo_module_proto())
+        d2 = open_dump(str(loose))
+        assert d2.modules[0].name == m.name
+        assert d2.stage(d2.modules[0], d2.modules[0].files[0].kind).stats()["instructions"] \
+            == module.stats()["instructions"]
+
+
+def _module_bytes(hlo_proto: bytes) -> bytes:
+    """HloProto.hlo_module, through protobuf's own wire reader."""
+    from google.protobuf import empty_pb2, unknown_fields
+    holder = empty_pb2.Empty()
+    holder.ParseFromString(hlo_proto)
+    return next(bytes(f.data) for f in unknown_fields.UnknownFieldSet(holder)
+                if f.field_number == 1)
+
+
+# --------------------------------------------------------------------------- bad input
+
+def test_what_is_no_module_gets_one_clear_message(tmp_path):
+    png = tmp_path / "photo.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    with pytest.raises(DumpError, match="expected a dump folder") as e:
+        open_dump(str(png))
+    assert "HLO text" in str(e.value) and "StableHLO" in str(e.value) and "HloProto" in str(e.value)
+    store = Store(str(tmp_path / "data"))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\n")
+    with pytest.raises(StoreError, match="no XLA dump files found") as e:
+        store.add_path(str(notes))
+    assert "StableHLO" in str(e.value)
+    p = subprocess.run([PY, "-m", "viz", "render", str(notes), "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr and "HLO text" in p.stderr
+
+
+def test_a_text_proto_says_it_cannot_be_read_and_what_can(proto_dumps, tmp_path):
+    """A text-format HloProto (protobuf's text form of what JAX dumped) is refused with
+    the reason and the flags that write a readable form."""
+    from google.protobuf import empty_pb2, text_format
+    path = sorted(glob.glob(os.path.join(proto_dumps["proto"], "*.hlo.pb")))[0]
+    holder = empty_pb2.Empty()
+    holder.ParseFromString(open(path, "rb").read())
+    # without XLA's descriptors protobuf prints the fields by number: a stand-in for the
+    # real text form, which starts with 'hlo_module {'
+    text = "hlo_module {\n" + text_format.MessageToString(holder, print_unknown_fields=True)
+    pbtxt = tmp_path / "module.pbtxt"
+    pbtxt.write_text(text)
+    with pytest.raises(DumpError) as e:
+        open_dump(str(pbtxt))
+    assert "text-format HLO proto" in str(e.value) and "--xla_dump_hlo_as_proto" in str(e.value)
+    assert "module.pbtxt" in str(e.value)
+
+
+# --------------------------------------------------------------------------- the app
+
+def _fresh(monkeypatch, tmp_path, query: dict | None = None) -> AppTest:
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    """What the page says, markdown escapes taken out (names are escaped: ``jit\\_f``)."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning]
+    text = "\n".join(str(p) for p in parts).replace("\u2060", "")
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def test_the_app_opens_a_single_uploaded_hlo_file(monkeypatch, tmp_path):
+    golden, _ = _peer()
+    file = _sample_of_peer(5)[2]
+    at = _fresh(monkeypatch, tmp_path)
+    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up.set_value([(file, open(os.path.join(PEER, file), "rb").read(), "text/plain")]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["dump"]
+    assert golden[file]["module"] in at.selectbox(key="pick-module").options[0] or \
+        golden[file]["module"] in _texts(at)
+
+
+def test_the_app_opens_a_file_given_with_dump(monkeypatch, tmp_path):
+    golden, _ = _peer()
+    file = _sample_of_peer(5)[3]
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HLOLENS_DUMP", os.path.join(PEER, file))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert golden[file]["module"] in _texts(at)
+
+
+def test_a_pasted_module_opens_and_its_link_works_elsewhere(monkeypatch, tmp_path):
+    text = open(os.path.join(PEER, _sample_of_peer(5)[1]), encoding="utf-8").read()
+    at = _fresh(monkeypatch, tmp_path)
+    area = next(t for t in at.text_area if t.key.startswith("paste-main"))
+    area.input(text).run()
+    next(b for b in at.button if b.key.startswith("paste-main-open")).click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    share = at.query_params["dump"]
+    name = parse_hlo(text, "x").name
+    assert name in _texts(at)
+    other = _fresh(monkeypatch, tmp_path, {"dump": share})
+    assert not other.error and name in _texts(other)
+
+
+def test_pasted_text_that_is_no_module_is_refused_clearly(monkeypatch, tmp_path):
+    at = _fresh(monkeypatch, tmp_path)
+    next(t for t in at.text_area if t.key.startswith("paste-main")).input("hello").run()
+    next(b for b in at.button if b.key.startswith("paste-main-open")).click().run()
+    assert not at.exception
+    assert any("not an HLO module" in e.value and "StableHLO" in e.value for e in at.error)
+    assert "dump" not in at.query_params
+
+
+def test_stablehlo_is_its_own_stage_and_compiles_for_cpu(monkeypatch, tmp_path):
+    path = _mlir_files()[0]
+    at = _fresh(monkeypatch, tmp_path)
+    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up.set_value([("module.mlir", open(path, "rb").read(), "text/plain")]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "StableHLO (as HLO)" in _texts(at)
+    first = at.query_params["dump"]
+    next(b for b in at.button if b.key == "compile-mlir").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["dump"] != first
+    assert at.selectbox(key="pick-stage").options == ["StableHLO (as HLO)", "after optimizations"]
+    assert "after optimizations" in _texts(at)
+
+
+def test_a_dumps_module_mlir_opens_as_its_own_stage(monkeypatch, tmp_path):
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HLOLENS_DUMP", sample("scan_while"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    first = at.query_params["dump"]
+    next(b for b in at.button if b.key == "open-mlir").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.query_params["dump"] != first
+    assert "StableHLO (as HLO)" in _texts(at)
+
+
+def test_several_loose_files_uploaded_are_one_dump(monkeypatch, tmp_path):
+    """A program's before and after text, uploaded as two files with names XLA never
+    wrote, open as one module with both stages."""
+    d = open_dump(sample("mlp_train"))
+    m = d.main
+    files = [("before.hlo", d.read_bytes(m.before_optimizations.path), "text/plain"),
+             ("after.hlo", d.read_bytes(m.after_optimizations.path), "text/plain")]
+    at = _fresh(monkeypatch, tmp_path)
+    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up.set_value(files).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.selectbox(key="pick-module").options) == 1
+    assert at.selectbox(key="pick-stage").options == ["before optimizations",
+                                                      "after optimizations"]
+    assert m.name in _texts(at)
