@@ -89,3 +89,191 @@ def test_legacy_dump_says_what_is_missing():
     assert t.peak_bytes is None and t.peak_index is None
     assert any("live-range" in m for m in t.missing)
     assert mem.curve == []
+
+
+# -- the live-bytes curve
+
+def test_curve_is_the_sum_of_the_values_live_at_each_point_on_every_sample():
+    for name in WITH_LIVE_RANGE:
+        _, mem = _memory(name)
+        assert mem.live_range is not None
+        assert len(mem.curve) == mem.live_range.end + 1
+        for t, got in enumerate(mem.curve):
+            assert got == sum(v.value.size for v in mem.live_at(t)), (name, t)
+        peak = mem.totals()
+        assert peak.peak_bytes == max(mem.curve)
+        assert peak.peak_instruction == mem.live_range.sequence[peak.peak_index]
+
+
+def _synthetic(draw_values, end):
+    from compiler_bridge.memory import Allocation, BufferAssignment, LiveRange, LogicalValue
+    from compiler_bridge.memory import build_memory
+    allocs: dict[int, Allocation] = {}
+    ranges = {}
+    for i, (alloc, size, start, length, tags) in enumerate(draw_values):
+        a = allocs.setdefault(alloc, Allocation(alloc, 0, tags))
+        a.size = max(a.size, size)
+        a.values.append(LogicalValue(i, f"v{i}", (), False, False, 0, size, 0, "f32[]",
+                                     alloc, 0))
+        if start is not None:
+            ranges[(f"v{i}", ())] = (min(start, end), min(start + length, end))
+    lr = LiveRange("<synthetic>", end, [f"v{i}" for i in range(end)], ranges)
+    return build_memory("m", BufferAssignment("<synthetic>", list(allocs.values())), lr, None)
+
+
+def test_curve_property():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    value = st.tuples(st.integers(0, 5), st.integers(0, 1 << 20),
+                      st.one_of(st.none(), st.integers(0, 60)), st.integers(0, 60),
+                      st.sampled_from([("maybe-live-out",), ("preallocated-temp",),
+                                       ("constant",), ("thread-local",), ()]))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(value, max_size=40), st.integers(1, 60))
+    def check(values, end):
+        mem = _synthetic(values, end)
+        for t in range(end + 1):
+            live = [v for v in mem.lives if v.start is not None and v.start <= t <= v.end]
+            assert mem.curve[t] == sum(v.value.size for v in live)
+            assert mem.curve[t] == sum(c[t] for c in mem.curve_by_kind.values())
+        if mem.curve and max(mem.curve) > 0:
+            assert mem.totals().peak_bytes == max(mem.curve)
+
+    check()
+
+
+# -- bad input
+
+def _copy(tmp_path, name: str):
+    import shutil
+    dest = tmp_path / name
+    shutil.copytree(sample(name), dest, ignore=shutil.ignore_patterns("trace"))
+    return dest
+
+
+def _one(folder, pattern: str):
+    hits = sorted(folder.glob(pattern))
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def test_truncated_buffer_assignment_names_file_and_line(tmp_path):
+    from compiler_bridge.memory import MemoryFileError
+    folder = _copy(tmp_path, "scan_while")
+    f = _one(folder, "*-buffer-assignment.txt")
+    text = f.read_text()
+    f.write_text(text[: text.index("(size=8192")])        # cut inside a value line
+    d = open_dump(folder)
+    with pytest.raises(MemoryFileError) as e:
+        module_memory(d, d.main)
+    line = text[: text.index("(size=8192")].count("\n") + 1
+    assert e.value.source == f.name and e.value.line == line
+    assert f"{f.name}:{line}: the file ends in the middle of a line" in str(e.value)
+    assert [x.file for x in d.errors] == [f.name]
+    # the rest of the dump still works
+    assert d.stage(d.main).instruction_count > 0
+
+
+def test_foreign_file_as_buffer_assignment(tmp_path):
+    from compiler_bridge.memory import MemoryFileError
+    folder = _copy(tmp_path, "scan_while")
+    f = _one(folder, "*-buffer-assignment.txt")
+    f.write_text(_one(folder, "*cpu_after_optimizations.txt").read_text())
+    d = open_dump(folder)
+    with pytest.raises(MemoryFileError) as e:
+        memory_totals(d, d.main)
+    assert str(e.value).startswith(f"{f.name}:1: expected 'BufferAssignment:' on the first "
+                                   "line: not an XLA buffer-assignment file")
+
+
+def test_bad_value_line_names_the_line(tmp_path):
+    from compiler_bridge.memory import MemoryFileError, parse_buffer_assignment
+    text = open(sample_file_path("scan_while", "*-buffer-assignment.txt")).read()
+    lines = text.split("\n")
+    lines[2] = lines[2].replace("(size=4096,offset=0)", "(size=4096)")
+    with pytest.raises(MemoryFileError) as e:
+        parse_buffer_assignment("\n".join(lines), "ba.txt")
+    assert e.value.line == 3 and "expected ' value: <id name @color> (size=N,offset=N)" \
+        in e.value.message
+
+
+def test_broken_live_range_keeps_the_allocations(tmp_path):
+    folder = _copy(tmp_path, "scan_while")
+    f = _one(folder, "*-live-range.txt")
+    lines = f.read_text().split("\n")
+    lines[5] = "    3 xs.1"                                    # was '    3:xs.1'
+    f.write_text("\n".join(lines))
+    d = open_dump(folder)
+    mem = module_memory(d, d.main)
+    t = mem.totals()
+    assert t.temp_bytes == RECORDED["scan_while"]["memory_analysis"]["temp_size_in_bytes"]
+    assert t.peak_bytes is None
+    assert any("live-range file cannot be read" in m and "line 6" in m for m in t.missing)
+    assert d.errors[0].file == f.name
+    assert f"{f.name}:6: expected '3:<instruction>' in the InstructionSequence" \
+        in d.errors[0].error
+
+
+def test_module_without_buffer_assignment_says_so(tmp_path):
+    from compiler_bridge.memory import MemoryFileError
+    folder = _copy(tmp_path, "scan_while")
+    _one(folder, "*-buffer-assignment.txt").unlink()
+    d = open_dump(folder)
+    with pytest.raises(MemoryFileError, match="has no buffer-assignment file"):
+        memory_totals(d, d.main)
+
+
+def sample_file_path(name: str, pattern: str) -> str:
+    import glob
+    hits = sorted(glob.glob(os.path.join(sample(name), pattern)))
+    assert len(hits) == 1
+    return hits[0]
+
+
+# -- CLI
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+    from conftest import ROOT
+    return subprocess.run([sys.executable, "-m", "compiler_bridge", "memory", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_has_exactly_the_issue_fields():
+    p = _cli(sample("scan_while"), "--json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert list(data) == ["module", "argument_bytes", "output_bytes", "temp_bytes",
+                          "alias_bytes", "peak_bytes", "peak_at", "allocations", "live_at_peak"]
+    want = RECORDED["scan_while"]["memory_analysis"]
+    assert data["module"] == "jit_step"
+    assert data["temp_bytes"] == want["temp_size_in_bytes"]
+    assert data["argument_bytes"] == want["argument_size_in_bytes"]
+    assert set(data["peak_at"]) == {"index", "instruction"}
+    assert {tuple(a) for a in data["allocations"]} == {("index", "size", "kind", "values")}
+    assert all(set(v) == {"instruction", "shape", "size", "offset"}
+               for a in data["allocations"] for v in a["values"])
+    assert sum(v["size"] for v in data["live_at_peak"]) == data["peak_bytes"]
+    assert all(set(v) == {"instruction", "size"} for v in data["live_at_peak"])
+
+
+def test_cli_text_and_module_choice():
+    p = _cli(sample("legacy_jax0430"), "--module", "jit_train_step")
+    assert p.returncode == 0, p.stderr
+    assert "temp             35,584" in p.stdout
+    assert "note: no live-range file" in p.stdout
+    p = _cli(sample("legacy_jax0430"), "--module", "nope")
+    assert p.returncode == 2 and "no module 'nope'" in p.stderr
+
+
+def test_cli_bad_file_exits_1_with_file_and_line(tmp_path):
+    folder = _copy(tmp_path, "cond_switch")
+    f = _one(folder, "*-buffer-assignment.txt")
+    f.write_text("BufferAssignment:\nallocation zero: size 4:\n")
+    p = _cli(str(folder))
+    assert p.returncode == 1
+    assert f"{f.name}:2: expected 'allocation N: size N, <tags>:'" in p.stderr
+    assert str(tmp_path) not in p.stderr

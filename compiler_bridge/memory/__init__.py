@@ -13,6 +13,7 @@ from __future__ import annotations
 from .analysis import STACK_ORDER, MemoryTotals, ModuleMemory, ValueLife, build_memory
 from .buffer_assignment import (KINDS, Allocation, BufferAssignment, LogicalValue,
                                 parse_buffer_assignment)
+from .cli import add_memory_command
 from .errors import MemoryFileError
 from .live_range import LiveRange, parse_live_range
 from .loader import memory_totals, module_memory
@@ -28,6 +29,7 @@ __all__ = [
     "ModuleMemory",
     "STACK_ORDER",
     "ValueLife",
+    "add_memory_command",
     "build_memory",
     "memory_totals",
     "module_memory",
