@@ -67,6 +67,7 @@ class ModuleMemory:
     curve: list[int] = field(default_factory=list)              # live bytes at each position
     curve_by_kind: dict[str, list[int]] = field(default_factory=dict)
     unlinked: list[str] = field(default_factory=list)           # value names not in the HLO
+    by_instruction: dict[str, list[ValueLife]] = field(default_factory=dict)
 
     # -- lookups
     @property
@@ -83,7 +84,8 @@ class ModuleMemory:
         return self.hlo.find(value.instruction) if self.hlo is not None else None
 
     def values_of(self, instruction: str) -> list[ValueLife]:
-        return [v for v in self.lives if v.value.instruction == instruction]
+        """The values an instruction defines."""
+        return self.by_instruction.get(instruction, [])
 
     def sharing(self, value: LogicalValue) -> list[LogicalValue]:
         """Other values placed in the same bytes of the same allocation (at other times)."""
@@ -196,6 +198,8 @@ def build_memory(module: str, assignment: BufferAssignment, live_range: LiveRang
         lives.append(ValueLife(v, kinds[v.allocation], r[0] if r else None,
                                r[1] if r else None))
     mem = ModuleMemory(module, assignment, live_range, hlo, lives, missing)
+    for life in lives:
+        mem.by_instruction.setdefault(life.value.instruction, []).append(life)
     if live_range is not None:
         mem.curve, mem.curve_by_kind = _curves(lives, live_range.end)
     if hlo is not None:
