@@ -277,3 +277,30 @@ def test_cli_bad_file_exits_1_with_file_and_line(tmp_path):
     assert p.returncode == 1
     assert f"{f.name}:2: expected 'allocation N: size N, <tags>:'" in p.stderr
     assert str(tmp_path) not in p.stderr
+
+
+def test_peak_grouped_by_scope_adds_up_and_arguments_are_one_scope():
+    from viz import memory as MV
+    for name in WITH_LIVE_RANGE:
+        _, mem = _memory(name)
+        rows = MV.live_rows(mem, mem.peak_index)
+        scopes = MV.scope_rows(rows, 2)
+        assert sum(s.bytes for s in scopes) == mem.curve[mem.peak_index]
+        args = [s for s in scopes if s.scope == "(arguments)"]
+        live_args = sum(v.value.size for v in mem.live_at(mem.peak_index) if v.kind == "parameter"
+                        and mem.instruction(v.value).computation.is_entry)
+        assert (args[0].bytes if args else 0) == live_args
+        assert [s.bytes for s in scopes] == sorted((s.bytes for s in scopes), reverse=True)
+
+
+def test_overlay_values_are_bytes_defined_and_live():
+    from viz import memory as MV
+    _, mem = _memory("transformer")
+    defined = MV.memory_overlay(mem, "defined")
+    for name, size in defined.values.items():
+        assert size == sum(v.value.size for v in mem.values_of(name))
+    live = MV.memory_overlay(mem, "live")
+    for i, name in enumerate(mem.sequence):
+        if mem.curve[i]:
+            assert live.values[name] == mem.curve[i]
+    assert all("fillcolor" in d and "▤" in d["label"] for d in live.decorations.values())

@@ -146,6 +146,13 @@ def _totals(mem: ModuleMemory) -> None:
     if t.peak_index is not None and t.peak_instruction is not None:
         st.markdown(f"**Peak**: {P.human_bytes(t.peak_bytes or 0)} live at position "
                     f"{t.peak_index} of the schedule, at {code(t.peak_instruction)}.")
+    lr = mem.live_range
+    if lr is not None and lr.peak_at is not None and lr.peak_at != t.peak_index \
+            and lr.peak_bytes is not None:
+        st.caption(f"XLA's live-range file names position {lr.peak_at} as its peak "
+                   f"({P.human_bytes(lr.peak_bytes)} live there, the same sum as here): it "
+                   "looks for the peak sizing each value by its whole defining instruction "
+                   "(a tuple element as the tuple), then lists the values' own sizes.")
     for note in t.missing:
         st.info(md(note))
 

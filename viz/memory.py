@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from compiler_bridge.hlo import HloModule
+from compiler_bridge.hlo import HloInstruction, HloModule
 from compiler_bridge.memory import STACK_ORDER, ModuleMemory
 
 from .grouping import GroupInfo, split_scopes
@@ -111,21 +111,47 @@ def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
 
 # --------------------------------------------------------------------------- tables
 
-def _meta(module: HloModule | None, name: str) -> tuple[str, str, str]:
-    """(layout-free shape text, op_name, source 'file:line') of an instruction."""
+def _op_name(inst: HloInstruction) -> str:
+    try:
+        return inst.op_name
+    except ValueError:
+        return ""
+
+
+def _scope_of(module: HloModule, inst: HloInstruction) -> str:
+    """The op_name a value is grouped under: its instruction's, else (a loop's parameter,
+    a tuple XLA made) that of the nearest caller of its computation that has one;
+    '(arguments)' for the entry's parameters."""
+    if inst.opcode == "parameter" and inst.computation is not None \
+            and inst.computation.is_entry:
+        return "(arguments)"
+    op = _op_name(inst)
+    seen: set[str] = set()
+    while not op and inst.computation is not None and inst.computation.name not in seen:
+        comp = inst.computation
+        seen.add(comp.name)
+        if comp.is_entry:
+            return ""
+        callers = module.callers().get(comp.name) or []
+        if not callers:
+            return ""
+        inst = callers[0]
+        op = _op_name(inst)
+    return op
+
+
+def _meta(module: HloModule | None, name: str) -> tuple[str, str, str, str]:
+    """(opcode, op_name, the scope it is grouped under, source 'file:line')."""
     inst = module.find(name) if module is not None else None
     if inst is None or module is None:
-        return "", "", ""
-    try:
-        op = inst.op_name
-    except ValueError:
-        op = ""
+        return "", "", "", ""
+    op = _op_name(inst)
     try:
         loc = module.source_location(inst)
     except ValueError:
         loc = None
     src = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc is not None else ""
-    return inst.opcode, op, src
+    return inst.opcode, op, _scope_of(module, inst), src
 
 
 def live_rows(mem: ModuleMemory, index: int) -> list[dict[str, object]]:
@@ -133,12 +159,13 @@ def live_rows(mem: ModuleMemory, index: int) -> list[dict[str, object]]:
     rows = []
     for v in mem.live_at(index):
         shape, _, layout = v.value.shape.partition("{")
-        opcode, op, src = _meta(mem.hlo, v.value.instruction)
+        opcode, op, scope, src = _meta(mem.hlo, v.value.instruction)
         rows.append({"bytes": v.value.size, "instruction": v.value.instruction,
                      "value": v.value.name, "opcode": opcode, "shape": shape,
                      "layout": ("{" + layout) if layout else "", "kind": KIND_LABELS[v.kind],
                      "allocation": v.value.allocation, "offset": v.value.offset,
-                     "live": f"{v.start}–{v.end}", "op_name": op, "source": src})
+                     "live": f"{v.start}–{v.end}", "op_name": op, "scope": scope,
+                     "source": src})
     return rows
 
 
@@ -153,14 +180,16 @@ class ScopeRow:
 
 
 def scope_rows(rows: Iterable[Mapping[str, object]], depth: int = 2) -> list[ScopeRow]:
-    """Live rows summed by the first ``depth`` levels of their op_name scope ('(no
-    op_name)' for values without one), biggest first."""
+    """Live rows summed by the first ``depth`` levels of their scope (the op_name, or
+    the caller's for a loop's state; '(no op_name)' for values without any), biggest
+    first."""
     out: dict[str, ScopeRow] = {}
     total = 0
     for r in rows:
         size = int(str(r["bytes"]))
         total += size
-        scopes = split_scopes(str(r.get("op_name") or ""))
+        text = str(r.get("scope") or r.get("op_name") or "")
+        scopes = [text] if text.startswith("(") else split_scopes(text)
         scope = "/".join(scopes[:depth]) if scopes else "(no op_name)"
         s = out.get(scope)
         if s is None:
