@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import lru_cache
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -34,64 +35,66 @@ TOP_ALLOCATIONS = 12                 # stacked one by one; the rest as one band
 # --------------------------------------------------------------------------- figure
 
 def _by_allocation(mem: ModuleMemory) -> list[tuple[str, str, list[int]]]:
-    """(label, colour, curve) of the biggest allocations seen on the schedule, rest last."""
+    """(label, colour, curve) of the biggest allocations seen on the schedule, the rest
+    as one band (the total less theirs)."""
     end = mem.live_range.end if mem.live_range is not None else -1
-    per: dict[int, list[int]] = {}
+    scheduled = {v.value.allocation for v in mem.lives if v.start is not None}
+    top = sorted(scheduled, key=lambda a: (-mem.allocation(a).size, a))[:TOP_ALLOCATIONS]
+    per: dict[int, list[int]] = {a: [0] * (end + 2) for a in top}
     for v in mem.lives:
-        if v.start is None or v.end is None:
+        d = per.get(v.value.allocation)
+        if d is None or v.start is None or v.end is None:
             continue
-        d = per.setdefault(v.value.allocation, [0] * (end + 2))
         d[max(v.start, 0)] += v.value.size
         d[min(v.end, end) + 1] -= v.value.size
-    curves: dict[int, list[int]] = {}
-    for index, d in per.items():
-        run, out = 0, [0] * (end + 1)
-        for i in range(end + 1):
-            run += d[i]
-            out[i] = run
-        curves[index] = out
-    order = sorted(curves, key=lambda a: (-max(curves[a]), a))
     out_rows = []
     palette = ["#4c6ef5", "#f76707", "#12b886", "#ae3ec9", "#fab005", "#e64980", "#15aabf",
                "#82c91e", "#7950f2", "#fd7e14", "#40c057", "#228be6"]
-    for k, index in enumerate(order[:TOP_ALLOCATIONS]):
+    rest = list(mem.curve)
+    for k, index in enumerate(top):
+        run, curve = 0, [0] * (end + 1)
+        for i in range(end + 1):
+            run += per[index][i]
+            curve[i] = run
+            rest[i] -= run
         a = mem.allocation(index)
         out_rows.append((f"allocation {index} ({KIND_LABELS[a.kind]}, "
-                         f"{human_bytes(a.size)})", palette[k % len(palette)], curves[index]))
-    rest = order[TOP_ALLOCATIONS:]
-    if rest:
-        summed = [sum(curves[a][i] for a in rest) for i in range(end + 1)]
-        out_rows.append((f"{len(rest)} other allocations", "#adb5bd", summed))
+                         f"{human_bytes(a.size)})", palette[k % len(palette)], curve))
+    if len(scheduled) > len(top):
+        out_rows.append((f"{len(scheduled) - len(top)} other allocations", "#adb5bd", rest))
     return out_rows
 
 
 def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
     """Live bytes at each position of the schedule, stacked; the peak marked. Each point
     of the top line carries its instruction as ``customdata`` (a click selects it)."""
+    import numpy as np
     import plotly.graph_objects as go
 
-    fig = go.Figure()
     seq = mem.sequence
     n = len(mem.curve)
-    xs = list(range(n))
-    names = [seq[i] if i < len(seq) else "(end)" for i in xs]
+    xs = np.arange(n)
+    names = np.array([seq[i] if i < len(seq) else "(end)" for i in range(n)], dtype=object)
     bands = (_by_allocation(mem) if by == "allocation" else
              [(KIND_LABELS[k], KIND_COLORS[k], mem.curve_by_kind[k])
               for k in STACK_ORDER + ("other",) if k in mem.curve_by_kind])
-    for label, color, curve in bands:
-        fig.add_trace(go.Scatter(
-            x=xs, y=curve, name=label, stackgroup="live", mode="lines",
-            line={"width": 0.5, "color": color}, fillcolor=color, hoverinfo="skip"))
-    hover = [f"{i}: {html.escape(names[i])}<br>{human_bytes(b)} live" for i, b in
-             enumerate(mem.curve)]
-    fig.add_trace(go.Scatter(
-        x=xs, y=mem.curve, name="all live bytes", mode="lines+markers",
+    # numpy arrays: plotly checks a list element by element (0.3 s at 24k instructions)
+    traces = [go.Scatter(x=xs, y=np.asarray(curve), name=label, stackgroup="live",
+                         mode="lines", line={"width": 0.5, "color": color}, fillcolor=color,
+                         hoverinfo="skip")
+              for label, color, curve in bands]
+    hover = np.array([f"{i}: {html.escape(str(names[i]))}<br>{human_bytes(b)} live"
+                      for i, b in enumerate(mem.curve)], dtype=object)
+    traces.append(go.Scatter(
+        x=xs, y=np.asarray(mem.curve), name="all live bytes", mode="lines+markers",
         line={"width": 1.5, "color": "#212529"}, marker={"size": 5, "color": "#212529"},
-        customdata=[[name] for name in names], hovertext=hover, hoverinfo="text"))
+        customdata=names.reshape(-1, 1), hovertext=hover, hoverinfo="text"))
+    shapes = []
     peak = mem.peak_index
     if peak is not None:
-        fig.add_vline(x=peak, line={"color": "#e03131", "dash": "dash", "width": 1.5})
-        fig.add_trace(go.Scatter(
+        shapes.append({"type": "line", "x0": peak, "x1": peak, "yref": "paper", "y0": 0,
+                       "y1": 1, "line": {"color": "#e03131", "dash": "dash", "width": 1.5}})
+        traces.append(go.Scatter(
             x=[peak], y=[mem.curve[peak]], mode="markers+text", name="peak",
             marker={"size": 12, "color": "#e03131", "symbol": "triangle-down"},
             text=[f"peak {human_bytes(mem.curve[peak])}"], textposition="top center",
@@ -99,14 +102,16 @@ def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
             hoverinfo="text"))
     if selected and selected in seq:
         i = seq.index(selected)
-        fig.add_vline(x=i, line={"color": "#1c7ed6", "width": 1})
-    fig.update_layout(
-        margin={"l": 10, "r": 10, "t": 30, "b": 10}, height=360, hovermode="closest",
-        xaxis_title="position in the schedule", yaxis_title="live bytes",
-        legend={"orientation": "h", "y": -0.25}, clickmode="event+select",
-        title={"text": f"Live bytes over the schedule ({n - 1} instructions)",
-               "font": {"size": 14}})
-    return fig
+        shapes.append({"type": "line", "x0": i, "x1": i, "yref": "paper", "y0": 0, "y1": 1,
+                       "line": {"color": "#1c7ed6", "width": 1}})
+    return go.Figure(data=traces, layout={
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "height": 360,
+        "hovermode": "closest", "shapes": shapes,
+        "xaxis": {"title": {"text": "position in the schedule"}},
+        "yaxis": {"title": {"text": "live bytes"}},
+        "legend": {"orientation": "h", "y": -0.25}, "clickmode": "event+select",
+        "title": {"text": f"Live bytes over the schedule ({n - 1} instructions)",
+                  "font": {"size": 14}}})
 
 
 # --------------------------------------------------------------------------- tables
@@ -238,8 +243,15 @@ SCALE = "Blues"
 
 
 def _color(t: float) -> str:
+    """The colour at ``t`` (0..1) of the scale, in 256 steps (plotly's sampler parses the
+    scale on every call)."""
+    return _color_step(round(min(max(t, 0.0), 1.0) * 255))
+
+
+@lru_cache(maxsize=256)
+def _color_step(step: int) -> str:
     from plotly.colors import sample_colorscale
-    c = sample_colorscale(SCALE, [min(max(t, 0.0), 1.0)])[0]
+    c = sample_colorscale(SCALE, [step / 255])[0]
     if c.startswith("#"):
         return c
     r, g, b = (int(round(float(x))) for x in c[c.index("(") + 1:c.index(")")].split(",")[:3])
