@@ -221,6 +221,7 @@ def value_rows(mem: ModuleMemory, instruction: str) -> list[dict[str, object]]:
             "live": f"{v.start}–{v.end}" if v.start is not None else "not scheduled",
             "shares its bytes with": ", ".join(s.name for s in sharing[:12])
             + (f" … (+{len(sharing) - 12})" if len(sharing) > 12 else ""),
+            "used by": ", ".join(f"{u} (operand {k})" for u, k in mem.uses(v.value)[:12]),
         })
     return out
 

@@ -4,8 +4,8 @@ counts them, the live-bytes curve and what is live at its peak, each value linke
 HLO instruction.
 
 Read with :func:`module_memory` / :func:`memory_totals` from a dump; the file readers
-(:func:`parse_buffer_assignment`, :func:`parse_live_range`) raise MemoryFileError naming
-the file and line.
+(:func:`parse_buffer_assignment`, :func:`parse_live_range`, :func:`parse_usage_report`,
+:func:`parse_values`) raise MemoryFileError naming the file and line.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from .cli import add_memory_command
 from .errors import MemoryFileError
 from .live_range import LiveRange, parse_live_range
 from .loader import memory_totals, module_memory
+from .reports import (MemorySpace, UsageReport, ValueInfo, ValuesFile, parse_usage_report,
+                      parse_values)
 
 __all__ = [
     "Allocation",
@@ -25,9 +27,13 @@ __all__ = [
     "LiveRange",
     "LogicalValue",
     "MemoryFileError",
+    "MemorySpace",
     "MemoryTotals",
     "ModuleMemory",
     "STACK_ORDER",
+    "UsageReport",
+    "ValueInfo",
+    "ValuesFile",
     "ValueLife",
     "add_memory_command",
     "build_memory",
@@ -35,4 +41,6 @@ __all__ = [
     "module_memory",
     "parse_buffer_assignment",
     "parse_live_range",
+    "parse_usage_report",
+    "parse_values",
 ]

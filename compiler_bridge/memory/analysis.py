@@ -16,6 +16,7 @@ from ..hlo import HloInstruction, HloModule
 from .buffer_assignment import (CONSTANT, KINDS, OUTPUT, PARAMETER, TEMP, THREAD_LOCAL,
                                 Allocation, BufferAssignment, LogicalValue)
 from .live_range import LiveRange
+from .reports import UsageReport, ValuesFile
 
 __all__ = ["MemoryTotals", "ModuleMemory", "ValueLife", "build_memory"]
 
@@ -68,6 +69,13 @@ class ModuleMemory:
     curve_by_kind: dict[str, list[int]] = field(default_factory=dict)
     unlinked: list[str] = field(default_factory=list)           # value names not in the HLO
     by_instruction: dict[str, list[ValueLife]] = field(default_factory=dict)
+    report: UsageReport | None = None        # *-memory-usage-report.txt, when read
+    values_file: ValuesFile | None = None    # *-buffer-assignment-values.txt, when read
+
+    def uses(self, value: LogicalValue) -> list[tuple[str, int]]:
+        """(instruction, operand number) reading the value, from the values file."""
+        info = self.values_file.values.get(value.id) if self.values_file else None
+        return info.uses if info is not None else []
 
     # -- lookups
     @property

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from ..dumps import (AFTER, BUFFER_ASSIGNMENT, LIVE_RANGE, Dump,
-                     DumpModule)
+from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
+                     MEMORY_USAGE_REPORT, Dump, DumpModule)
 from ..hlo import HloModule, HloParseError
 from .analysis import MemoryTotals, ModuleMemory, build_memory
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
 from .live_range import parse_live_range
+from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
 
 __all__ = ["memory_totals", "module_memory"]
 
-NO_LIVE_RANGE = ("no live-range file (older XLA, e.g. JAX 0.4.30, writes the buffer "
-                 "assignment only): no memory over the schedule and no peak")
+NO_LIVE_RANGE = ("no live-range file for this module (XLA does not always write one; "
+                 "JAX 0.4.30's never does): no memory over the schedule and no peak")
 
 
 def _read(dump: Dump, path: str) -> str:
@@ -56,7 +57,27 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
         except HloParseError as e:
             missing.append(f"the after-optimizations HLO cannot be parsed ({e.message}): "
                            "values are not linked to instructions")
-    return build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
+    report: UsageReport | None = None
+    values: ValuesFile | None = None
+    # the two companions repeat what the assignment says: a broken one costs only itself
+    for kind, parse, what in ((MEMORY_USAGE_REPORT, parse_usage_report, "memory-usage report"),
+                              (BUFFER_ASSIGNMENT_VALUES, parse_values, "values file")):
+        f = mod.first(kind)
+        if f is None:
+            continue
+        try:
+            got = parse(_read(dump, f.path), f.path)
+        except MemoryFileError as e:
+            dump.report(f.path, str(e))
+            missing.append(f"the {what} cannot be read ({e.message}, line {e.line})")
+            continue
+        if isinstance(got, UsageReport):
+            report = got
+        elif isinstance(got, ValuesFile):
+            values = got
+    mem = build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
+    mem.report, mem.values_file = report, values
+    return mem
 
 
 def module_memory(dump: Dump, module: DumpModule | str) -> ModuleMemory:
