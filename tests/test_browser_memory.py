@@ -32,6 +32,23 @@ PEAK_MARKED = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart
     .some(c => [...c.querySelectorAll('text')].some(t => t.textContent.startsWith('peak ')))"""
 
 
+CHART = """() => [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout &&
+    String((p.layout.title || {}).text || '').includes('Live bytes over the schedule'))"""
+POINT_AT = f"""(name) => {{
+  const gd = ({CHART})();
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  const t = gd.data.find(t => t.name === 'all live bytes');
+  const i = (t.customdata || []).findIndex(c => c[0] === name);
+  if (i < 0) return null;
+  const full = gd._fullData[gd.data.indexOf(t)];   // x and y as arrays (data has them packed)
+  return {{x: box.left + xa._offset + xa.l2p(xa.d2l(full.x[i])),
+           y: box.top + ya._offset + ya.l2p(ya.d2l(full.y[i]))}};
+}}"""
+LIVE_LABELS = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .some(h => h.shadowRoot && [...h.shadowRoot.querySelectorAll('svg g.node text')]
+      .some(t => t.textContent.includes(' live')))"""
+
+
 @pytest.fixture(scope="module")
 def scan_zip(tmp_path_factory) -> str:
     return sample_zip(tmp_path_factory, "scan_while")
@@ -55,6 +72,15 @@ def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
     page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
     shot(page, artifacts_dir, "browser-memory-1-tab.png")
 
+    # a click on a point of the chart selects that point's instruction
+    at = page.evaluate(POINT_AT, "dot.1")
+    assert at is not None
+    page.mouse.click(at["x"], at["y"])
+    wait_param(page, "selected", "dot.1")
+    page.locator(".hl-selected").wait_for()
+    wait_idle(page)
+    assert page.locator(".hl-selected").get_attribute("id") == "node:dot.1"
+
     # the table of values live at the peak, biggest first: click its first row
     table = page.locator('[class*="st-key-mem-peak"] [data-testid="stDataFrame"]')
     table.scroll_into_view_if_needed()
@@ -74,5 +100,16 @@ def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
     page.locator(".hl-selected").scroll_into_view_if_needed()
     shot(page, artifacts_dir, "browser-memory-3-graph.png")
     assert params(page)["selected"] == biggest
+
+    # the overlay: the graph's nodes carry the bytes live while they run
+    import re
+    page.locator(".st-key-pick-memory button").filter(
+        has_text=re.compile(r"^\s*bytes live\s*$")).click()
+    wait_param(page, "memory", "live")
+    page.wait_for_function(LIVE_LABELS, timeout=30_000)
+    wait_idle(page)
+    visible_text(page, "bytes live while each instruction runs").wait_for()
+    page.locator(".hl-selected").scroll_into_view_if_needed()
+    shot(page, artifacts_dir, "browser-memory-4-overlay.png")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert not page.outside_requests
