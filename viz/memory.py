@@ -105,7 +105,7 @@ def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
         shapes.append({"type": "line", "x0": i, "x1": i, "yref": "paper", "y0": 0, "y1": 1,
                        "line": {"color": "#1c7ed6", "width": 1}})
     return go.Figure(data=traces, layout={
-        "margin": {"l": 10, "r": 10, "t": 30, "b": 10}, "height": 360,
+        "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "height": 390,
         "hovermode": "closest", "shapes": shapes,
         "xaxis": {"title": {"text": "position in the schedule"}},
         "yaxis": {"title": {"text": "live bytes"}},
