@@ -50,12 +50,12 @@ def test_a_chart_point_selects_its_instruction(monkeypatch):
     assert q.get("computation")                        # dot.1 is inside a while body
 
 
-def test_legacy_dump_says_what_is_missing(monkeypatch):
+def test_legacy_dump_has_its_curve_from_the_assignment_file(monkeypatch):
     at = open_tab(app(sample("legacy_jax0430"), monkeypatch), "Memory")
-    page = plain(texts(at))
-    assert "no live-range file" in page
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Temp"] == "34.8 KiB" and labels["Peak live"] == "–"
+    assert labels["Temp"] == "34.8 KiB" and labels["Peak live"] == "652.5 KiB"
+    assert len(at.get("plotly_chart")) == 1
+    assert "live at position 43 of the schedule" in plain(texts(at))
 
 
 def test_memory_overlay_colours_the_graph_and_is_in_the_url(monkeypatch):

@@ -14,6 +14,7 @@ from .analysis import STACK_ORDER, MemoryTotals, ModuleMemory, ValueLife, build_
 from .buffer_assignment import (KINDS, Allocation, BufferAssignment, LogicalValue,
                                 parse_buffer_assignment)
 from .cli import add_memory_command
+from .derive import derive_live_range, flatten_schedule
 from .errors import MemoryFileError
 from .live_range import LiveRange, parse_live_range
 from .loader import memory_totals, module_memory
@@ -37,6 +38,8 @@ __all__ = [
     "ValueLife",
     "add_memory_command",
     "build_memory",
+    "derive_live_range",
+    "flatten_schedule",
     "memory_totals",
     "module_memory",
     "parse_buffer_assignment",

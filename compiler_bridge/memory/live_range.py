@@ -15,7 +15,8 @@ _HEADER = re.compile(r"HloLiveRange \(max (\d+)\):")
 _STEP = re.compile(r"(\d+):(\S+)")
 _RANGE = re.compile(r"(\S+?)(\{[\d,]*\}):(\d+)-(\d+)")
 _PEAK = re.compile(r"Live ranges at (\d+) \(peak\):")
-_PEAK_ROW = re.compile(r"(\S+?)(\{[\d,]*\}): (\d+) bytes \(cumulative: (\d+) bytes\)")
+# newer XLA: 'name{index}: N bytes (cumulative: N bytes)'; JAX 0.4.30: 'name: N bytes'
+_PEAK_ROW = re.compile(r"(\S+?)(\{[\d,]*\})?: (\d+) bytes(?: \(cumulative: (\d+) bytes\))?")
 
 
 @dataclass(slots=True)
@@ -33,12 +34,14 @@ class LiveRange:
         return sum(r[2] for r in self.peak_rows) if self.peak_at is not None else None
 
 
-def _index(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text[1:-1].split(",") if x)
+def _index(text: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in text[1:-1].split(",") if x) if text else ()
 
 
-def parse_live_range(text: str, source: str = "<text>") -> LiveRange:
-    """Read a ``*-live-range.txt``; raises MemoryFileError with the file and line."""
+def parse_live_range(text: str, source: str = "<text>", first_line: int = 1) -> LiveRange:
+    """Read a ``*-live-range.txt`` (or the HloLiveRange part at the end of JAX 0.4.30's
+    ``*-buffer-assignment.txt``, from its line ``first_line``); raises MemoryFileError with
+    the file and line."""
     if text and not text.endswith("\n"):
         raise MemoryFileError("the file ends in the middle of a line (truncated?)",
                               source=source, line=text.count("\n") + 1,
@@ -47,11 +50,11 @@ def parse_live_range(text: str, source: str = "<text>") -> LiveRange:
     head = _HEADER.fullmatch(lines[0].strip()) if lines else None
     if head is None:
         raise MemoryFileError("expected 'HloLiveRange (max N):' on the first line: not an "
-                              "XLA live-range file", source=source, line=1,
+                              "XLA live-range file", source=source, line=first_line,
                               text=lines[0] if lines else "")
     out = LiveRange(source, int(head.group(1)), [], {})
     section = ""
-    for lineno, line in enumerate(lines[1:], start=2):
+    for lineno, line in enumerate(lines[1:], start=first_line + 1):
         s = line.strip()
         if not s:
             continue
@@ -88,5 +91,5 @@ def parse_live_range(text: str, source: str = "<text>") -> LiveRange:
                                   source=source, line=lineno, text=line)
     if not out.sequence:
         raise MemoryFileError("no InstructionSequence: the file is empty or truncated",
-                              source=source, line=len(lines))
+                              source=source, line=first_line + len(lines) - 1)
     return out

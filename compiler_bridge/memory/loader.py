@@ -8,13 +8,18 @@ from ..hlo import HloModule, HloParseError
 from .analysis import MemoryTotals, ModuleMemory, build_memory
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
-from .live_range import parse_live_range
+from .live_range import LiveRange, parse_live_range
+from .derive import derive_live_range
 from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
 
 __all__ = ["memory_totals", "module_memory"]
 
 NO_LIVE_RANGE = ("no live-range file for this module (XLA does not always write one; "
                  "JAX 0.4.30's never does): no memory over the schedule and no peak")
+DERIVED = ("no live-range file for this module (XLA does not always write one; JAX "
+           "0.4.30's never does): the live ranges are derived from the scheduled HLO and "
+           "the values' positions and uses, as XLA's HloLiveRange computes them (equal to "
+           "XLA's on every dump that has both)")
 
 
 def _read(dump: Dump, path: str) -> str:
@@ -39,7 +44,9 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     lr_file = mod.first(LIVE_RANGE)
     live_range = None
     if lr_file is None:
-        missing.append(NO_LIVE_RANGE)
+        live_range = _embedded_live_range(dump, ba_file.path)
+        if live_range is None:
+            missing.append(NO_LIVE_RANGE)
     else:
         try:
             live_range = parse_live_range(_read(dump, lr_file.path), lr_file.path)
@@ -75,9 +82,41 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
             report = got
         elif isinstance(got, ValuesFile):
             values = got
+    if values is None and assignment.total_bytes_used is not None:
+        values = _embedded_values(dump, ba_file.path)
+    if live_range is None and NO_LIVE_RANGE in missing and hlo is not None \
+            and hlo.is_scheduled and values is not None:
+        live_range = derive_live_range(hlo, assignment, values, f"derived ({ba_file.path})")
+        missing[missing.index(NO_LIVE_RANGE)] = DERIVED
     mem = build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
     mem.report, mem.values_file = report, values
     return mem
+
+
+def _embedded_live_range(dump: Dump, path: str) -> LiveRange | None:
+    """JAX 0.4.30's XLA appends HloLiveRange's text to the buffer assignment's file."""
+    text = _read(dump, path)
+    at = text.find("\nHloLiveRange (max ")
+    if at < 0:
+        return None
+    try:
+        return parse_live_range(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
+    except MemoryFileError as e:
+        dump.report(path, str(e))
+        return None
+
+
+def _embedded_values(dump: Dump, path: str) -> ValuesFile | None:
+    """Older XLA writes the values after the allocations, in the assignment's own file."""
+    text = _read(dump, path)
+    at = text.find("\nTotal bytes used:")
+    if at < 0:
+        return None
+    try:
+        return parse_values(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
+    except MemoryFileError as e:
+        dump.report(path, str(e))
+        return None
 
 
 def module_memory(dump: Dump, module: DumpModule | str) -> ModuleMemory:

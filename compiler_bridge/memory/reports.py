@@ -21,6 +21,8 @@ _SPACE = re.compile(r"Memory Space: (.*) \(color=(\d+)\)")
 _TOTAL = re.compile(r"Total bytes(?: used)?: (\d+)\b.*")
 _CHUNK = re.compile(r"\s*[\d.]+\w*\(\s*\d+%\);\s*[\d.]+\w*;\s*(\d+);\s*(\d+); (.*)")
 _VALUE = re.compile(r"<(\d+) ([^\s{>]+)(\{[\d,]*\})?( \(phi\))?(?: @(\d+))?>")
+# JAX 0.4.30 glues the next value's header to the end of 'from instruction: ...'
+_GLUED = re.compile(r"(<\d+ [^\s{>]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>)$")
 _USE = re.compile(r"(\S+), operand (\d+)(?:,? (\{[\d,]*\}))?")   # {index} when a tuple's part
 
 
@@ -109,18 +111,25 @@ def _index(text: str | None) -> tuple[int, ...]:
     return tuple(int(x) for x in text[1:-1].split(",") if x) if text else ()
 
 
-def parse_values(text: str, source: str = "<text>") -> ValuesFile:
-    """Read a ``*-buffer-assignment-values.txt``; raises MemoryFileError with file and
-    line."""
+def parse_values(text: str, source: str = "<text>", first_line: int = 1) -> ValuesFile:
+    """Read a ``*-buffer-assignment-values.txt`` (or the part of an older
+    ``*-buffer-assignment.txt`` from ``Total bytes used`` on, which starts at line
+    ``first_line`` of its file); raises MemoryFileError with file and line."""
     _check_end(text, source)
     total: int | None = None
     values: dict[int, ValueInfo] = {}
     current: ValueInfo | None = None
     part = ""
     seen_header = False
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=first_line):
         if not line.strip():
             continue
+        if line.startswith("HloLiveRange"):
+            break               # JAX 0.4.30: its live ranges follow, in the same file
+        glued = _GLUED.search(line) if not line.startswith("<") else None
+        if glued is not None and current is not None:
+            current.defined_by = line[:glued.start()].strip()[len("from instruction:"):].strip()
+            line = glued.group(1)
         if line.startswith("<"):
             v = _VALUE.fullmatch(line.strip())
             if v is None:
