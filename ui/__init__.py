@@ -5,6 +5,7 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``kit``: the Navigator, sections, markdown escaping, widgets that move the view;
 - ``opening``: upload, stored dumps, ``--dump``; ``explorer``: module, stage, controls,
   search, breadcrumb, detail tabs; ``graph`` and ``inspector``: the view and the selection;
+- ``memory``: the Memory tab, the memory overlay, temp and peak under the pass stepper;
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
   saved views, comments and exports;
 - ``visitor``: which stored dumps a visitor is shown (their own, or all on a team server);
@@ -12,10 +13,10 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
   part a click reruns alone.
 """
 
-from . import (explorer, graph, inspector, kit, opening, passes, runtimes, sharing, visitor,
-               workspace)
+from . import (explorer, graph, inspector, kit, memory, opening, passes, runtimes, sharing,
+               visitor, workspace)
 
 __all__ = [
-    "explorer", "graph", "inspector", "kit", "opening", "passes", "runtimes", "sharing",
-    "visitor", "workspace",
+    "explorer", "graph", "inspector", "kit", "memory", "opening", "passes", "runtimes",
+    "sharing", "visitor", "workspace",
 ]

@@ -75,7 +75,8 @@ class ViewParams:
                           expanded=tuple(sorted(state.expanded)), grouping=state.grouping,
                           focus=state.focus, radius=state.radius, compare=compare,
                           changed_only=state.changed_only and against is not None,
-                          overlay=state.overlay if overlay else "", budget=state.budget)
+                          overlay=state.overlay if overlay else "", budget=state.budget,
+                          memory=state.memory if shown.stage == AFTER else "")
         return cls(drawn, tuple(sorted((comments or {}).items())))
 
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from viz import GraphView, ViewState
 
-from . import explorer, graph, inspector, passes, runtimes, sharing
+from . import explorer, graph, inspector, memory, passes, runtimes, sharing
 from .explorer import Shown
 from .kit import Navigator, page_rerun_asked, section
 from .opening import Opened
@@ -60,6 +60,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
     with inspector_col, section("Inspector"):
         inspected = inspector.show(nav, opened, shown, view)
         runtimes.inspector(nav, rt, inspected, view)     # its measured/predicted time
+        memory.inspector(opened, shown, inspected)       # its values' allocation, offset
         passes.history(nav, opened, shown, inspected)    # the steps that changed it
         sharing.comments(nav, opened, shown, inspected, module_comments)
     with top_right, section("Sharing"):

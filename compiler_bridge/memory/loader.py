@@ -1,0 +1,134 @@
+"""A dump module's memory files, read once per dump and module."""
+
+from __future__ import annotations
+
+from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
+                     MEMORY_USAGE_REPORT, Dump, DumpModule)
+from ..hlo import HloModule, HloParseError
+from .analysis import MemoryTotals, ModuleMemory, build_memory
+from .buffer_assignment import parse_buffer_assignment
+from .errors import MemoryFileError
+from .live_range import LiveRange, parse_live_range
+from .derive import derive_live_range
+from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
+
+__all__ = ["memory_totals", "module_memory"]
+
+NO_LIVE_RANGE = ("no live-range file for this module (XLA does not always write one; "
+                 "JAX 0.4.30's never does): no memory over the schedule and no peak")
+DERIVED = ("no live-range file for this module (XLA does not always write one; JAX "
+           "0.4.30's never does): the live ranges are derived from the scheduled HLO and "
+           "the values' positions and uses, as XLA's HloLiveRange computes them (equal to "
+           "XLA's on every dump that has both)")
+
+
+def _read(dump: Dump, path: str) -> str:
+    try:
+        return dump.read_text(path)
+    except (OSError, KeyError) as e:
+        raise MemoryFileError(f"cannot read the file: {e}", source=path) from None
+
+
+def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
+    ba_file = mod.first(BUFFER_ASSIGNMENT)
+    if ba_file is None:
+        raise MemoryFileError(
+            f"module {mod.label} has no buffer-assignment file: XLA writes "
+            "'*-buffer-assignment.txt' with --xla_dump_hlo_as_text after optimizations")
+    missing: list[str] = []
+    try:
+        assignment = parse_buffer_assignment(_read(dump, ba_file.path), ba_file.path)
+    except MemoryFileError as e:
+        dump.report(ba_file.path, str(e))
+        raise
+    lr_file = mod.first(LIVE_RANGE)
+    live_range = None
+    if lr_file is None:
+        live_range = _embedded_live_range(dump, ba_file.path)
+        if live_range is None:
+            missing.append(NO_LIVE_RANGE)
+    else:
+        try:
+            live_range = parse_live_range(_read(dump, lr_file.path), lr_file.path)
+        except MemoryFileError as e:   # the allocations still stand without it
+            dump.report(lr_file.path, str(e))
+            missing.append(f"the live-range file cannot be read ({e.message}, line "
+                           f"{e.line}): no memory over the schedule")
+    hlo: HloModule | None = None
+    after = mod.first(AFTER)
+    if after is None:
+        missing.append("no after-optimizations HLO: values are not linked to instructions")
+    else:
+        try:
+            hlo = dump.parse(after.path)
+        except HloParseError as e:
+            missing.append(f"the after-optimizations HLO cannot be parsed ({e.message}): "
+                           "values are not linked to instructions")
+    report: UsageReport | None = None
+    values: ValuesFile | None = None
+    # the two companions repeat what the assignment says: a broken one costs only itself
+    for kind, parse, what in ((MEMORY_USAGE_REPORT, parse_usage_report, "memory-usage report"),
+                              (BUFFER_ASSIGNMENT_VALUES, parse_values, "values file")):
+        f = mod.first(kind)
+        if f is None:
+            continue
+        try:
+            got = parse(_read(dump, f.path), f.path)
+        except MemoryFileError as e:
+            dump.report(f.path, str(e))
+            missing.append(f"the {what} cannot be read ({e.message}, line {e.line})")
+            continue
+        if isinstance(got, UsageReport):
+            report = got
+        elif isinstance(got, ValuesFile):
+            values = got
+    if values is None and assignment.total_bytes_used is not None:
+        values = _embedded_values(dump, ba_file.path)
+    if live_range is None and NO_LIVE_RANGE in missing and hlo is not None \
+            and hlo.is_scheduled and values is not None:
+        live_range = derive_live_range(hlo, assignment, values, f"derived ({ba_file.path})")
+        missing[missing.index(NO_LIVE_RANGE)] = DERIVED
+    mem = build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
+    mem.report, mem.values_file = report, values
+    return mem
+
+
+def _embedded_live_range(dump: Dump, path: str) -> LiveRange | None:
+    """JAX 0.4.30's XLA appends HloLiveRange's text to the buffer assignment's file."""
+    text = _read(dump, path)
+    at = text.find("\nHloLiveRange (max ")
+    if at < 0:
+        return None
+    try:
+        return parse_live_range(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
+    except MemoryFileError as e:
+        dump.report(path, str(e))
+        return None
+
+
+def _embedded_values(dump: Dump, path: str) -> ValuesFile | None:
+    """Older XLA writes the values after the allocations, in the assignment's own file."""
+    text = _read(dump, path)
+    at = text.find("\nTotal bytes used:")
+    if at < 0:
+        return None
+    try:
+        return parse_values(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
+    except MemoryFileError as e:
+        dump.report(path, str(e))
+        return None
+
+
+def module_memory(dump: Dump, module: DumpModule | str) -> ModuleMemory:
+    """The memory of one module of a dump (its buffer assignment, live ranges and HLO),
+    computed once per dump. Raises MemoryFileError when the module has no buffer
+    assignment or it cannot be read (the broken file is also in ``dump.errors``)."""
+    mod = dump.module(module) if isinstance(module, str) else module
+    return dump.derived(f"memory/{mod.id}", lambda d: _load(d, mod))
+
+
+def memory_totals(dump: Dump, module: DumpModule | str) -> MemoryTotals:
+    """Argument, output, temp, alias, constant, thread-local and peak bytes of one module,
+    as ``compiled.memory_analysis()`` counts them. Raises MemoryFileError (its message
+    says why) when the module has no readable buffer assignment."""
+    return module_memory(dump, module).totals()
