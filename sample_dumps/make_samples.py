@@ -59,6 +59,8 @@ class Sample:
     pack_per_pass: bool = False  # move per-pass files into sample_dumps/<name>_per_pass.tar.xz
     python: Path | None = None  # interpreter; None = the one running this script
     description: str = ""
+    xla_flags: tuple[str, ...] = ()  # more XLA flags (a pair of dumps that differ by flags)
+    lean: bool = False  # keep only what a comparison reads (see LEAN_DROP)
 
 
 SAMPLES = [
@@ -76,7 +78,21 @@ SAMPLES = [
            trace=True,
            description="the MLP train step dumped by JAX 0.4.30 (old HLO text format), "
                        "profiler trace without per-op events"),
+    # a pair: one program (compiled for two batch sizes), two flag sets that change fusion
+    Sample("flags_default", "fusion_flags.py", ("jit_train_step",), trace=True, lean=True,
+           description="MLP train step at batch 32 and 8, default flags, profiler trace "
+                       "(compare with flags_no_fusion_emitters)"),
+    Sample("flags_no_fusion_emitters", "fusion_flags.py", ("jit_train_step",), trace=True,
+           lean=True, xla_flags=("--xla_cpu_use_fusion_emitters=false",),
+           description="the same program with --xla_cpu_use_fusion_emitters=false "
+                       "(other fusions), profiler trace"),
 ]
+
+# what a lean sample drops (a comparison reads the after-optimizations text, the buffer
+# assignment, debug_options, compile_options and the perfetto trace)
+LEAN_DROP = re.compile(r"(before_optimizations\.txt|-buffer-assignment-values\.txt|"
+                       r"-live-range\.txt|module\.mlir|topology\.textproto|"
+                       r"\.trace\.json\.gz|\.xplane\.pb)$")
 
 # module_NNNN.<name>.<rest> (files) or module_NNNN.<name> (the per-module subfolder)
 MODULE_RE = re.compile(r"^module_(\d+)\.([^.]+)(?:\.(.*))?$")
@@ -86,17 +102,17 @@ AFTER_OPT_RE = re.compile(r"^(?:.+_)?after_optimizations\.txt$")
 INSTRUCTION_RE = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*\S")
 
 
-def xla_flags(dump: str, per_pass: bool) -> str:
+def xla_flags(dump: str, per_pass: bool, extra: tuple[str, ...] = ()) -> str:
     flags = [f"--xla_dump_to={dump}", "--xla_dump_hlo_as_text"]
     if per_pass:
         flags.append("--xla_dump_hlo_pass_re=.*")
-    return " ".join(flags)
+    return " ".join(flags + list(extra))
 
 
 def run_program(sample: Sample, python: str) -> None:
     dump_rel = f"sample_dumps/{sample.name}"  # relative: debug_options shows this path
     env = dict(os.environ)
-    env["XLA_FLAGS"] = xla_flags(dump_rel, sample.per_pass)
+    env["XLA_FLAGS"] = xla_flags(dump_rel, sample.per_pass, sample.xla_flags)
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     cmd = [python, f"sample_dumps/programs/{sample.program}", dump_rel]
@@ -132,6 +148,11 @@ def prune(sample: Sample, folder: Path) -> dict:
         elif entry.is_file() and entry.name.endswith(".ll") and not sample.keep_ll:
             removed["ll"] += 1
             entry.unlink()
+    if sample.lean:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and LEAN_DROP.search(p.name):
+                removed["files"] += 1
+                p.unlink()
     return removed
 
 
