@@ -59,12 +59,13 @@ class Fingerprint:
         return f"({', '.join(self.parameters)}) -> {self.result}"
 
 
-def fingerprint(module_id: str, module: HloModule) -> Fingerprint:
+def fingerprint(module_id: str, module: HloModule, name: str = "") -> Fingerprint:
+    """``name``: the module's name in the dump's file names (default: the HLO's own)."""
     entry = module.entry
     params = sorted((i for i in entry.instructions if i.opcode == "parameter"),
                     key=lambda i: i.args_text.strip().zfill(8))
     counts = Counter(i.opcode for i in module.instructions())
-    return Fingerprint(module_id, module.name, tuple(i.shape.without_layout() for i in params),
+    return Fingerprint(module_id, name or module.name, tuple(i.shape.without_layout() for i in params),
                        entry.root.shape.without_layout() if entry.root is not None else "",
                        tuple(sorted(counts.items())), sum(counts.values()))
 
@@ -99,7 +100,7 @@ def _fingerprints(dump: Dump) -> dict[str, Fingerprint]:
             if m.first(AFTER) is None and m.first(BEFORE) is None:
                 continue
             try:
-                out[m.id] = fingerprint(m.id, d.parse(module_text(d, m)))
+                out[m.id] = fingerprint(m.id, d.parse(module_text(d, m)), m.name)
             except HloParseError:
                 continue           # reported in dump.errors; the rest still pairs
         return out
