@@ -9,9 +9,11 @@ reload restores the view; dumps and the traces uploaded for them live in the sto
 function of a ``ui`` module; a part that fails shows a message and the rest still works.
 """
 
+from functools import partial
+
 import streamlit as st
 
-from ui import compare, explorer, kit, opening, passes, runtimes, sharing, workspace
+from ui import compare, explorer, kit, memory, opening, passes, runtimes, sharing, workspace
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 opening.warm_up()                                # Graphviz (wasm) compiles while we read
@@ -42,6 +44,8 @@ with kit.section("Comparison"):                  # another compile as the baseli
 if cmp is None:
     with kit.section("Passes"):
         passes.pass_panel(nav, opened, picked)   # ◀ ▶ slider, timeline chart, compare
+with kit.section("Memory"):
+    memory.stepper_line(opened, picked)          # temp and peak bytes, or why a step has none
 shown = explorer.parse_stage(opened, picked)
 if shown is None:                                # a step that does not parse: still
     with kit.section("Sharing"):                 # linkable, and the saved views are there
@@ -55,6 +59,7 @@ with kit.section("Runtimes"):
 with kit.section("Graph controls"):
     explorer.graph_controls(nav, shown)          # sidebar: grouping, focus, hops
     runtimes.overlay_control(nav, rt)            # sidebar: colour by measured/predicted
+    memory.overlay_control(nav, opened, shown)   # sidebar: colour by bytes defined/live
 
 # search, Link / Save view / Export, breadcrumb, graph and inspector: a click reruns
 # only this part (a fragment); it reruns the page when the view changes beyond it
@@ -63,6 +68,7 @@ workspace.workspace(nav.state, opened, shown, rt, cmp)
 explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Runtimes;
                  compare.detail_tabs(nav, opened, shown, cmp) if cmp is not None
                  else passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
-                 more=[("Runtimes", lambda: runtimes.panel(nav, rt))])
+                 more=[("Runtimes", lambda: runtimes.panel(nav, rt)),
+                       ("Memory", partial(memory.panel, nav, opened, shown))])
 with kit.section("Sharing"):
     sharing.saved_views(nav, opened)             # sidebar: this dump's saved views

@@ -2,7 +2,8 @@
 
 ``stats``, ``extract`` and ``passes`` read dumps and HLO files; ``store`` manages the
 app's dump store; the runtime commands (``runtimes``, ``profile``, ``calibrate``,
-``train``) are added by ``compiler_bridge.perf`` (:func:`add_runtime_commands`).
+``train``) are added by ``compiler_bridge.perf`` (:func:`add_runtime_commands`), ``memory``
+by ``compiler_bridge.memory``.
 """
 
 from __future__ import annotations
@@ -301,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     # runtimes, profile, calibrate, train (compiler_bridge/runtime_cli.py)
     from .perf import add_runtime_commands
     add_runtime_commands(sub)
+    from .memory import add_memory_command
+    add_memory_command(sub)
     return p
 
 

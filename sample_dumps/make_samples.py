@@ -26,10 +26,19 @@ The ``legacy_jax0430`` sample needs a second virtualenv with JAX 0.4.30:
 
 Without it that sample is skipped (its committed folder is left as it is).
 Each sample folder is deleted and recreated, so the script is idempotent.
+
+``--memory`` records, for each sample, what JAX's ``compiled.memory_analysis()`` says
+of the same compile into ``sample_dumps/memory_analysis.json`` (the expected totals of
+the memory tests), without touching the sample folders: each program runs again in a
+child process with the same flags, dumping into a temporary folder; its jitted
+function is lowered and compiled once with the program's own arguments, and the numbers
+are kept only if the after-optimizations HLO it dumped equals the committed one (program
+paths aside), so they are numbers of the very compile the sample holds.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -262,12 +271,136 @@ def make(sample: Sample, pack: bool = True) -> dict | None:
     return info
 
 
+MEMORY_JSON = HERE / "memory_analysis.json"
+PROGRAM_PATH_RE = re.compile(r"[^\s\"']*/sample_dumps/programs/")
+
+
+# rows of the stack-frame tables (FileNames, FunctionNames, FileLocations, StackFrames)
+SOURCE_TABLE_ROW_RE = re.compile(r'^\d+ (?:"|\{file_name_id=|\{file_location_id=).*$', re.M)
+
+
+def same_hlo(a: str, b: str) -> str:
+    """'same' when the HLO texts are equal once the programs' absolute folder is taken out
+    (it names the checkout); 'same apart from source locations' when only rows of the
+    stack-frame tables differ (a program edited above its call since the sample was made);
+    '' otherwise."""
+    a, b = (PROGRAM_PATH_RE.sub("<programs>/", t) for t in (a, b))
+    if a == b:
+        return "same"
+    if SOURCE_TABLE_ROW_RE.sub("", a) == SOURCE_TABLE_ROW_RE.sub("", b):
+        return "same apart from source locations"
+    return ""
+
+
+def memory_child(program: str, function: str, out: str) -> None:
+    """In a child process with XLA_FLAGS set: run ``program`` as ``__main__`` until its
+    jitted ``function`` is first called, compile that call with ``lower().compile()`` and
+    write ``memory_analysis()`` (and the JAX version) to ``out`` as JSON."""
+    import runpy
+
+    import jax
+
+    class Recorded(Exception):
+        pass
+
+    real_jit = jax.jit
+
+    def jit(fun=None, **kwargs):
+        if fun is None:                       # @jax.jit(...) with options
+            return lambda f: jit(f, **kwargs)
+        jitted = real_jit(fun, **kwargs)
+        if getattr(fun, "__name__", "") != function:
+            return jitted
+
+        def record(*args, **kw):
+            stats = jitted.lower(*args, **kw).compile().memory_analysis()
+            fields = {k: getattr(stats, k) for k in dir(stats)
+                      if k.endswith("_in_bytes") and isinstance(getattr(stats, k), int)}
+            Path(out).write_text(json.dumps({"jax": jax.__version__, "memory_analysis": fields}))
+            raise Recorded
+        return record
+
+    jax.jit = jit
+    try:   # leave this script's frames out of the stack traces in the HLO metadata, as if
+        # the program had called its function itself (the HLO is compared with the sample's)
+        from jax._src import source_info_util
+        for frames in (str(Path(__file__).resolve()), "<frozen runpy>", runpy.__file__):
+            source_info_util.register_exclusion(frames)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except Recorded:
+        return
+    raise SystemExit(f"{program} never called {function}")
+
+
+def record_memory(sample: Sample) -> dict | None:
+    """memory_analysis() of the sample's compile, checked against its committed HLO."""
+    import tempfile
+
+    python = str(sample.python) if sample.python else sys.executable
+    if sample.python and not sample.python.exists():
+        print(f"[{sample.name}] SKIPPED: {sample.python.relative_to(REPO)} does not exist")
+        return None
+    folder = HERE / sample.name
+    committed = {p.name.split(".", 2)[1]: p for p in folder.glob("module_*after_optimizations.txt")}
+    with tempfile.TemporaryDirectory(prefix="hlolens-memory-") as tmp:
+        env = dict(os.environ, JAX_PLATFORMS="cpu",
+                   XLA_FLAGS=xla_flags(os.path.join(tmp, "dump"), False))
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+        out = os.path.join(tmp, "memory.json")
+        function = sample.modules[0].removeprefix("jit_")
+        proc = subprocess.run(
+            [python, str(Path(__file__).resolve()), "--memory-child",
+             str(PROGRAMS / sample.program), function, out, os.path.join(tmp, "dump")],
+            cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            print(proc.stdout)
+            raise SystemExit(f"[{sample.name}] memory child failed ({proc.returncode})")
+        result = json.loads(Path(out).read_text())
+        fresh = sorted(Path(tmp, "dump").glob(f"module_*.{sample.modules[0]}.*after_optimizations.txt"))
+        want = committed.get(sample.modules[0])
+        verdicts = [same_hlo(f.read_text(), want.read_text()) for f in fresh] if want else []
+        result["hlo_vs_committed"] = max(verdicts, key=lambda v: v == "same", default="")
+    result["module"] = sample.modules[0]
+    print(f"[{sample.name}] jax {result['jax']}: {result['memory_analysis']} "
+          f"(HLO vs the committed one: {result['hlo_vs_committed'] or 'DIFFERENT'})")
+    if not result["hlo_vs_committed"]:
+        print(f"[{sample.name}] WARNING: the recompiled HLO differs from the committed sample; "
+              "its numbers are not recorded")
+        return None
+    return result
+
+
+def write_memory(samples: list[Sample]) -> int:
+    recorded = json.loads(MEMORY_JSON.read_text()) if MEMORY_JSON.exists() else {}
+    status = 0
+    for sample in samples:
+        result = record_memory(sample)
+        if result is None:
+            status = 1 if not (sample.python and not sample.python.exists()) else status
+            continue
+        recorded[sample.name] = result
+    MEMORY_JSON.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
+    print(f"wrote {MEMORY_JSON.relative_to(REPO)}")
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--memory-child"]:
+        sys.argv = [argv[1], argv[4]]      # the program's own argv: <program> <dump_dir>
+        memory_child(argv[1], argv[2], argv[3])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("samples", nargs="*", help="sample names (default: all)")
     parser.add_argument("--list", action="store_true", help="list the samples and exit")
     parser.add_argument("--no-pack", action="store_true",
                         help="leave per-pass files in the folder (breaks the 5 MB budget)")
+    parser.add_argument("--memory", action="store_true",
+                        help=f"record memory_analysis() of each sample's compile into "
+                             f"{MEMORY_JSON.name} (the folders are left as they are)")
     args = parser.parse_args(argv)
     by_name = {s.name: s for s in SAMPLES}
     if args.list:
@@ -278,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown samples {unknown}; known: {list(by_name)}")
     chosen = [by_name[n] for n in args.samples] if args.samples else SAMPLES
+    if args.memory:
+        return write_memory(chosen)
 
     results = {}
     for sample in chosen:
@@ -303,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         if info and info["trace_files"]:
             print(f"{name}: trace files: {', '.join(info['trace_files'])}")
 
+    made = [s for s in chosen if results.get(s.name) is not None]
+    memory_status = write_memory(made) if made else 0
     total = tree_bytes(HERE)
     big = [(p, p.stat().st_size) for p in HERE.rglob("*")
            if p.is_file() and p.stat().st_size > MAX_FILE]
@@ -314,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     for p, size in big:
         print(f"WARNING: {p.relative_to(REPO)} is {size:,} bytes (> {MAX_FILE:,})")
         status = 1
-    return status
+    return status or memory_status
 
 
 if __name__ == "__main__":

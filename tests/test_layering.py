@@ -6,8 +6,8 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
 - no name starting with ``_`` is imported from another module, even within a package;
 - ``compiler_bridge`` never imports viz, ui, streamlit or plotly; ``viz`` never imports ui or
   streamlit; only ``ui`` and ``app.py`` import streamlit;
-- inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes and
-  perf only hlo and dumps.
+- inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
+  perf and memory only hlo and dumps.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge": {"viz", "ui", "plotly"},     # streamlit: the rule below, for all
     "viz": {"ui"},
     "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
-                            "compiler_bridge.perf"},
-    "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf"},
+                            "compiler_bridge.perf", "compiler_bridge.memory"},
+    "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
+                              "compiler_bridge.memory"},
+    "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
     "compiler_bridge.passes": {"compiler_bridge.perf"},
     "compiler_bridge.perf": {"compiler_bridge.passes"},
 }

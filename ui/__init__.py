@@ -5,15 +5,17 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``kit``: the Navigator, sections, markdown escaping, widgets that move the view;
 - ``opening``: upload, stored dumps, ``--dump``; ``explorer``: module, stage, controls,
   search, breadcrumb, detail tabs; ``graph`` and ``inspector``: the view and the selection;
+- ``memory``: the Memory tab, the memory overlay, temp and peak under the pass stepper;
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
   saved views, comments and exports;
 - ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
   part a click reruns alone.
 """
 
-from . import explorer, graph, inspector, kit, opening, passes, runtimes, sharing, workspace
+from . import (explorer, graph, inspector, kit, memory, opening, passes, runtimes, sharing,
+               workspace)
 
 __all__ = [
-    "explorer", "graph", "inspector", "kit", "opening", "passes", "runtimes", "sharing",
+    "explorer", "graph", "inspector", "kit", "memory", "opening", "passes", "runtimes", "sharing",
     "workspace",
 ]

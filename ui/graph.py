@@ -79,6 +79,7 @@ class ViewParams:
                           changed_only=state.changed_only and (against is not None
                                                                or bool(state.base)),
                           overlay=state.overlay if overlay else "", budget=state.budget,
+                          memory=state.memory if shown.stage == AFTER else "",
                           base=state.base, base_module=state.base_module)
         return cls(drawn, tuple(sorted((comments or {}).items())))
 

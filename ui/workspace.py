@@ -18,7 +18,7 @@ import streamlit as st
 
 from viz import GraphView, ViewState
 
-from . import compare, explorer, graph, inspector, passes, runtimes, sharing
+from . import compare, explorer, graph, inspector, memory, passes, runtimes, sharing
 from .compare import Comparing
 from .explorer import Shown
 from .kit import Navigator, page_rerun_asked, section
@@ -62,6 +62,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
     with inspector_col, section("Inspector"):
         inspected = inspector.show(nav, opened, shown, view)
         runtimes.inspector(nav, rt, inspected, view)     # its measured/predicted time
+        memory.inspector(opened, shown, inspected)       # its values' allocation, offset
         passes.history(nav, opened, shown, inspected)    # the steps that changed it
         compare.inspector(nav, shown, inspected, cmp)    # its baseline's side
         sharing.comments(nav, opened, shown, inspected, module_comments)

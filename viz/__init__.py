@@ -5,7 +5,7 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import compare, dot, layout, navigation, panels, passes, runtime
+from . import compare, dot, layout, memory, navigation, panels, passes, runtime
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -30,7 +30,7 @@ from .passes import (
 )
 from .render import compare_step, diff_for, graph_for, runtime_overlay
 from .share import COMMENT_BORDER, COMMENT_LEGEND, file_stem, report_inspector, share_link, when
-from .state import GROUPINGS, OVERLAYS, ViewState
+from .state import GROUPINGS, MEMORY_OVERLAYS, OVERLAYS, ViewState
 
 __all__ = [
     "ADDED_FILL",
@@ -46,6 +46,7 @@ __all__ = [
     "Layout",
     "Grouping",
     "LayoutError",
+    "MEMORY_OVERLAYS",
     "OVERLAYS",
     "REMOVED_BORDER",
     "ViewState",
@@ -65,6 +66,7 @@ __all__ = [
     "group_decorations",
     "html_report",
     "layout",
+    "memory",
     "model_explorer_graphs",
     "model_explorer_node_data",
     "navigation",

@@ -10,6 +10,9 @@ With a runtime report and ``ViewState.overlay`` set, the after-optimizations gra
 coloured by runtime (``viz.runtime.overlay``): the fill is the runtime (nodes that run
 no kernel are blank), a diff keeps its border colour and label, a comment its violet
 border; closed groups show totals per step, a while/conditional/call its body's too.
+With ``ViewState.memory`` set (and no runtime overlay), the after-optimizations graph is
+coloured by the bytes each instruction defines or the bytes live while it runs
+(``viz.memory``).
 
 The computation is grouped once (``viz.grouping.group``); the decorations of closed
 boxes are computed from that grouping, and the view is drawn once with all of them.
@@ -26,7 +29,10 @@ from compiler_bridge.dumps import AFTER, BEFORE, PASS
 from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
+from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
+
 from . import runtime as R
+from .memory import memory_overlay
 from .graph import GraphView, draw
 from .grouping import GraphOptions, GroupIndex, group
 from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
@@ -121,6 +127,20 @@ def runtime_overlay(report: RuntimeReport | None, state: ViewState, module: HloM
                      inclusive=R.inclusive_totals(report, module, module_id))
 
 
+def memory_for(dump: Dump, state: ViewState) -> tuple[ModuleMemory | None, str]:
+    """The module's memory for the memory overlay of ``state`` (None when off, at another
+    stage than after optimizations, or unreadable; then a note says why)."""
+    if not state.memory or state.stage != AFTER:
+        return None, ""
+    mod = dump.module(state.module) if state.module else dump.main
+    if mod is None:
+        return None, ""
+    try:
+        return module_memory(dump, mod), ""
+    except MemoryFileError as e:
+        return None, f"no memory overlay: {e.message}"
+
+
 def _blank_non_kernels(module: HloModule, comp: str | None, state: ViewState,
                        valued: Mapping[str, object]) -> dict[str, dict[str, str]]:
     """Instructions drawn without a runtime (parameters, tuples, what is fused into an
@@ -159,6 +179,9 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
     mid = module_id_for(dump, state) if runtime is not None else ""
     overlay = runtime_overlay(runtime, state, module, mid)
     notes: list[str] = []
+    memory, why = memory_for(dump, state) if overlay is None else (None, "")
+    if why:
+        notes.append(why)
     if diff is None and timeline is not None:
         try:
             diff = diff_for(dump, state, timeline)
@@ -187,6 +210,9 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
         runtime_deco = merge_decorations(
             _blank_non_kernels(module, comp, state, overlay.decorations), overlay.decorations)
         node_deco = merge_decorations(_border_only(deco), runtime_deco, marks)
+    elif memory is not None:     # fill: the bytes; border: the diff, then comments
+        node_deco = merge_decorations(_border_only(deco),
+                                      memory_overlay(memory, state.memory).decorations, marks)
     else:
         node_deco = merge_decorations(deco, marks)
     grouped = group(module, comp, options)
@@ -199,6 +225,10 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
         if totals is not None:
             runtime_groups = {g: d for g, d in totals.decorations.items()
                               if g in grouped.groups}
+    elif memory is not None:
+        diff_groups = _border_only(diff_groups)
+        sums = memory_overlay(memory, state.memory, grouped.group_of, grouped.groups)
+        runtime_groups = {g: d for g, d in sums.decorations.items() if g in grouped.groups}
     groups = merge_decorations(diff_groups, runtime_groups,
                                comment_group_decorations(grouped, marks) if marks else {})
     view = draw(grouped, {**node_deco, **closed_groups(grouped, groups)}, options.selected,

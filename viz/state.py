@@ -20,6 +20,7 @@ from typing import ClassVar, Mapping
 
 GROUPINGS = ("layers", "source", "flat")
 OVERLAYS = ("", "measured", "predicted", "ratio")
+MEMORY_OVERLAYS = ("", "defined", "live")   # bytes an instruction defines / live across it
 RADIUS = (0, 20)       # focus hops, lowest and highest
 BUDGET = (50, 6000)    # visible nodes, lowest and highest
 VERSION = 2            # the link format ``to_query`` writes; no ``v`` means version 1
@@ -57,6 +58,7 @@ class ViewState:
                                    # (per-pass dumps), 'none' = no diff, or a stage
     changed_only: bool = False     # draw only what the step changed and its neighbours
     budget: int = 1500             # most nodes drawn before groups are kept closed
+    memory: str = ""               # memory overlay: '', 'defined', 'live' (bytes)
     base: str = ""                 # comparing two compiles: the baseline dump's key ('' =
                                    # no comparison; the dump itself for a recompilation)
     base_module: str = ""          # its module ('' = the partner pairing finds)
@@ -123,6 +125,9 @@ class ViewState:
                 kwargs[f.name] = raw.lower() in ("1", "true", "yes", "on")
             elif f.name == "overlay":
                 if raw in OVERLAYS:
+                    kwargs[f.name] = raw
+            elif f.name == "memory":
+                if raw in MEMORY_OVERLAYS:
                     kwargs[f.name] = raw
             elif f.name == "trace":
                 kwargs[f.name] = raw[:64]

@@ -1,0 +1,31 @@
+"""The error the memory readers raise for a file they cannot read."""
+
+from __future__ import annotations
+
+
+class MemoryFileError(ValueError):
+    """A buffer-assignment / live-range / memory-usage file that cannot be read, or a
+    module that has none, with the file, the line and what was expected::
+
+        module_0000.jit_f.cpu_after_optimizations-live-range.txt:7: expected
+        '<index>:<instruction>' in the InstructionSequence
+          7 bogus
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int = 0,
+                 text: str = "") -> None:
+        self.message = message
+        self.source = source
+        self.line = line          # 1-based; 0 when not tied to a line
+        self.text = text          # the offending line, verbatim
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.source or "<text>"
+        if self.line:
+            where += f":{self.line}"
+        out = f"{where}: {self.message}"
+        if self.text:
+            shown = self.text if len(self.text) <= 200 else self.text[:197] + "..."
+            out += "\n  " + shown
+        return out

@@ -1,0 +1,71 @@
+"""The Memory tab, the memory overlay and the stepper line through Streamlit's AppTest."""
+
+from __future__ import annotations
+
+from conftest import sample
+from test_app import app, query, texts
+from test_app_runtime import open_tab, plain, select_point, select_row
+
+from compiler_bridge.dumps import open_dump
+from compiler_bridge.memory import module_memory
+
+
+def _mem(name: str):
+    d = open_dump(sample(name))
+    return module_memory(d, d.main)
+
+
+def test_memory_tab_shows_totals_peak_and_what_is_live_there(monkeypatch):
+    at = open_tab(app(sample("transformer"), monkeypatch), "Memory")
+    mem = _mem("transformer")
+    t = mem.totals()
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Temp"] == "402.2 KiB" and t.temp_bytes == 411904
+    assert labels["Peak live"] == "789.3 KiB"
+    page = texts(at)
+    assert f"live at position {t.peak_index} of the schedule" in page
+    assert len(at.get("plotly_chart")) == 1
+    live = next(d.value for d in at.dataframe if "offset" in d.value.columns
+                and "op_name" in d.value.columns)
+    assert len(live) == len(mem.live_at(t.peak_index))
+    assert int(live["bytes"].sum()) == t.peak_bytes
+    scopes = next(d.value for d in at.dataframe if "scope" in d.value.columns)
+    assert int(scopes["bytes"].sum()) == t.peak_bytes
+
+
+def test_a_row_at_the_peak_selects_its_instruction(monkeypatch):
+    at = open_tab(app(sample("transformer"), monkeypatch), "Memory")
+    mem = _mem("transformer")
+    biggest = mem.live_at(mem.peak_index)[0].value.instruction
+    select_row(at, "mem-peak:", 0)
+    assert query(at)["selected"] == biggest
+    assert "in allocation" in texts(at)               # the inspector's memory lines
+
+
+def test_a_chart_point_selects_its_instruction(monkeypatch):
+    at = open_tab(app(sample("scan_while"), monkeypatch), "Memory")
+    select_point(at, "mem-chart:", "dot.1")
+    q = query(at)
+    assert q["selected"] == "dot.1"
+    assert q.get("computation")                        # dot.1 is inside a while body
+
+
+def test_legacy_dump_says_what_is_missing(monkeypatch):
+    at = open_tab(app(sample("legacy_jax0430"), monkeypatch), "Memory")
+    page = plain(texts(at))
+    assert "no live-range file" in page
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Temp"] == "34.8 KiB" and labels["Peak live"] == "–"
+
+
+def test_memory_overlay_colours_the_graph_and_is_in_the_url(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"memory": "defined"})
+    assert query(at)["memory"] == "defined"
+    assert "bytes each instruction defines" in texts(at)
+
+
+def test_stepper_says_why_a_pass_step_has_no_temp(monkeypatch):
+    at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0010"})
+    assert "XLA assigns buffers once, after its last pass" in plain(texts(at))
+    at = app(sample("mlp_train"), monkeypatch)
+    assert "After optimizations: temp 4 B" in plain(texts(at))
