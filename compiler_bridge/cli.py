@@ -207,6 +207,10 @@ def _print_comparison(cmp) -> None:
         print(f"{m['name']} {m['a']} -> {m['b']} ({r.pair.how}): instructions "
               f"{m['instructions'][0]} -> {m['instructions'][1]}, fusions {m['fusions'][0]} -> "
               f"{m['fusions'][1]}; +{m['added']} -{m['removed']} ~{m['changed']}; {step}")
+        if r.memory_a is not None or r.memory_b is not None:
+            ma, mb = r.memory_a or {}, r.memory_b or {}
+            print("    memory " + ", ".join(f"{k} {ma.get(k, '?')} -> {mb.get(k, '?')} B"
+                                         for k in ("argument", "output", "temp", "peak")))
         for op, (x, y) in list(r.comparison.opcode_delta.items())[:8]:
             print(f"    {op:<24} {x:6d} -> {y:6d}")
         for fc in r.comparison.diff.fusions[:10]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .dumps import Dump
 from .hlo import HloParseError
+from .memory import MemoryFileError, memory_totals
 from .passes import (
     FlagsDiff,
     ModuleComparison,
@@ -135,9 +136,19 @@ def _measured(dump: Dump):
     return dump.derived("compare:measured", compute)
 
 
-def memory_totals(dump: Dump, module_id: str) -> dict[str, int] | None:
-    """argument / output / temp / alias / peak bytes of one module (None: unknown)."""
-    return None
+def memory_of(dump: Dump, module_id: str) -> dict[str, int] | None:
+    """argument / output / temp / alias / peak bytes of one module, as XLA's buffer
+    assignment (and live ranges, for the peak) say; None without a readable buffer
+    assignment."""
+    try:
+        t = memory_totals(dump, module_id)
+    except (MemoryFileError, KeyError, OSError):
+        return None
+    out = {"argument": t.argument_bytes, "output": t.output_bytes, "temp": t.temp_bytes,
+           "alias": t.alias_bytes}
+    if t.peak_bytes is not None:
+        out["peak"] = t.peak_bytes
+    return out
 
 
 def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
@@ -162,8 +173,8 @@ def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
 def measure_pair(a: Dump, b: Dump, report: PairReport) -> None:
     """Fill in memory totals, step times and kernel deltas where the dumps have them."""
     p = report.pair
-    report.memory_a = memory_totals(a, p.a)
-    report.memory_b = memory_totals(b, p.b)
+    report.memory_a = memory_of(a, p.a)
+    report.memory_b = memory_of(b, p.b)
     ma, _ = _measured(a)
     mb, _ = _measured(b)
     ta = ma.module(p.a) if ma is not None else None

@@ -98,10 +98,9 @@ SAMPLES = [
 ]
 
 # what a lean sample drops (a comparison reads the after-optimizations text, the buffer
-# assignment, debug_options, compile_options and the perfetto trace)
+# assignment and live ranges, debug_options, compile_options and the perfetto trace)
 LEAN_DROP = re.compile(r"(before_optimizations\.txt|-buffer-assignment-values\.txt|"
-                       r"-live-range\.txt|module\.mlir|topology\.textproto|"
-                       r"\.trace\.json\.gz|\.xplane\.pb)$")
+                       r"module\.mlir|topology\.textproto|\.trace\.json\.gz|\.xplane\.pb)$")
 
 # module_NNNN.<name>.<rest> (files) or module_NNNN.<name> (the per-module subfolder)
 MODULE_RE = re.compile(r"^module_(\d+)\.([^.]+)(?:\.(.*))?$")
@@ -344,10 +343,12 @@ def record_memory(sample: Sample) -> dict | None:
         print(f"[{sample.name}] SKIPPED: {sample.python.relative_to(REPO)} does not exist")
         return None
     folder = HERE / sample.name
-    committed = {p.name.split(".", 2)[1]: p for p in folder.glob("module_*after_optimizations.txt")}
+    committed: dict[str, list[Path]] = {}    # a name compiled twice has two files
+    for p in sorted(folder.glob("module_*after_optimizations.txt")):
+        committed.setdefault(p.name.split(".", 2)[1], []).append(p)
     with tempfile.TemporaryDirectory(prefix="hlolens-memory-") as tmp:
         env = dict(os.environ, JAX_PLATFORMS="cpu",
-                   XLA_FLAGS=xla_flags(os.path.join(tmp, "dump"), False))
+                   XLA_FLAGS=xla_flags(os.path.join(tmp, "dump"), False, sample.xla_flags))
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
         out = os.path.join(tmp, "memory.json")
         function = sample.modules[0].removeprefix("jit_")
@@ -360,8 +361,8 @@ def record_memory(sample: Sample) -> dict | None:
             raise SystemExit(f"[{sample.name}] memory child failed ({proc.returncode})")
         result = json.loads(Path(out).read_text())
         fresh = sorted(Path(tmp, "dump").glob(f"module_*.{sample.modules[0]}.*after_optimizations.txt"))
-        want = committed.get(sample.modules[0])
-        verdicts = [same_hlo(f.read_text(), want.read_text()) for f in fresh] if want else []
+        verdicts = [same_hlo(f.read_text(), w.read_text()) for f in fresh
+                    for w in committed.get(sample.modules[0], [])]
         result["hlo_vs_committed"] = max(verdicts, key=lambda v: v == "same", default="")
     result["module"] = sample.modules[0]
     print(f"[{sample.name}] jax {result['jax']}: {result['memory_analysis']} "

@@ -226,22 +226,31 @@ def test_cli_json_has_exactly_the_documented_shape():
         assert m["instructions"] == [la, lb]
         assert m["added"] - m["removed"] == lb - la
         assert len(m["temp_bytes"]) == 2
+    # temp bytes as JAX's memory_analysis() of the same compile says (the batch-32 one,
+    # recorded by make_samples.py --memory)
+    recorded = json.loads(read(os.path.join(ROOT, "sample_dumps", "memory_analysis.json")))
+    temp = {m["a"]: m["temp_bytes"] for m in out["modules"]}
+    assert temp["0000"] == [recorded[A]["memory_analysis"]["temp_size_in_bytes"],
+                            recorded[B]["memory_analysis"]["temp_size_in_bytes"]]
+    assert all(x is not None for x in temp["0002"])
     # only the batch-32 compile ran under the profiler
     timed = {m["a"]: m["step_us"] for m in out["modules"]}
     assert timed["0002"] is None and len(timed["0000"]) == 2
 
 
 def test_cli_exit_codes():
-    # B's measured step is slower than A's in the committed traces
+    # the measured steps of the committed traces: the slower side is the 'new' one
     out = json.loads(run(sample(A), sample(B), "--json").stdout)
     a_us, b_us = next(m["step_us"] for m in out["modules"] if m["step_us"])
-    slower = 100 * (b_us - a_us) / a_us
-    assert slower > 1
-    p = run(sample(A), sample(B), "--fail-if-slower", f"{slower / 2:.3f}")
+    assert a_us != b_us
+    old, new = (A, B) if b_us > a_us else (B, A)
+    slower = 100 * (max(a_us, b_us) - min(a_us, b_us)) / min(a_us, b_us)
+    p = run(sample(old), sample(new), "--fail-if-slower", f"{slower / 2:.3f}")
     assert p.returncode == 1 and "REGRESSION" in p.stderr
-    assert run(sample(A), sample(B), "--fail-if-slower", f"{slower + 1:.3f}").returncode == 0
+    assert run(sample(old), sample(new), "--fail-if-slower",
+               f"{slower + 1:.3f}").returncode == 0
     # the other way round it got faster
-    assert run(sample(B), sample(A), "--fail-if-slower", "0").returncode == 0
+    assert run(sample(new), sample(old), "--fail-if-slower", "0").returncode == 0
     # cannot compare: different programs, a missing dump, a module that is not there,
     # and a gate with no measured step on both sides (JAX 0.4.30 records no per-op events)
     assert run(sample(A), sample("cond_switch")).returncode == 2

@@ -8,14 +8,16 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``memory``: the Memory tab, the memory overlay, temp and peak under the pass stepper;
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
   saved views, comments and exports;
+- ``compare``: the dump shown against a baseline compile (another dump, or another
+  compile of one function): pairing, counts, flags, memory, measured times, graph diff;
 - ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
   part a click reruns alone.
 """
 
-from . import (explorer, graph, inspector, kit, memory, opening, passes, runtimes, sharing,
-               workspace)
+from . import (compare, explorer, graph, inspector, kit, memory, opening, passes, runtimes,
+               sharing, workspace)
 
 __all__ = [
-    "explorer", "graph", "inspector", "kit", "memory", "opening", "passes", "runtimes", "sharing",
+    "compare", "explorer", "graph", "inspector", "kit", "memory", "opening", "passes", "runtimes", "sharing",
     "workspace",
 ]
