@@ -79,15 +79,16 @@ def step_dumps(tmp: str) -> tuple[str, str]:
 
 
 def measure(a_path: str, b_path: str, repeat: int) -> dict:
-    full, diff_only, parse = [], [], []
+    full, full_cpu, diff_only, parse = [], [], [], []
     result = None
     for _ in range(repeat):
         a, b = open_dump(a_path), open_dump(b_path)
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         pairing = pair_modules(a, b)
         result = compare_modules(a, b, pairing.pairs[0])
         full.append(time.perf_counter() - t0)
+        full_cpu.append(time.process_time() - c0)
         ma = a.parse(result.file_a)
         mb = b.parse(result.file_b)
         gc.collect()
@@ -110,6 +111,7 @@ def measure(a_path: str, b_path: str, repeat: int) -> dict:
             "fusions": (result.counts_a.fusions, result.counts_b.fusions),
             "added": s["added"], "removed": s["removed"], "changed": s["changed"],
             "full": statistics.median(full), "full_max": max(full),
+            "full_cpu": statistics.median(full_cpu),
             "diff": statistics.median(diff_only), "parse": statistics.median(parse),
             "cli": cli, "how": pairing.pairs[0].how}
 
@@ -142,25 +144,30 @@ def main() -> int:
         "`--xla-flag=--xla_cpu_use_fusion_emitters=false --out "
         "generated/scale_20k_no_fusion_emitters`). **pair + diff** = `pair_modules` "
         "(parses both modules for their fingerprints) + `compare_modules` (counts, "
-        "`diff_modules(by_source=True)`): what the `compare` command and the app's "
+        "`diff_modules(by_source=True, across=True)`): what the `compare` command and the app's "
         "comparison do per pair. Reference in the same run: **parse** = parsing both "
         "modules alone. **CLI** = `python -m compiler_bridge compare A B --json` end to "
         "end, one run (interpreter start, imports, memory totals, trace reading). "
         "Goal: pair + diff ≤ 1 s.",
         "",
         "| pair | instructions | fusions | paired by | + added | − removed | ~ changed "
-        "| pair + diff ms (median) | max | diff alone ms | parse ms (reference) | CLI s |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| pair + diff ms (median) | max | CPU ms | diff alone ms | parse ms (reference) "
+        "| CLI s |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, r in rows:
         lines.append(
             f"| {label} | {r['instructions'][0]:,} → {r['instructions'][1]:,} | "
             f"{r['fusions'][0]:,} → {r['fusions'][1]:,} | {r['how']} | {r['added']:,} | "
             f"{r['removed']:,} | {r['changed']:,} | **{r['full'] * 1000:,.0f}** | "
-            f"{r['full_max'] * 1000:,.0f} | {r['diff'] * 1000:,.0f} | "
+            f"{r['full_max'] * 1000:,.0f} | {r['full_cpu'] * 1000:,.0f} | "
+            f"{r['diff'] * 1000:,.0f} | "
             f"{r['parse'] * 1000:,.0f} | {r['cli']:.2f} |")
     worst = max(r["full"] for _, r in rows)
-    lines += ["", f"Slowest pair + diff: {worst * 1000:,.0f} ms (goal ≤ 1,000 ms); at most "
+    worst_cpu = max(r["full_cpu"] for _, r in rows)
+    lines += ["", f"Slowest pair + diff: {worst * 1000:,.0f} ms wall, {worst_cpu * 1000:,.0f} "
+              "ms CPU (this process's own work; wall includes waiting for a core) "
+              "(goal ≤ 1,000 ms); at most "
               f"{max(r['full'] / r['parse'] for _, r in rows):.1f}× the time of parsing "
               "the two modules (the parse is part of it)."]
     body = "\n".join(lines)

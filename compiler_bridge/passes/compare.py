@@ -15,7 +15,8 @@ or two compiles of one jit function in one dump (a recompilation: other shapes).
   JAX/jaxlib versions a profiler trace (``*.xplane.pb``) records, where there is one.
 * :func:`compare_modules` counts both sides (instructions, fusions, computations, opcode
   histogram) and diffs them with :func:`diff_modules` (``by_source``: two compiles are
-  many passes apart), so ``added - removed`` is the change in instruction count.
+  many passes apart; ``across``: names pair only where they name the same kind of
+  value), so ``added - removed`` is the change in instruction count.
 
 Plain data, no measurement: memory and measured times are added by the caller
 (``compiler_bridge.comparison``), which may read the memory and perf packages.
@@ -497,4 +498,4 @@ def compare_modules(a: Dump, b: Dump, pair: ModulePair) -> ModuleComparison:
         fb = (mb.first(BEFORE) or mb.first(AFTER)).path      # type: ignore[union-attr]
     xa, xb = a.parse(fa), b.parse(fb)
     return ModuleComparison(pair, fa, fb, Counts.of(xa), Counts.of(xb),
-                            diff_modules(xa, xb, by_source=True))
+                            diff_modules(xa, xb, by_source=True, across=True))

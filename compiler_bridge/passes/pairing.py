@@ -4,7 +4,8 @@ Every instruction of ``old`` pairs with at most one of ``new`` (1:1). The stages
 order (each only sees what is still unpaired):
 
 1. by name: XLA's names are unique in a module and survive passes that keep the
-   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name);
+   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name); between two
+   compiles (``verify_names``) only where both compute the same kind of value;
 2. renamed clones: ``add.5.clone``, ``add.5.clone.1`` (and ``.remat``) pair with ``add.5``;
 3. by value: an instruction is identified by what it computes, bottom-up — opcode, shape
    (layout ignored), attributes (metadata and backend_config ignored, called
@@ -378,9 +379,14 @@ def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, in
     return paired
 
 
-def pair(a: Side, b: Side, by_source: bool
+def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
          ) -> tuple[dict[int, int], dict[int, int], dict[str, int], dict[int, int]]:
     """Pair the instructions of two snapshots, stage by stage (see the module docstring).
+
+    ``verify_names`` (two compiles, not two steps of one): a name pairs only when both
+    instructions have the same strict identity short of their operands (opcode, shape,
+    attributes, ``op_name``); XLA's name counters drift between compiles, and
+    ``bitcast.339`` of one may be another value than ``bitcast.339`` of the other.
 
     Returns (old index -> new index, new -> old, pairs made by each stage: 'name',
     'clone', 'value' and with ``by_source`` 'source', unpaired new copies of a paired
@@ -394,8 +400,12 @@ def pair(a: Side, b: Side, by_source: bool
     for key, o in a.index.items():
         nn = b.index.get(key)
         if nn is not None:
+            if verify_names and a.identity_key(o, True) != b.identity_key(nn, True):
+                continue
             o2n[o] = nn
             n2o[nn] = o
+    if verify_names:
+        _drop_inconsistent(a, b, o2n, n2o)
     by["name"] = len(o2n)
     # 2. renamed clones
     for nn, key in enumerate(b.keys):
@@ -422,6 +432,28 @@ def pair(a: Side, b: Side, by_source: bool
     if by_source and open_on_both_sides():
         by["source"] = _pair_by_source(a, b, o2n, n2o)
     return o2n, n2o, by, dups
+
+
+def _drop_inconsistent(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int]) -> None:
+    """Unpair name pairs whose operands do not pair with each other, until none is left
+    (two compiles of an unrolled loop name one layer's op as another layer's: same kind,
+    other operands). What is dropped pairs again by value."""
+    users: dict[int, list[int]] = {}
+    for o in o2n:
+        for d in a.ops[o]:
+            users.setdefault(d, []).append(o)
+    queue = list(o2n)
+    while queue:
+        o = queue.pop()
+        nn = o2n.get(o)
+        if nn is None:
+            continue
+        xo, yo = a.ops[o], b.ops[nn]
+        if len(xo) == len(yo) and all(o2n.get(d) == e for d, e in zip(xo, yo)):
+            continue
+        del o2n[o]
+        del n2o[nn]
+        queue.extend(u for u in users.get(o, ()) if u in o2n)
 
 
 def pair_computations(a: Side, b: Side, o2n: dict[int, int]) -> dict[str, str]:
