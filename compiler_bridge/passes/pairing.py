@@ -400,8 +400,13 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
     for key, o in a.index.items():
         nn = b.index.get(key)
         if nn is not None:
-            if verify_names and a.identity_key(o, True) != b.identity_key(nn, True):
-                continue
+            if verify_names:
+                x, y = a.insts[o], b.insts[nn]
+                same_text = x.opcode == y.opcode != "parameter" \
+                    and x.args_text == y.args_text and x.shape.text == y.shape.text \
+                    and x.attributes_text == y.attributes_text
+                if not same_text and a.identity_key(o, True) != b.identity_key(nn, True):
+                    continue
             o2n[o] = nn
             n2o[nn] = o
     if verify_names:
