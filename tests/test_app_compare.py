@@ -121,3 +121,31 @@ def test_swap_and_stop():
     stopped = N.choose_base(s, "")
     assert (stopped.base, stopped.base_module, stopped.changed_only) == ("", "", False)
     assert stopped.selected == "x"
+
+
+def test_the_baseline_side_lists_its_own_pass_history(monkeypatch):
+    # mlp_train (per-pass files) as the baseline of the same program dumped by JAX 0.4.30
+    from compiler_bridge.passes import instruction_history, pass_timeline
+    store = Store()
+    base = store.add_path(sample("mlp_train")).share_id
+    shown = store.add_path(sample("legacy_jax0430")).share_id
+    mlp, legacy = open_dump(sample("mlp_train")), open_dump(sample("legacy_jax0430"))
+    diff = compare_dumps(mlp, legacy).reports[0].comparison.diff
+    tl = pass_timeline(mlp, mlp.main)
+    last = tl.index_of("after_optimizations")
+    # an instruction of this compile whose baseline partner some pass step changed
+    module = legacy.parse(legacy.main.after_optimizations.path)
+    name, partner, events = next(
+        (n, o, ev) for n, o in sorted(diff.new_to_old.items())
+        if module.find(n) is not None and module.find(n).opcode != "parameter"
+        and (ev := instruction_history(mlp, tl, last, o)))
+    at = _app(monkeypatch, {"dump": shown, "base": base, "selected": name})
+    page = texts(at)
+    assert f"{len(events)} pass step" in page
+    first = events[0]
+    at.button(key=f"base-hist:{partner}:0").click().run()
+    ok(at)
+    q = _query(at)
+    assert (q["dump"], q["base"]) == (base, shown)
+    assert q["stage"] == tl.step(first.index).stage
+    assert q["selected"] == (first.name_after or first.name_before)

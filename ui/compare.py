@@ -32,11 +32,14 @@ from compiler_bridge import Dump, DumpError, PairReport, compare_dumps, open_dum
 from compiler_bridge.dumps import AFTER, StoreError, StoredDump
 from compiler_bridge.passes import (
     FlagsDiff,
+    HistoryEvent,
     ModuleDiff,
     ModulePair,
     Pairing,
     flags_diff,
+    instruction_history,
     pair_modules,
+    pass_timeline,
     recompilations,
     text_diff,
 )
@@ -493,6 +496,7 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
                 old = d.old.find(name)
                 if old is not None:
                     st.code(old.text, language=None, wrap_lines=True)
+                _baseline_history(nav, cmp, name)
             return
         if d.is_added(name):
             st.success("＋ Not in the baseline: this compile added it.")
@@ -515,3 +519,37 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
         timed = next((k for k in cmp.report.kernels if k.name_b == name), None)
         if timed is not None and timed.us_a is not None and timed.us_b is not None:
             st.caption(f"measured median {timed.us_a:,.2f} → {timed.us_b:,.2f} µs")
+        _baseline_history(nav, cmp, other.split("@")[0])
+
+
+@st.cache_data(show_spinner="Following the instruction through the baseline's passes…",
+               max_entries=128, hash_funcs=BY_CONTENT)
+def _history(base: Dump, module_id: str, name: str) -> tuple[list[HistoryEvent], list[str]]:
+    """The baseline's pass steps that changed ``name`` (as named after optimizations), and
+    each step's stage; nothing when the baseline has no per-pass files."""
+    tl = pass_timeline(base, base.module(module_id))
+    index = tl.index_of(AFTER)
+    if not tl.per_pass or index is None:
+        return [], []
+    events = instruction_history(base, tl, index, name)
+    return events, [tl.step(e.index).stage for e in events]
+
+
+def _baseline_history(nav: Navigator, cmp: Comparing, name: str) -> None:
+    """The per-node history on the baseline's side (its passes, when it has per-pass
+    files); a step opens the baseline there, compared with this dump."""
+    events, stages = _history(cmp.base, cmp.pair.a, name)
+    if not events:
+        return
+    st.caption(f"{len(events)} pass step{'s' if len(events) != 1 else ''} of the baseline "
+               "changed it (click: show the baseline at that step):")
+    for k, (e, stage) in enumerate(list(zip(events, stages))[:40]):
+        target = e.name_after or e.name_before
+        st.button(md(f"step {e.index} · {e.label} — {e.event}: {e.detail}"[:220]),
+                  key=f"base-hist:{name}:{k}", type="tertiary", on_click=go,
+                  args=(_to_baseline_step, cmp.pair.a, stage, target))
+
+
+def _to_baseline_step(state: ViewState, base_module: str, stage: str, name: str):
+    new = N.swap_sides(state, base_module).with_(stage=stage, selected=name)
+    return new, "node:" + name
