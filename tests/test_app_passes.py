@@ -21,7 +21,7 @@ from viz import ADDED_FILL, CHANGED_FILL
 from viz import graph_for
 from viz import ViewState
 
-DETAILS = ("details:Changes|Text diff|Steps|Runtimes|Module summary|Opcodes|Layout changes|"
+DETAILS = ("details:Changes|Text diff|Steps|Runtimes|Memory|Module summary|Opcodes|Layout changes|"
            "Files")
 
 

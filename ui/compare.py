@@ -36,6 +36,7 @@ from compiler_bridge.passes import (
     ModuleDiff,
     ModulePair,
     Pairing,
+    dump_versions,
     flags_diff,
     instruction_history,
     pair_modules,
@@ -81,6 +82,7 @@ class Comparing:
     report: PairReport
     flags: FlagsDiff
     same_dump: bool          # two compiles of one dump
+    dump: Dump               # the dump shown
 
     @property
     def diff(self) -> ModuleDiff:
@@ -222,7 +224,7 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
         st.error(f"Cannot compare with {md(base_name)}: {code(describe(e))}")
         return None
     cmp = Comparing(base, base_name, pairing, report.pair, report,
-                    _flags(base, partner, opened.dump, module.id), same)
+                    _flags(base, partner, opened.dump, module.id), same, opened.dump)
     _register(opened.dump, report.comparison.file_b, state, report.comparison.diff)
     return cmp
 
@@ -360,6 +362,15 @@ def _overview(cmp: Comparing) -> None:
         else:
             st.caption("The same opcode histogram.")
     with right:
+        va, vb = dump_versions(cmp.base), dump_versions(cmp.dump)
+        st.markdown("**Versions**")
+        if va or vb:
+            keys = [k for k in ("jax_version", "jaxlib_version") if k in va or k in vb]
+            st.dataframe([{"": k.replace("_version", ""), "baseline": va.get(k, "?"),
+                           "this dump": vb.get(k, "?")} for k in keys], hide_index=True)
+        else:
+            st.caption("Neither dump says which JAX/XLA made it (a profiler trace's xplane "
+                       "records the versions).")
         st.markdown("**Flags**")
         flag_rows = VC.flag_rows(cmp.flags)
         if flag_rows:
