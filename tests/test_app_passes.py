@@ -220,7 +220,7 @@ def test_without_per_pass_files_before_and_after_are_compared_on_request(monkeyp
     assert query(at)["compare"] == "before_optimizations"
     page = texts(at)
     assert "added in this step" in page and "vs before optimizations:" in page
-    at.session_state["details:Changes|Text diff|Runtimes|Module summary|Opcodes|"
+    at.session_state["details:Changes|Text diff|Runtimes|Memory|Module summary|Opcodes|"
                      "Layout changes|Files"] = "Text diff"
     at.run()
     ok(at)
