@@ -60,6 +60,15 @@ def test_dump_a_compare_b_shows_b_against_baseline_a(monkeypatch):
     assert "base" not in _query(at) and "Comparison" not in _tabs(at)
 
 
+def test_with_compare_a_link_to_a_view_still_opens_that_view(monkeypatch):
+    a = Store().add_path(sample(A)).share_id
+    at = _app(monkeypatch, {"dump": a, "selected": "add.70"}, compare=sample(B))
+    at.run()
+    ok(at)
+    q = _query(at)
+    assert (q["dump"], q["selected"]) == (a, "add.70") and "base" not in q
+
+
 def test_a_link_with_both_dumps_opens_the_comparison(monkeypatch):
     store = Store()
     a = store.add_path(sample(A)).share_id

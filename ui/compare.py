@@ -112,10 +112,13 @@ def _open_stored(folder: str, key: str) -> Dump:
 
 
 def apply_cli(nav: Navigator, opened: Opened) -> None:
-    """``--dump A --compare B``: at the first page of a session without a comparison in
-    the URL, show B with A as the baseline."""
+    """``--dump A --compare B``: at the first page of a session that opened on the bare
+    dump (not a link to a view), show B with A as the baseline."""
     path = cli_compare()
-    if not path or nav.state.base or st.session_state.get("compare-cli-done"):
+    if not path or st.session_state.get("compare-cli-done"):
+        return
+    if nav.state != ViewState(dump=opened.key):     # a link: it opens what it says
+        st.session_state["compare-cli-done"] = True
         return
     st.session_state["compare-cli-done"] = True
     if not opened.key:
