@@ -193,7 +193,11 @@ def _print_comparison(cmp) -> None:
         print(f"{side.upper()}: {s['path']}  jax {s['jax'] or '?'}  "
               f"{' '.join(f for f in s['xla_flags'] if not f.startswith('--xla_dump_')) or ''}")
     f = cmp.flags
-    if f.is_empty:
+    if not (f.known_a and f.known_b):
+        silent = " and ".join(x for x, k in (("A", f.known_a), ("B", f.known_b)) if not k)
+        print(f"flags: {silent} does not say which XLA flags it was made with "
+              "(no debug_options or compile_options.textproto)")
+    elif f.is_empty:
         print("flags: the same")
     for flag in f.only_a:
         print(f"flags: only A {flag}")

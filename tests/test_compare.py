@@ -179,6 +179,12 @@ def test_flags_diff_reads_what_debug_options_say():
     assert not d.only_a and not d.only_b        # xla_dump_to differs, and is left out
 
 
+def test_a_dump_that_does_not_say_its_flags_is_not_compared_by_flags():
+    # the JAX 0.4.30 sample has neither debug_options nor compile_options.textproto
+    d = flags_diff(open_dump(sample("legacy_jax0430")), open_dump(sample("mlp_train")))
+    assert d.is_empty and not d.known_a and d.known_b
+
+
 def test_versions_come_from_the_profiler_trace():
     import jax
     assert dump_versions(open_dump(sample("transformer")))["jax_version"] == jax.__version__

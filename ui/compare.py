@@ -378,12 +378,15 @@ def _overview(cmp: Comparing) -> None:
         flag_rows = VC.flag_rows(cmp.flags)
         if flag_rows:
             st.dataframe(flag_rows, hide_index=True)
-        elif cmp.flags.sources:
+        elif cmp.flags.known_a and cmp.flags.known_b:
             st.caption("The same XLA flags (debug_options, compile_options; xla_dump_* "
                        "left out).")
         else:
-            st.caption("Neither dump says which flags it was made with (no debug_options "
-                       "or compile_options.textproto).")
+            silent = [w for w, k in (("the baseline", cmp.flags.known_a),
+                                     ("this dump", cmp.flags.known_b)) if not k]
+            st.caption(f"{' and '.join(silent).capitalize()} does not say which XLA flags "
+                       "it was made with (no debug_options or compile_options.textproto), "
+                       "so flags are not compared.")
         st.markdown("**Memory**")
         mem = VC.memory_rows(r)
         if mem:

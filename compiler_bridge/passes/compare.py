@@ -310,6 +310,8 @@ class FlagsDiff:
     only_b: tuple[str, ...]
     changed: tuple[tuple[str, str, str], ...]  # (flag, value on A, value on B)
     sources: tuple[str, ...] = ()              # which files were compared
+    known_a: bool = True       # A has a file that says its flags (else nothing is compared)
+    known_b: bool = True
 
     @property
     def is_empty(self) -> bool:
@@ -325,9 +327,14 @@ def flags_diff(a: Dump, b: Dump, module_a: DumpModule | None = None,
     """The XLA flags that differ. Both sides' ``debug_options`` (flags set away from
     default) are compared; where both have ``compile_options.textproto`` (every flag),
     a flag set on one side only and at its default on the other is 'changed' with the
-    other side's value, not 'only'."""
+    other side's value, not 'only'. A side without either file says nothing: the diff is
+    empty, with ``known_a``/``known_b`` saying which side is silent."""
     ea, fa = dump_flags(a, module_a)
     eb, fb = dump_flags(b, module_b)
+    known_a, known_b = bool(ea.sources or fa.sources), bool(eb.sources or fb.sources)
+    if not (known_a and known_b):       # a side that does not say: nothing to compare
+        return FlagsDiff((), (), (), ea.sources + fa.sources + eb.sources + fb.sources,
+                         known_a, known_b)
     xa = {k: v for k, v in ea.flags.items() if not _IGNORED_FLAG.match(k)}
     xb = {k: v for k, v in eb.flags.items() if not _IGNORED_FLAG.match(k)}
     ca = {k: v for k, v in fa.flags.items() if not _IGNORED_FLAG.match(k)}
