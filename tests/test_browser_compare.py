@@ -20,6 +20,7 @@ from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
 from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_browser import (GRAPH_DRAWN, href, params, shot, svg_node, visible_text,
                           wait_idle, wait_param)
 
@@ -29,6 +30,10 @@ if not os.path.exists(CHROMIUM):
             module_level=True)
 
 BASE, NEW = "flags_default", "flags_no_fusion_emitters"
+# nodes drawn in the graph (0 while it is being replaced)
+NODE_COUNT = """() => Math.max(0, ...[...document.querySelectorAll(
+    '[data-testid=stBidiComponentIsolated]')].map(h => h.shadowRoot ?
+    h.shadowRoot.querySelectorAll('.hl-stage g.node').length : 0))"""
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +69,7 @@ def browser():
 
 
 def _page(browser):
+    """A fresh browser context and page (1600×1100), noting requests that leave the host."""
     ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
     page = ctx.new_page()
     page.set_default_timeout(30_000)
@@ -94,9 +100,17 @@ def test_compare_two_stored_dumps_step_to_a_changed_fusion_and_share(stored, bro
     sidebar = page.locator('section[data-testid="stSidebar"]')
     sidebar.get_by_text("Compare with…").click()
     picker = sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Baseline dump")
-    picker.click()
+    picker.wait_for()
+    option = page.get_by_role("option").filter(has_text=BASE).first
+    for _ in range(5):          # a click while the expander still opens may miss
+        picker.click()
+        try:
+            option.wait_for(timeout=3000)
+            break
+        except PlaywrightTimeout:
+            continue
     t0 = time.time()
-    page.get_by_role("option").filter(has_text=BASE).first.click()
+    option.click()
     got = wait_param(page, "base", base_id)
     assert got["dump"] == new_id
     visible_text(page, "with baseline").wait_for()
@@ -125,17 +139,14 @@ def test_compare_two_stored_dumps_step_to_a_changed_fusion_and_share(stored, bro
     shot(page, artifacts_dir, "browser-compare-02-changed-fusion.png")
 
     # only what changed: fewer nodes, the change still there
-    before = page.evaluate("""() => [...document.querySelectorAll(
-        '[data-testid=stBidiComponentIsolated]')].map(h => h.shadowRoot &&
-        h.shadowRoot.querySelectorAll('g.node').length).filter(Boolean)[0]""")
+    before = page.evaluate(NODE_COUNT)
+    assert before
     page.get_by_text("Only what changed").first.click()
     wait_param(page, "changed_only", "1")
+    page.wait_for_function(f"() => ({NODE_COUNT})() > 0 && ({NODE_COUNT})() < {before}",
+                           timeout=60_000)
     svg_node(page, f"node:{unfused.new.name}").wait_for()
     wait_idle(page)
-    after = page.evaluate("""() => [...document.querySelectorAll(
-        '[data-testid=stBidiComponentIsolated]')].map(h => h.shadowRoot &&
-        h.shadowRoot.querySelectorAll('g.node').length).filter(Boolean)[0]""")
-    assert after < before
     shot(page, artifacts_dir, "browser-compare-03-only-changed.png")
 
     # share: the link carries both dumps, the module and the view; a fresh browser opens it
