@@ -219,6 +219,13 @@ def _print_comparison(cmp) -> None:
             print(f"    {op:<24} {x:6d} -> {y:6d}")
         for fc in r.comparison.diff.fusions[:10]:
             print(f"    fusion  {fc.describe()}")
+    from .passes import recompilations
+    for side, dump in (("A", cmp.a), ("B", cmp.b)):
+        for rc in recompilations(dump):
+            print(f"{side} compiled {rc.name} {len(rc.modules)} times: "
+                  + "; ".join(f"{m} ({d})" for m, d in zip(rc.modules, rc.differences())))
+        if cmp.b is cmp.a:
+            break
     if j["unpaired"]["a"] or j["unpaired"]["b"]:
         print(f"unpaired: A {', '.join(j['unpaired']['a']) or '-'}; "
               f"B {', '.join(j['unpaired']['b']) or '-'}")

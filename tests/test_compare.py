@@ -118,6 +118,10 @@ def test_recompilations_of_one_function_are_listed_with_their_shapes():
     (r,) = recompilations(open_dump(sample(A)))
     assert r.name == "jit_train_step" and r.modules == ("0000", "0002")
     assert "f32[32,64]" in r.signatures[0] and "f32[8,64]" in r.signatures[1]
+    # what made jax compile again: the batch's two parameters, as XLA wrote them
+    assert [d.split(", ") for d in r.differences()] == [
+        [f"#{i} {s}" for i, s in ((19, "f32[32,64]"), (20, "s32[32]"))],
+        [f"#{i} {s}" for i, s in ((19, "f32[8,64]"), (20, "s32[8]"))]]
     assert recompilations(open_dump(sample("mlp_train"))) == []
 
 

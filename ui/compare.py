@@ -270,8 +270,9 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
                           "removed and changed, counts, flags, memory, measured times. "
                           "Upload a dump above to compare with it.")
         for r in recompilations(opened.dump):
-            st.caption(f"{md(r.name)} was compiled {len(r.modules)} times "
-                       f"({', '.join(r.modules)}): other shapes")
+            st.caption(f"{md(r.name)} was compiled {len(r.modules)} times, for other "
+                       "shapes: " + "; ".join(f"{code(m)} {md(d)}" for m, d in
+                                              zip(r.modules, r.differences())))
             a, b = r.modules[0], r.modules[1]
             st.button(f"Compare {a} → {b}", key=f"recompiled:{r.name}", type="tertiary",
                       on_click=go, args=(N.compare_recompilation, a, b),

@@ -216,6 +216,17 @@ class Recompilation:
     name: str
     modules: tuple[str, ...]           # module ids, in dump order
     signatures: tuple[str, ...]        # each one's ENTRY signature
+    parameters: tuple[tuple[str, ...], ...] = ()   # each one's ENTRY parameter shapes
+
+    def differences(self) -> tuple[str, ...]:
+        """Per module, only the ENTRY parameters whose shapes differ between the compiles
+        ('#19 f32[32,64], #20 s32[32]'): what made jax compile again."""
+        if not self.parameters or len({len(p) for p in self.parameters}) != 1:
+            return self.signatures
+        differ = [i for i in range(len(self.parameters[0]))
+                  if len({p[i] for p in self.parameters}) > 1]
+        return tuple(", ".join(f"#{i} {p[i]}" for i in differ) or "the same parameters"
+                     for p in self.parameters)
 
 
 def recompilations(dump: Dump) -> list[Recompilation]:
@@ -229,6 +240,8 @@ def recompilations(dump: Dump) -> list[Recompilation]:
         if len(mods) > 1:
             out.append(Recompilation(name, tuple(m.id for m in mods),
                                      tuple(fps[m.id].signature if m.id in fps else "?"
+                                           for m in mods),
+                                     tuple(fps[m.id].parameters if m.id in fps else ()
                                            for m in mods)))
     return out
 
