@@ -279,3 +279,31 @@ def test_cli_compares_two_compiles_of_one_dump():
     (m,) = json.loads(p.stdout)["modules"]
     assert (m["a"], m["b"]) == ("0000", "0002")
     assert m["added"] - m["removed"] == m["instructions"][1] - m["instructions"][0]
+
+
+# --------------------------------------------------------------------------- views
+
+def test_the_comparison_tables_show_both_sides():
+    from viz import compare as VC
+    cmp = compare_dumps(open_dump(sample(A)), open_dump(sample(B)), module_a="0000")
+    (r,) = cmp.reports
+    c = r.comparison
+    counts = {row[""]: row for row in VC.count_rows(c)}
+    assert (counts["fusions"]["baseline"], counts["fusions"]["this dump"]) == \
+        (c.counts_a.fusions, c.counts_b.fusions)
+    assert counts["fusions"]["change"].startswith(f"{c.counts_b.fusions - c.counts_a.fusions:+,}")
+    assert (counts["ENTRY instructions"]["change"] == "=") == \
+        (c.counts_a.entry_instructions == c.counts_b.entry_instructions)
+    assert {row["opcode"] for row in VC.opcode_rows(c)} == set(c.opcode_delta)
+    assert VC.flag_rows(cmp.flags) == [{"flag": "xla_cpu_use_fusion_emitters",
+                                        "baseline": "true", "this dump": "false"}]
+    mem = {row["bytes"]: row for row in VC.memory_rows(r)}
+    assert {"argument", "output", "temp", "alias"} <= set(mem)
+    kernels = VC.kernel_rows(r)
+    assert kernels and all(set(k) == {"baseline kernel", "this dump", "opcode", "baseline µs",
+                                      "µs", "change µs"} for k in kernels)
+    changes = [abs(k["change µs"]) for k in kernels]
+    assert changes == sorted(changes, reverse=True)          # biggest change first
+    line = VC.summary(r)
+    assert f"{c.counts_a.instructions:,} → {c.counts_b.instructions:,} instructions" in line
+    assert "step " in line

@@ -344,12 +344,24 @@ def _set_base_module(state: ViewState, module: str) -> ViewState:
 
 def detail_tabs(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing
                 ) -> list[tuple[str, Callable[[], None]]]:
-    return [("Comparison", lambda: _overview(cmp)),
+    return [("Comparison", lambda: _overview(cmp, opened, shown)),
             ("Changes", lambda: _changes_tab(nav, opened, shown, cmp)),
             ("Text diff", lambda: _text_tab(nav, shown, cmp))]
 
 
-def _overview(cmp: Comparing) -> None:
+def _on_kernel(key: str, rows: list[dict], opened: Opened, shown: Shown) -> None:
+    row = selected_row(key, len(rows))
+    if row is None:
+        return
+    name = str(rows[row].get("this dump", ""))
+    if name and name != "(none)" and shown.module.find(name) is not None:
+        go(_select_and_show, opened, shown, name)
+    elif rows[row].get("baseline kernel") not in (None, "(none)"):
+        removed = str(rows[row]["baseline kernel"])       # only in the baseline: its ghost
+        go(lambda s: (s.with_(selected=removed), ""))
+
+
+def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
     r = cmp.report
     c = r.comparison
     st.markdown(f"**{md(cmp.base_name)}** {code(c.pair.a)} → **this dump** {code(c.pair.b)} "
@@ -401,7 +413,12 @@ def _overview(cmp: Comparing) -> None:
             st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
                        f"({r.slower_pct() or 0:+.1f}%); kernels paired through the diff, "
                        "biggest change first")
-            st.dataframe(VC.kernel_rows(r), hide_index=True, height=300)
+            rows = VC.kernel_rows(r)
+            key = f"compare-kernels:{c.pair.a}:{c.pair.b}"
+            st.dataframe(rows, hide_index=True, height=300, key=key,
+                         on_select=partial(_on_kernel, key, rows, opened, shown),
+                         selection_mode="single-row")
+            st.caption("Click a row to select that kernel in the graph.")
 
 
 def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing) -> None:
