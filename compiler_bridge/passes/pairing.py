@@ -18,7 +18,9 @@ order (each only sees what is still unpaired):
    (``ModuleDiff.duplicates`` says what each copies). First with ``op_name`` in the
    identity, then (for neighbouring steps) without. Equal identities pair in file order;
 4. only with ``by_source=True`` (snapshots many passes apart): what is left pairs by
-   opcode, shape and ``op_name``.
+   opcode, shape and ``op_name``;
+5. two compiles (``verify_names`` with ``by_source``): what is still left pairs by
+   opcode and ``op_name`` alone (a recompilation for other shapes).
 
 Computations pair by name, by paired callers, by clone suffix, then by content
 (:func:`pair_computations`).
@@ -346,7 +348,8 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
     return count
 
 
-def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int]) -> int:
+def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int],
+                    with_shape: bool = True) -> int:
     def key(side: Side, i: int):
         if side.insts[i].opcode == "parameter":
             return None
@@ -355,7 +358,9 @@ def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, in
             side.identity_key(i, True)
             base = side._bases[i]
         (opcode, shape, _, _), op_name = base
-        return (opcode, shape, op_name) if op_name else None
+        if not op_name:
+            return None
+        return (opcode, shape, op_name) if with_shape else (opcode, op_name)
 
     waiting: dict[tuple, list[int]] = {}
     for o in range(len(old.insts)):
@@ -436,6 +441,10 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
     # 4. (snapshots far apart) same source op: opcode, shape and op_name
     if by_source and open_on_both_sides():
         by["source"] = _pair_by_source(a, b, o2n, n2o)
+    # 5. (two compiles) the same source op in other shapes: a recompilation for another
+    # batch size changes the shape of everything downstream of the input
+    if by_source and verify_names and open_on_both_sides():
+        by["source, other shape"] = _pair_by_source(a, b, o2n, n2o, with_shape=False)
     return o2n, n2o, by, dups
 
 
