@@ -206,6 +206,23 @@ def test_kernel_times_pair_through_the_diff():
         assert d.old_to_new[k.name_a] == k.name_b
 
 
+def test_a_recompilation_for_another_batch_shows_shape_changes():
+    a = open_dump(sample(A))
+    from compiler_bridge.passes import chosen_pair
+    c = compare_modules(a, a, chosen_pair(a, a, "0000", "0002"))
+    d = c.diff
+    # the labels argument, as XLA wrote it in each ENTRY: s32[32] and s32[8]
+    text_a, text_b = (read(_after(A, m)).split("\nENTRY ", 1)[1] for m in ("0000", "0002"))
+    label_a = re.search(r"(\S+) = s32\[32\]\{0\} parameter\((\d+)\)", text_a)
+    label_b = re.search(r"(\S+) = s32\[8\]\{0\} parameter\((\d+)\)", text_b)
+    assert label_a.group(2) == label_b.group(2)
+    change = d.change_of_old(label_a.group(1).lstrip("%"))
+    assert change is not None and change.new.name == label_b.group(1).lstrip("%")
+    assert "shape" in change.kinds and change.details["shape"][1].startswith("s32[8]")
+    assert sum("shape" in ch.kinds for ch in d.changed) > 10
+    assert len(d.added) - len(d.removed) == c.counts_b.instructions - c.counts_a.instructions
+
+
 # --------------------------------------------------------------------------- CLI
 
 def run(*args: str) -> subprocess.CompletedProcess:

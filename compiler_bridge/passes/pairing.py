@@ -352,7 +352,10 @@ def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, in
                     with_shape: bool = True) -> int:
     def key(side: Side, i: int):
         if side.insts[i].opcode == "parameter":
-            return None
+            # (other shapes) an ENTRY parameter is the function's argument by position
+            if with_shape or side.comp[i] is not side.module.entry:
+                return None
+            return ("parameter", side.insts[i].args_text.strip())
         base = side._bases.get(i)
         if base is None:
             side.identity_key(i, True)
