@@ -410,9 +410,13 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
         if nn is not None:
             if verify_names:
                 x, y = a.insts[o], b.insts[nn]
+                # the same text short of the operands (which _drop_inconsistent checks)
+                # is the same identity; a constant's literal and a parameter's number
+                # are in its arguments
                 same_text = x.opcode == y.opcode != "parameter" \
-                    and x.args_text == y.args_text and x.shape.text == y.shape.text \
-                    and x.attributes_text == y.attributes_text
+                    and x.shape.text == y.shape.text \
+                    and x.attributes_text == y.attributes_text \
+                    and (x.opcode != "constant" or x.args_text == y.args_text)
                 if not same_text and a.identity_key(o, True) != b.identity_key(nn, True):
                     continue
             o2n[o] = nn
