@@ -13,7 +13,7 @@ from functools import partial
 
 import streamlit as st
 
-from ui import explorer, kit, memory, opening, passes, runtimes, sharing, workspace
+from ui import compare, explorer, kit, memory, opening, passes, runtimes, sharing, workspace
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 opening.warm_up()                                # Graphviz (wasm) compiles while we read
@@ -27,15 +27,24 @@ if opened is None:
     opening.welcome(nav)
     st.stop()
 opening.dump_errors(opened)                      # files that could not be read, by name
+compare.apply_cli(nav, opened)                   # --dump A --compare B: B vs baseline A
 
 with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
+with kit.section("Compare"):
+    compare.sidebar(nav, opened)                 # sidebar: a baseline dump, recompilations
 if picked is None:
     st.stop()
 opening.stablehlo_actions(nav, opened, picked.dump_module)   # module.mlir; XLA:CPU compile
 toolbar = explorer.header(opened, picked)        # title; beside it the share toolbar
-with kit.section("Passes"):
-    passes.pass_panel(nav, opened, picked)       # ◀ ▶ slider, timeline chart, compare
+cmp = None
+with kit.section("Comparison"):                  # another compile as the baseline: its
+    cmp = compare.resolve(nav, opened, picked)   # diff colours the graph, not the step's
+    if cmp is not None:
+        compare.panel(nav, opened, cmp)
+if cmp is None:
+    with kit.section("Passes"):
+        passes.pass_panel(nav, opened, picked)   # ◀ ▶ slider, timeline chart, compare
 with kit.section("Memory"):
     memory.stepper_line(opened, picked)          # temp and peak bytes, or why a step has none
 shown = explorer.parse_stage(opened, picked)
@@ -55,10 +64,11 @@ with kit.section("Graph controls"):
 
 # search, Link / Save view / Export, breadcrumb, graph and inspector: a click reruns
 # only this part (a fragment); it reruns the page when the view changes beyond it
-workspace.workspace(nav.state, opened, shown, rt)
+workspace.workspace(nav.state, opened, shown, rt, cmp)
 
 explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Runtimes;
-                 passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
+                 compare.detail_tabs(nav, opened, shown, cmp) if cmp is not None
+                 else passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
                  more=[("Runtimes", lambda: runtimes.panel(nav, rt)),
                        ("Memory", partial(memory.panel, nav, opened, shown))])
 with kit.section("Sharing"):

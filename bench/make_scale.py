@@ -190,7 +190,8 @@ def count_instructions(path: Path) -> int:
         return sum(1 for line in f if INSTRUCTION_RE.match(line))
 
 
-def make_dump(n_layers: int, out: Path, run: bool, pass_re: str | None = None) -> None:
+def make_dump(n_layers: int, out: Path, run: bool, pass_re: str | None = None,
+              extra_flags: tuple[str, ...] = ()) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -199,6 +200,8 @@ def make_dump(n_layers: int, out: Path, run: bool, pass_re: str | None = None) -
     if pass_re:
         # one snapshot per matching pass that changed the module (see compiler_bridge.passes)
         flags += f" --xla_dump_hlo_pass_re={pass_re}"
+    for flag in extra_flags:                   # a variant compiled with other flags
+        flags += f" {flag}"
     print(f"{n_layers} layers -> {rel}  (XLA_FLAGS={flags!r})", flush=True)
     info = run_child(n_layers, flags, run=run, count=False)
     removed = 0
@@ -237,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="also dump one HLO snapshot per matching pass "
                              "(--xla_dump_hlo_pass_re; '.*' = every pass); the default "
                              "folder name gets a _passes suffix")
+    parser.add_argument("--xla-flag", action="append", default=[], metavar="FLAG",
+                        help="one more XLA flag (repeatable), e.g. "
+                             "--xla-flag=--xla_cpu_use_fusion_emitters=false --out DIR: "
+                             "the same program compiled another way (bench/compare_bench.py)")
     args = parser.parse_args(argv)
 
     if args.child is not None:
@@ -259,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         run = args.run or variant == "20k"
     if args.pass_re and args.out is None:
         out = out.with_name(out.name + "_passes")
-    make_dump(n, (args.out or out).resolve(), run, args.pass_re)
+    make_dump(n, (args.out or out).resolve(), run, args.pass_re, tuple(args.xla_flag))
     return 0
 
 

@@ -10,6 +10,7 @@ Four sub-packages, each with its own face (its ``__init__``):
 The names most callers need are here too.
 """
 
+from .comparison import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
 from .dumps import (
     Dump,
     DumpError,
@@ -43,4 +44,5 @@ __all__ = [
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",
     "TraceError", "measure", "Store", "StoreError",
+    "CannotCompare", "DumpComparison", "KernelDelta", "PairReport", "compare_dumps",
 ]

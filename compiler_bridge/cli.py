@@ -156,6 +156,86 @@ def _print_diff(d) -> None:
         print(f"  - {r.name} ({r.opcode}) in {r.where}")
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two dumps side by side; exit 1 when a paired module's measured step time grew by
+    more than --fail-if-slower percent, 2 when they cannot be compared (or, with the
+    gate, when no pair has a measured step time on both sides)."""
+    from .comparison import CannotCompare, compare_dumps
+
+    try:
+        a = open_dump(args.a)
+        b = open_dump(args.b) if os.path.abspath(args.b) != os.path.abspath(args.a) else a
+        cmp = compare_dumps(a, b, args.a, args.b, args.module_a or "", args.module_b or "")
+    except (CannotCompare, DumpError) as e:
+        print(f"error: cannot compare: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(cmp.to_json(), indent=2))
+    else:
+        _print_comparison(cmp)
+    for note in cmp.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.fail_if_slower is None:
+        return 0
+    if not any(r.step_us is not None for r in cmp.reports):
+        print("error: cannot compare step times: no paired module has a measured step time "
+              "on both sides (both dumps need a profiler trace with per-op events)",
+              file=sys.stderr)
+        return 2
+    slower = cmp.regressions(args.fail_if_slower)
+    for r, pct in slower:
+        x, y = r.step_us or (0.0, 0.0)
+        print(f"REGRESSION: {r.pair.name} ({r.pair.a} -> {r.pair.b}) step "
+              f"{x:,.1f} -> {y:,.1f} us ({pct:+.1f}% > "
+              f"{args.fail_if_slower:g}%)", file=sys.stderr)
+    return 1 if slower else 0
+
+
+def _print_comparison(cmp) -> None:
+    j = cmp.to_json()
+    for side in ("a", "b"):
+        s = j[side]
+        print(f"{side.upper()}: {s['path']}  jax {s['jax'] or '?'}  "
+              f"{' '.join(f for f in s['xla_flags'] if not f.startswith('--xla_dump_')) or ''}")
+    f = cmp.flags
+    if not (f.known_a and f.known_b):
+        silent = " and ".join(x for x, k in (("A", f.known_a), ("B", f.known_b)) if not k)
+        print(f"flags: {silent} does not say which XLA flags it was made with "
+              "(no debug_options or compile_options.textproto)")
+    elif f.is_empty:
+        print("flags: the same")
+    for flag in f.only_a:
+        print(f"flags: only A {flag}")
+    for flag in f.only_b:
+        print(f"flags: only B {flag}")
+    for name, x, y in f.changed:
+        print(f"flags: --{name} {x} -> {y}")
+    for r, m in zip(cmp.reports, j["modules"]):
+        step = (f"step {m['step_us'][0]:,.1f} -> {m['step_us'][1]:,.1f} us ({r.slower_pct():+.1f}%)"
+                if m["step_us"] else "step time not measured")
+        print(f"{m['name']} {m['a']} -> {m['b']} ({r.pair.how}): instructions "
+              f"{m['instructions'][0]} -> {m['instructions'][1]}, fusions {m['fusions'][0]} -> "
+              f"{m['fusions'][1]}; +{m['added']} -{m['removed']} ~{m['changed']}; {step}")
+        if r.memory_a is not None or r.memory_b is not None:
+            ma, mb = r.memory_a or {}, r.memory_b or {}
+            print("    memory " + ", ".join(f"{k} {ma.get(k, '?')} -> {mb.get(k, '?')} B"
+                                         for k in ("argument", "output", "temp", "peak")))
+        for op, (x, y) in list(r.comparison.opcode_delta.items())[:8]:
+            print(f"    {op:<24} {x:6d} -> {y:6d}")
+        for fc in r.comparison.diff.fusions[:10]:
+            print(f"    fusion  {fc.describe()}")
+    from .passes import recompilations
+    for side, dump in (("A", cmp.a), ("B", cmp.b)):
+        for rc in recompilations(dump):
+            print(f"{side} compiled {rc.name} {len(rc.modules)} times: "
+                  + "; ".join(f"{m} ({d})" for m, d in zip(rc.modules, rc.differences())))
+        if cmp.b is cmp.a:
+            break
+    if j["unpaired"]["a"] or j["unpaired"]["b"]:
+        print(f"unpaired: A {', '.join(j['unpaired']['a']) or '-'}; "
+              f"B {', '.join(j['unpaired']['b']) or '-'}")
+
+
 def cmd_store(args: argparse.Namespace) -> int:
     """The dump store the app uploads to: add a dump (prints its share id), list, remove."""
     import time
@@ -221,6 +301,20 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--diff", type=int, metavar="STEP",
                     help="print the structural diff of this step against the previous one")
     ps.set_defaults(func=cmd_passes)
+    cp = sub.add_parser("compare", help="two dumps (or two compiles) side by side; a CI gate",
+                        description="Pair the modules of two dumps (by name, then structure) "
+                                    "and compare counts, flags, memory and measured step "
+                                    "times. Exit 1: a step time regressed by more than "
+                                    "--fail-if-slower; 2: cannot compare.")
+    cp.add_argument("a", help="the baseline dump (folder, .zip or .tar.gz)")
+    cp.add_argument("b", help="the dump to compare with it (may be the same dump)")
+    cp.add_argument("--module-a", help="module id or name in A (default: every pair)")
+    cp.add_argument("--module-b", help="module id or name in B (default: A's partner)")
+    cp.add_argument("--json", action="store_true")
+    cp.add_argument("--fail-if-slower", type=float, metavar="PCT",
+                    help="exit 1 when a paired module's median step time grew by more "
+                         "than PCT percent")
+    cp.set_defaults(func=cmd_compare)
     sp = sub.add_parser("store", help="the app's dump store: add, list, remove dumps")
     sp.add_argument("--data", default="",
                     help="the store's folder or fsspec URL (default: $HLOLENS_DATA, "

@@ -68,6 +68,8 @@ class Sample:
     pack_per_pass: bool = False  # move per-pass files into sample_dumps/<name>_per_pass.tar.xz
     python: Path | None = None  # interpreter; None = the one running this script
     description: str = ""
+    xla_flags: tuple[str, ...] = ()  # more XLA flags (a pair of dumps that differ by flags)
+    lean: bool = False  # keep only what a comparison reads (see LEAN_DROP)
 
 
 SAMPLES = [
@@ -85,7 +87,20 @@ SAMPLES = [
            trace=True,
            description="the MLP train step dumped by JAX 0.4.30 (old HLO text format), "
                        "profiler trace without per-op events"),
+    # a pair: one program (compiled for two batch sizes), two flag sets that change fusion
+    Sample("flags_default", "fusion_flags.py", ("jit_train_step",), trace=True, lean=True,
+           description="MLP train step at batch 32 and 8, default flags, profiler trace "
+                       "(compare with flags_no_fusion_emitters)"),
+    Sample("flags_no_fusion_emitters", "fusion_flags.py", ("jit_train_step",), trace=True,
+           lean=True, xla_flags=("--xla_cpu_use_fusion_emitters=false",),
+           description="the same program with --xla_cpu_use_fusion_emitters=false "
+                       "(other fusions), profiler trace"),
 ]
+
+# what a lean sample drops (a comparison reads the after-optimizations text, the buffer
+# assignment and live ranges, debug_options, compile_options and the perfetto trace)
+LEAN_DROP = re.compile(r"(before_optimizations\.txt|-buffer-assignment-values\.txt|"
+                       r"module\.mlir|topology\.textproto|\.trace\.json\.gz|\.xplane\.pb)$")
 
 # module_NNNN.<name>.<rest> (files) or module_NNNN.<name> (the per-module subfolder)
 MODULE_RE = re.compile(r"^module_(\d+)\.([^.]+)(?:\.(.*))?$")
@@ -95,17 +110,17 @@ AFTER_OPT_RE = re.compile(r"^(?:.+_)?after_optimizations\.txt$")
 INSTRUCTION_RE = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*\S")
 
 
-def xla_flags(dump: str, per_pass: bool) -> str:
+def xla_flags(dump: str, per_pass: bool, extra: tuple[str, ...] = ()) -> str:
     flags = [f"--xla_dump_to={dump}", "--xla_dump_hlo_as_text"]
     if per_pass:
         flags.append("--xla_dump_hlo_pass_re=.*")
-    return " ".join(flags)
+    return " ".join(flags + list(extra))
 
 
 def run_program(sample: Sample, python: str) -> None:
     dump_rel = f"sample_dumps/{sample.name}"  # relative: debug_options shows this path
     env = dict(os.environ)
-    env["XLA_FLAGS"] = xla_flags(dump_rel, sample.per_pass)
+    env["XLA_FLAGS"] = xla_flags(dump_rel, sample.per_pass, sample.xla_flags)
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     cmd = [python, f"sample_dumps/programs/{sample.program}", dump_rel]
@@ -141,6 +156,11 @@ def prune(sample: Sample, folder: Path) -> dict:
         elif entry.is_file() and entry.name.endswith(".ll") and not sample.keep_ll:
             removed["ll"] += 1
             entry.unlink()
+    if sample.lean:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and LEAN_DROP.search(p.name):
+                removed["files"] += 1
+                p.unlink()
     return removed
 
 
@@ -323,10 +343,12 @@ def record_memory(sample: Sample) -> dict | None:
         print(f"[{sample.name}] SKIPPED: {sample.python.relative_to(REPO)} does not exist")
         return None
     folder = HERE / sample.name
-    committed = {p.name.split(".", 2)[1]: p for p in folder.glob("module_*after_optimizations.txt")}
+    committed: dict[str, list[Path]] = {}    # a name compiled twice has two files
+    for p in sorted(folder.glob("module_*after_optimizations.txt")):
+        committed.setdefault(p.name.split(".", 2)[1], []).append(p)
     with tempfile.TemporaryDirectory(prefix="hlolens-memory-") as tmp:
         env = dict(os.environ, JAX_PLATFORMS="cpu",
-                   XLA_FLAGS=xla_flags(os.path.join(tmp, "dump"), False))
+                   XLA_FLAGS=xla_flags(os.path.join(tmp, "dump"), False, sample.xla_flags))
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
         out = os.path.join(tmp, "memory.json")
         function = sample.modules[0].removeprefix("jit_")
@@ -339,8 +361,8 @@ def record_memory(sample: Sample) -> dict | None:
             raise SystemExit(f"[{sample.name}] memory child failed ({proc.returncode})")
         result = json.loads(Path(out).read_text())
         fresh = sorted(Path(tmp, "dump").glob(f"module_*.{sample.modules[0]}.*after_optimizations.txt"))
-        want = committed.get(sample.modules[0])
-        verdicts = [same_hlo(f.read_text(), want.read_text()) for f in fresh] if want else []
+        verdicts = [same_hlo(f.read_text(), w.read_text()) for f in fresh
+                    for w in committed.get(sample.modules[0], [])]
         result["hlo_vs_committed"] = max(verdicts, key=lambda v: v == "same", default="")
     result["module"] = sample.modules[0]
     print(f"[{sample.name}] jax {result['jax']}: {result['memory_analysis']} "

@@ -9,14 +9,16 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``passes``, ``runtimes``, ``sharing``: the pass stepper, measured and predicted time, links,
   saved views, comments and exports;
 - ``visitor``: which stored dumps a visitor is shown (their own, or all on a team server);
+- ``compare``: the dump shown against a baseline compile (another dump, or another
+  compile of one function): pairing, counts, flags, memory, measured times, graph diff;
 - ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
   part a click reruns alone.
 """
 
-from . import (explorer, graph, inspector, kit, memory, opening, passes, runtimes, sharing,
-               visitor, workspace)
+from . import (compare, explorer, graph, inspector, kit, memory, opening, passes, runtimes,
+               sharing, visitor, workspace)
 
 __all__ = [
-    "explorer", "graph", "inspector", "kit", "memory", "opening", "passes", "runtimes",
-    "sharing", "visitor", "workspace",
+    "compare", "explorer", "graph", "inspector", "kit", "memory", "opening", "passes",
+    "runtimes", "sharing", "visitor", "workspace",
 ]

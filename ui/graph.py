@@ -14,7 +14,7 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import Dump, HloModule, HloParseError
-from compiler_bridge.dumps import AFTER
+from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import Timeline
 from compiler_bridge.perf import RuntimeReport
 from viz import (
@@ -35,6 +35,7 @@ from viz import navigation as N
 from viz import panels as P
 from viz import runtime as RV
 
+from .compare import diff_for_graph
 from .component import graph_view, svg_id
 from .explorer import Shown
 from .kit import BY_CONTENT, GRAPH_HEIGHT, GRAPH_KEY, Navigator, go, md
@@ -69,14 +70,17 @@ class ViewParams:
         comp = state.computation if shown.module.get_computation(state.computation or "") \
             else ""
         tl = shown.timeline
-        against = compare_step(tl, state) if tl is not None else None
+        # comparing with another compile: its diff replaces the step's (ui.compare)
+        against = compare_step(tl, state) if tl is not None and not state.base else None
         compare = tl.step(against).stage if tl is not None and against is not None else "none"
         drawn = ViewState(module=shown.dump_module.id, stage=shown.stage, computation=comp,
                           expanded=tuple(sorted(state.expanded)), grouping=state.grouping,
                           focus=state.focus, radius=state.radius, compare=compare,
-                          changed_only=state.changed_only and against is not None,
+                          changed_only=state.changed_only and (against is not None
+                                                               or bool(state.base)),
                           overlay=state.overlay if overlay else "", budget=state.budget,
-                          memory=state.memory if shown.stage == AFTER else "")
+                          memory=state.memory if shown.stage == AFTER else "",
+                          base=state.base, base_module=state.base_module)
         return cls(drawn, tuple(sorted((comments or {}).items())))
 
 
@@ -84,8 +88,24 @@ def _draw(dump: Dump, timeline: Timeline | None, runtime: RuntimeReport | None,
           params: ViewParams) -> GraphView:
     """The view of ``params``: what the page draws, and what ``likely_next`` lays out
     ahead (one function, so both make the same DOT and the layout is found)."""
-    return graph_for(dump, params.state, timeline=timeline, comments=dict(params.comments),
-                     runtime=runtime)
+    state = params.state
+    cross = diff_for_graph(dump, stage_file(dump, state), state) if state.base else None
+    return graph_for(dump, state, timeline=None if state.base else timeline,
+                     comments=dict(params.comments), runtime=runtime, diff=cross)
+
+
+def stage_file(dump: Dump, state: ViewState) -> str:
+    """The dump file of the state's module and stage ('' when there is none)."""
+    try:
+        mod = dump.module(state.module) if state.module else dump.main
+    except KeyError:
+        return ""
+    if mod is None:
+        return ""
+    if state.stage.startswith("pass:"):
+        return ""
+    f = mod.first(state.stage) or mod.first(AFTER) or mod.first(BEFORE)
+    return f.path if f is not None else ""
 
 
 @st.cache_resource(show_spinner=False, max_entries=48, hash_funcs=BY_CONTENT)
@@ -206,7 +226,8 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
     overlay = None
     if runtime is not None and state.overlay and shown.stage == AFTER:
         overlay = runtime_overlay(runtime, state, shown.module, shown.dump_module.id, view)
-    legend(view, diff=_has_diff(shown, state), comments=bool(comments), overlay=overlay)
+    legend(view, diff=_has_diff(opened.dump, shown, state), comments=bool(comments),
+           overlay=overlay, compared=bool(state.base))
     return view, svg
 
 
@@ -219,7 +240,9 @@ def _neighbour_steps(shown: Shown) -> list[int]:
     return [i for i in visible if i > shown.index][:1]
 
 
-def _has_diff(shown: Shown, state: ViewState) -> bool:
+def _has_diff(dump: Dump, shown: Shown, state: ViewState) -> bool:
+    if state.base:
+        return diff_for_graph(dump, shown.path, state) is not None
     return shown.timeline is not None and compare_step(shown.timeline, state) is not None
 
 
@@ -245,7 +268,8 @@ def _layout_pending(nav: Navigator, view: GraphView, job: Layout) -> None:
 
 
 def legend(view: GraphView, diff: bool = False, comments: bool = False,
-           overlay: RV.Overlay | None = None) -> None:
+           overlay: RV.Overlay | None = None, compared: bool = False) -> None:
+    """``compared``: the diff is against a baseline compile, not a pass step."""
     if overlay is not None:
         extra = " · a diff shows as the border colour" if diff else ""
         if not overlay.values:           # why is said above the graph
@@ -256,12 +280,15 @@ def legend(view: GraphView, diff: bool = False, comments: bool = False,
     items = []
     if diff:
         for name, color in DIFF_LEGEND:
+            if compared:
+                name = name.replace("in this step", "(not in the baseline)")
             box = f"background:#fff;border:2px dashed {color}" if color == REMOVED_BORDER \
                 else f"background:{color};border:1px solid {color}"
             items.append(f'<span><span class="sw" style="{box}"></span>'
                          f'{html.escape(name)}</span>')
         items.append('<span><span class="sw" style="background:#fff5f5;border:2px dashed '
-                     '#e03131"></span>removed (ghost node)</span>')
+                     '#e03131"></span>' + ("only in the baseline (ghost node)" if compared
+                                            else "removed (ghost node)") + '</span>')
     if comments:
         name, color = COMMENT_LEGEND
         items.append(f'<span><span class="sw" style="background:#fff;border:3px solid '

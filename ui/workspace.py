@@ -18,7 +18,8 @@ import streamlit as st
 
 from viz import GraphView, ViewState
 
-from . import explorer, graph, inspector, memory, passes, runtimes, sharing
+from . import compare, explorer, graph, inspector, memory, passes, runtimes, sharing
+from .compare import Comparing
 from .explorer import Shown
 from .kit import Navigator, page_rerun_asked, section
 from .opening import Opened
@@ -36,9 +37,10 @@ def beyond_local(before: ViewState, after: ViewState) -> bool:
 
 @st.fragment
 def workspace(page_state: ViewState, opened: Opened, shown: Shown,
-              rt: Runtimes | None) -> GraphView | None:
+              rt: Runtimes | None, cmp: Comparing | None = None) -> GraphView | None:
     """``page_state``: the view the rest of the page was drawn for (this run's, or the
-    last whole run's when only the workspace reruns). Returns the graph view drawn."""
+    last whole run's when only the workspace reruns); ``cmp``: the comparison with a
+    baseline compile, if any. Returns the graph view drawn."""
     nav = Navigator()              # the URL, after this rerun's callbacks
     with section("Graph events"):
         explorer.handle_graph_events(nav, shown)     # clicks and pans since the last run
@@ -62,6 +64,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
         runtimes.inspector(nav, rt, inspected, view)     # its measured/predicted time
         memory.inspector(opened, shown, inspected)       # its values' allocation, offset
         passes.history(nav, opened, shown, inspected)    # the steps that changed it
+        compare.inspector(nav, shown, inspected, cmp)    # its baseline's side
         sharing.comments(nav, opened, shown, inspected, module_comments)
     with top_right, section("Sharing"):
         sharing.toolbar(st.container(), nav, opened, shown, view, svg, inspected,

@@ -5,7 +5,7 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import dot, layout, memory, navigation, panels, passes, runtime
+from . import compare, dot, layout, memory, navigation, panels, passes, runtime
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -52,6 +52,7 @@ __all__ = [
     "ViewState",
     "build_graph",
     "changed_nodes",
+    "compare",
     "compare_step",
     "diff_decorations",
     "diff_for",

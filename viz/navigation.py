@@ -21,12 +21,36 @@ def choose_dump(state: ViewState, dump: str) -> ViewState:
 def choose_module(state: ViewState, module: str) -> ViewState:
     """Another module: everything below it starts over (grouping stays, the runtime
     overlay and trace, which belong to the dump, and the stage unless it is a pass step,
-    which belongs to one module)."""
+    which belongs to one module). A comparison stays, with the new module's partner."""
     if module == state.module:
         return state
     stage = ViewState().stage if state.stage.startswith("pass:") else state.stage
     return ViewState(dump=state.dump, module=module, stage=stage, grouping=state.grouping,
-                     radius=state.radius, overlay=state.overlay, trace=state.trace)
+                     radius=state.radius, overlay=state.overlay, trace=state.trace,
+                     base=state.base)
+
+
+def choose_base(state: ViewState, base: str, base_module: str = "") -> ViewState:
+    """Compare the dump shown with a baseline dump ('' = stop comparing); its module
+    ('' = the partner of the module shown). The place in the graph stays."""
+    if not base:
+        return state.with_(base="", base_module="", changed_only=False)
+    return state.with_(base=base, base_module=base_module, compare="", viewport="")
+
+
+def compare_recompilation(state: ViewState, base_module: str, module: str) -> ViewState:
+    """Two compiles of one function in the dump shown: ``base_module`` is the baseline."""
+    new = choose_module(state, module) if module != state.module else state
+    return new.with_(base=state.dump, base_module=base_module, compare="", viewport="",
+                     stage=ViewState().stage)
+
+
+def swap_sides(state: ViewState, base_module: str) -> ViewState:
+    """Show the baseline, compared with the dump that was shown (``base_module``: the
+    baseline's module in use, when the state leaves it to pairing)."""
+    return ViewState(dump=state.base, module=base_module, base=state.dump,
+                     base_module=state.module, grouping=state.grouping,
+                     changed_only=state.changed_only, budget=state.budget)
 
 
 def choose_step(state: ViewState, stage: str) -> tuple[ViewState, str]:

@@ -168,10 +168,12 @@ def _border_only(decorations: Mapping[str, Mapping[str, str]]) -> dict[str, dict
 def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
               timeline: Timeline | None = None,
               comments: Mapping[str, int] | None = None,
-              runtime: RuntimeReport | None = None) -> GraphView:
+              runtime: RuntimeReport | None = None,
+              diff: ModuleDiff | None = None) -> GraphView:
     """The graph view the app shows for this state (with a timeline: the step's diff
     colours; with comment counts: their badges; with a runtime report and
-    ``state.overlay``: runtime colours)."""
+    ``state.overlay``: runtime colours). ``diff``: a diff whose newer side is the module
+    shown (another compile's module against it), coloured instead of the timeline's."""
     module = module_for(dump, state)
     comp = state.computation or None
     mid = module_id_for(dump, state) if runtime is not None else ""
@@ -180,8 +182,7 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
     memory, why = memory_for(dump, state) if overlay is None else (None, "")
     if why:
         notes.append(why)
-    diff = None
-    if timeline is not None:
+    if diff is None and timeline is not None:
         try:
             diff = diff_for(dump, state, timeline)
         except HloParseError as e:

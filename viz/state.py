@@ -8,7 +8,9 @@ by older code still opens the view it did. Version 1 (no ``v``) joined the ``exp
 group ids with '~' as they were, and a long group id, which holds a '~' (see
 ``viz.grouping``), came apart; version 2 percent-escapes '%' and '~' inside each id. A
 query is written with ``v`` when it holds a field whose encoding changed since version 1;
-every other field reads the same in both.
+every other field reads the same in both. Fields added later (``base``,
+``base_module``: a comparison of two compiles) default to empty and are written only
+when set, so older links read as they did.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class ViewState:
     changed_only: bool = False     # draw only what the step changed and its neighbours
     budget: int = 1500             # most nodes drawn before groups are kept closed
     memory: str = ""               # memory overlay: '', 'defined', 'live' (bytes)
+    base: str = ""                 # comparing two compiles: the baseline dump's key ('' =
+                                   # no comparison; the dump itself for a recompilation)
+    base_module: str = ""          # its module ('' = the partner pairing finds)
 
     version: ClassVar[int] = VERSION   # of the links this code writes
 

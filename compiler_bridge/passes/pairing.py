@@ -4,7 +4,8 @@ Every instruction of ``old`` pairs with at most one of ``new`` (1:1). The stages
 order (each only sees what is still unpaired):
 
 1. by name: XLA's names are unique in a module and survive passes that keep the
-   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name);
+   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name); between two
+   compiles (``verify_names``) only where both compute the same kind of value;
 2. renamed clones: ``add.5.clone``, ``add.5.clone.1`` (and ``.remat``) pair with ``add.5``;
 3. by value: an instruction is identified by what it computes, bottom-up — opcode, shape
    (layout ignored), attributes (metadata and backend_config ignored, called
@@ -17,7 +18,9 @@ order (each only sees what is still unpaired):
    (``ModuleDiff.duplicates`` says what each copies). First with ``op_name`` in the
    identity, then (for neighbouring steps) without. Equal identities pair in file order;
 4. only with ``by_source=True`` (snapshots many passes apart): what is left pairs by
-   opcode, shape and ``op_name``.
+   opcode, shape and ``op_name``;
+5. two compiles (``verify_names`` with ``by_source``): what is still left pairs by
+   opcode and ``op_name`` alone (a recompilation for other shapes).
 
 Computations pair by name, by paired callers, by clone suffix, then by content
 (:func:`pair_computations`).
@@ -345,16 +348,22 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
     return count
 
 
-def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int]) -> int:
+def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int],
+                    with_shape: bool = True) -> int:
     def key(side: Side, i: int):
         if side.insts[i].opcode == "parameter":
-            return None
+            # (other shapes) an ENTRY parameter is the function's argument by position
+            if with_shape or side.comp[i] is not side.module.entry:
+                return None
+            return ("parameter", side.insts[i].args_text.strip())
         base = side._bases.get(i)
         if base is None:
             side.identity_key(i, True)
             base = side._bases[i]
         (opcode, shape, _, _), op_name = base
-        return (opcode, shape, op_name) if op_name else None
+        if not op_name:
+            return None
+        return (opcode, shape, op_name) if with_shape else (opcode, op_name)
 
     waiting: dict[tuple, list[int]] = {}
     for o in range(len(old.insts)):
@@ -378,9 +387,14 @@ def _pair_by_source(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, in
     return paired
 
 
-def pair(a: Side, b: Side, by_source: bool
+def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
          ) -> tuple[dict[int, int], dict[int, int], dict[str, int], dict[int, int]]:
     """Pair the instructions of two snapshots, stage by stage (see the module docstring).
+
+    ``verify_names`` (two compiles, not two steps of one): a name pairs only when both
+    instructions have the same strict identity short of their operands (opcode, shape,
+    attributes, ``op_name``); XLA's name counters drift between compiles, and
+    ``bitcast.339`` of one may be another value than ``bitcast.339`` of the other.
 
     Returns (old index -> new index, new -> old, pairs made by each stage: 'name',
     'clone', 'value' and with ``by_source`` 'source', unpaired new copies of a paired
@@ -394,8 +408,21 @@ def pair(a: Side, b: Side, by_source: bool
     for key, o in a.index.items():
         nn = b.index.get(key)
         if nn is not None:
+            if verify_names:
+                x, y = a.insts[o], b.insts[nn]
+                # the same text short of the operands (which _drop_inconsistent checks)
+                # is the same identity; a constant's literal and a parameter's number
+                # are in its arguments
+                same_text = x.opcode == y.opcode != "parameter" \
+                    and x.shape.text == y.shape.text \
+                    and x.attributes_text == y.attributes_text \
+                    and (x.opcode != "constant" or x.args_text == y.args_text)
+                if not same_text and a.identity_key(o, True) != b.identity_key(nn, True):
+                    continue
             o2n[o] = nn
             n2o[nn] = o
+    if verify_names:
+        _drop_inconsistent(a, b, o2n, n2o)
     by["name"] = len(o2n)
     # 2. renamed clones
     for nn, key in enumerate(b.keys):
@@ -421,7 +448,33 @@ def pair(a: Side, b: Side, by_source: bool
     # 4. (snapshots far apart) same source op: opcode, shape and op_name
     if by_source and open_on_both_sides():
         by["source"] = _pair_by_source(a, b, o2n, n2o)
+    # 5. (two compiles) the same source op in other shapes: a recompilation for another
+    # batch size changes the shape of everything downstream of the input
+    if by_source and verify_names and open_on_both_sides():
+        by["source, other shape"] = _pair_by_source(a, b, o2n, n2o, with_shape=False)
     return o2n, n2o, by, dups
+
+
+def _drop_inconsistent(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int]) -> None:
+    """Unpair name pairs whose operands do not pair with each other, until none is left
+    (two compiles of an unrolled loop name one layer's op as another layer's: same kind,
+    other operands). What is dropped pairs again by value."""
+    users: dict[int, list[int]] = {}
+    for o in o2n:
+        for d in a.ops[o]:
+            users.setdefault(d, []).append(o)
+    queue = list(o2n)
+    while queue:
+        o = queue.pop()
+        nn = o2n.get(o)
+        if nn is None:
+            continue
+        xo, yo = a.ops[o], b.ops[nn]
+        if len(xo) == len(yo) and all(o2n.get(d) == e for d, e in zip(xo, yo)):
+            continue
+        del o2n[o]
+        del n2o[nn]
+        queue.extend(u for u in users.get(o, ()) if u in o2n)
 
 
 def pair_computations(a: Side, b: Side, o2n: dict[int, int]) -> dict[str, str]:

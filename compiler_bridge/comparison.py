@@ -1,0 +1,243 @@
+"""Compare two dumps: what the ``compare`` command prints and the app's comparison shows.
+
+The structure comes from ``compiler_bridge.passes`` (modules paired, flags, counts and
+the diff of each pair); this adds what other packages measure: the memory totals of each
+module and, when both dumps carry profiler traces, the measured step time and the time of
+each kernel, kernels matched through the diff's pairing (structural identity, not names).
+
+``compare_dumps(a, b)`` pairs every module; with ``module_a``/``module_b`` it compares the
+modules named (two modules of one dump: a recompilation). :meth:`DumpComparison.to_json`
+is the command's JSON; :meth:`DumpComparison.regressions` its ``--fail-if-slower`` gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dumps import Dump
+from .hlo import HloParseError
+from .memory import MemoryFileError, memory_totals
+from .passes import (
+    FlagsDiff,
+    ModuleComparison,
+    ModulePair,
+    Pairing,
+    chosen_pair,
+    compare_modules,
+    dump_flags,
+    dump_versions,
+    flags_diff,
+    pair_modules,
+)
+from .perf import TraceError, measure
+
+
+class CannotCompare(ValueError):
+    """The two dumps (or the modules asked for) cannot be compared; the message says why."""
+
+
+@dataclass(frozen=True)
+class KernelDelta:
+    """One kernel's measured median self time on each side (None: not on that side)."""
+
+    name_a: str
+    name_b: str
+    opcode: str
+    us_a: float | None
+    us_b: float | None
+
+    @property
+    def delta_us(self) -> float:
+        return (self.us_b or 0.0) - (self.us_a or 0.0)
+
+    def to_json(self) -> dict:
+        return {"a": self.name_a or None, "b": self.name_b or None, "opcode": self.opcode,
+                "us": [self.us_a, self.us_b]}
+
+
+@dataclass
+class PairReport:
+    """A compared pair with its measurements (None where a side lacks them)."""
+
+    comparison: ModuleComparison
+    memory_a: dict[str, int] | None = None     # argument/output/temp/alias/peak bytes
+    memory_b: dict[str, int] | None = None
+    step_us: tuple[float, float] | None = None  # median step time, A and B
+    kernels: list[KernelDelta] = field(default_factory=list)
+    error: str = ""                             # why the pair could not be diffed
+
+    @property
+    def pair(self) -> ModulePair:
+        return self.comparison.pair
+
+    def slower_pct(self) -> float | None:
+        """How much slower B's step is than A's, in percent (negative: faster)."""
+        if self.step_us is None or self.step_us[0] <= 0:
+            return None
+        return 100.0 * (self.step_us[1] - self.step_us[0]) / self.step_us[0]
+
+    def to_json(self) -> dict:
+        c = self.comparison
+        d = c.diff.summary()
+        temp = [(self.memory_a or {}).get("temp"), (self.memory_b or {}).get("temp")]
+        return {"name": c.pair.name, "a": c.pair.a, "b": c.pair.b,
+                "instructions": [c.counts_a.instructions, c.counts_b.instructions],
+                "fusions": [c.counts_a.fusions, c.counts_b.fusions],
+                "added": d["added"], "removed": d["removed"], "changed": d["changed"],
+                "temp_bytes": temp,
+                "step_us": list(self.step_us) if self.step_us is not None else None}
+
+
+@dataclass
+class DumpComparison:
+    a: Dump
+    b: Dump
+    path_a: str
+    path_b: str
+    pairing: Pairing
+    flags: FlagsDiff
+    reports: list[PairReport]
+    versions_a: dict[str, str]
+    versions_b: dict[str, str]
+    notes: list[str] = field(default_factory=list)   # traces that could not be read...
+
+    def regressions(self, pct: float) -> list[tuple[PairReport, float]]:
+        """Pairs whose measured step time grew by more than ``pct`` percent."""
+        out = []
+        for r in self.reports:
+            s = r.slower_pct()
+            if s is not None and s > pct:
+                out.append((r, s))
+        return out
+
+    def side_json(self, which: str) -> dict:
+        dump, path, versions = (self.a, self.path_a, self.versions_a) if which == "a" \
+            else (self.b, self.path_b, self.versions_b)
+        explicit, _ = dump_flags(dump)
+        return {"path": path, "jax": versions.get("jax_version"),
+                "xla_flags": explicit.as_xla_flags()}
+
+    def to_json(self) -> dict:
+        return {"a": self.side_json("a"), "b": self.side_json("b"),
+                "flags": self.flags.to_json(),
+                "modules": [r.to_json() for r in self.reports],
+                "unpaired": {"a": list(self.pairing.only_a), "b": list(self.pairing.only_b)}}
+
+
+def _measured(dump: Dump):
+    """The dump's traces matched to its modules (None when it has none that match)."""
+    def compute(d: Dump):
+        if not d.traces:
+            return None, ""
+        try:
+            return measure(d), ""
+        except TraceError as e:
+            return None, f"{d.name}: {e}"
+    return dump.derived("compare:measured", compute)
+
+
+def memory_of(dump: Dump, module_id: str) -> dict[str, int] | None:
+    """argument / output / temp / alias / peak bytes of one module, as XLA's buffer
+    assignment (and live ranges, for the peak) say; None without a readable buffer
+    assignment."""
+    try:
+        t = memory_totals(dump, module_id)
+    except (MemoryFileError, KeyError, OSError):
+        return None
+    out = {"argument": t.argument_bytes, "output": t.output_bytes, "temp": t.temp_bytes,
+           "alias": t.alias_bytes}
+    if t.peak_bytes is not None:
+        out["peak"] = t.peak_bytes
+    return out
+
+
+def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
+    """Every measured kernel of either side, paired through the diff, biggest change first."""
+    d = report.comparison.diff
+    out: list[KernelDelta] = []
+    seen_b: set[str] = set()
+    for name, k in ma.kernels.items():
+        partner = d.old_to_new.get(name, "")
+        kb = mb.kernels.get(partner) if partner else None
+        if kb is not None:
+            seen_b.add(partner)
+        out.append(KernelDelta(name, partner if kb is not None else "", k.opcode, k.median_us,
+                               kb.median_us if kb is not None else None))
+    for name, k in mb.kernels.items():
+        if name not in seen_b:
+            out.append(KernelDelta("", name, k.opcode, None, k.median_us))
+    out.sort(key=lambda x: (-abs(x.delta_us), x.name_a or x.name_b))
+    return out
+
+
+def measure_pair(a: Dump, b: Dump, report: PairReport) -> None:
+    """Fill in memory totals, step times and kernel deltas where the dumps have them."""
+    p = report.pair
+    report.memory_a = memory_of(a, p.a)
+    report.memory_b = memory_of(b, p.b)
+    ma, _ = _measured(a)
+    mb, _ = _measured(b)
+    ta = ma.module(p.a) if ma is not None else None
+    tb = mb.module(p.b) if mb is not None else None
+    if ta is not None and tb is not None and ta.step_us and tb.step_us:
+        report.step_us = (round(ta.step_median_us, 3), round(tb.step_median_us, 3))
+        report.kernels = kernel_deltas(report, ta, tb)
+
+
+def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
+                  module_a: str = "", module_b: str = "", measured: bool = True
+                  ) -> DumpComparison:
+    """Pair, count, diff (and with ``measured``, measure) two dumps.
+
+    ``module_a`` / ``module_b``: compare these modules only (one given: its partner is
+    the one pairing finds). Raises CannotCompare when nothing pairs, or a module named
+    is not there."""
+    pairing = pair_modules(a, b)
+    try:
+        if module_a and module_b:
+            pairs = [chosen_pair(a, b, module_a, module_b)]
+        elif module_a:
+            mid = a.module(module_a).id
+            found = pairing.of_a(mid)
+            if found is None:
+                raise CannotCompare(f"module {module_a} of {a.name} pairs with no module of "
+                                    f"{b.name}; name one with --module-b")
+            pairs = [found]
+        elif module_b:
+            mid = b.module(module_b).id
+            found = pairing.of_b(mid)
+            if found is None:
+                raise CannotCompare(f"module {module_b} of {b.name} pairs with no module of "
+                                    f"{a.name}; name one with --module-a")
+            pairs = [found]
+        else:
+            pairs = list(pairing.pairs)
+    except KeyError as e:
+        raise CannotCompare(str(e.args[0])) from None
+    if not pairs:
+        raise CannotCompare(f"no module of {a.name} pairs with a module of {b.name} "
+                            "(different programs?); name two with --module-a/--module-b")
+    reports = []
+    notes: list[str] = []
+    for p in pairs:
+        try:
+            c = compare_modules(a, b, p)
+        except (HloParseError, KeyError) as e:
+            notes.append(f"module {p.a} / {p.b}: {str(e).splitlines()[0]}")
+            continue
+        r = PairReport(c)
+        if measured:
+            measure_pair(a, b, r)
+        reports.append(r)
+    if not reports:
+        raise CannotCompare("no pair of modules could be read: " + "; ".join(notes))
+    if measured:
+        for d in (a, b):
+            _, why = _measured(d)
+            if why:
+                notes.append(why)
+    ma = a.module(pairs[0].a) if len(pairs) == 1 else None
+    mb = b.module(pairs[0].b) if len(pairs) == 1 else None
+    return DumpComparison(a, b, path_a or a.name, path_b or b.name, pairing,
+                          flags_diff(a, b, ma, mb), reports, dump_versions(a),
+                          dump_versions(b), notes)
