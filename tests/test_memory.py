@@ -4,6 +4,7 @@ of the same compile (``sample_dumps/memory_analysis.json``, written by
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 
@@ -370,6 +371,11 @@ def test_the_three_files_agree_on_the_bytes(name):
         assert mem.report.total_bytes == total
     used = mem.values_file.total_bytes_used if mem.values_file else \
         mem.assignment.total_bytes_used
+    # the comparison samples are lean: no values file (sample_dumps/README.md)
+    lean = not glob.glob(os.path.join(sample(name), "*buffer-assignment-values.txt"))
+    if lean and name != "legacy_jax0430":
+        assert used is None and mem.report is not None
+        return
     assert used == total
     assert mem.values_file is not None
     if name != "legacy_jax0430":
