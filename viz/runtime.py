@@ -124,9 +124,20 @@ def _hover(r: KernelRow) -> str:
     if r.ratio is not None:
         parts.append(f"predicted / measured {r.ratio:.2f}")
     if r.share is not None:
-        parts.append(f"{r.share:.1%} of step time")
+        parts.append(share_text(r))
+    if r.overlap:
+        parts.append(f"overlapped: other kernels ran during {r.overlap:.0%} of its time")
     parts.append(f"{si(r.cost.flops, 'flop')}, {si(r.cost.bytes, 'B')}, {r.bound}-bound")
     return "<br>".join(parts)
+
+
+def share_text(r: KernelRow) -> str:
+    """The share of step time with the time it is the share of: both means (only means
+    add up over kernels), named."""
+    if r.share is None:
+        return ""
+    per_step = f"mean {fmt_us(r.per_step_us)} per step = " if r.per_step_us is not None else ""
+    return f"{per_step}{r.share:.1%} of the mean step"
 
 
 # --------------------------------------------------------------------------- metrics
@@ -163,7 +174,8 @@ def summary_line(report: RuntimeReport) -> str:
 
 # --------------------------------------------------------------------------- table
 
-TABLE_COLUMNS = ("instruction", "opcode", "share", "measured_us", "predicted_us", "ratio",
+TABLE_COLUMNS = ("instruction", "opcode", "share", "per_step_us", "overlap", "measured_us",
+                 "predicted_us", "ratio",
                  "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
                  "bound", "computation")
 
@@ -178,13 +190,118 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
         out.append({
             "instruction": r.instruction, "opcode": r.opcode + (f" {r.fusion_kind}"
                                                                 if r.fusion_kind else ""),
-            "share": r.share, "measured_us": r.measured_us, "predicted_us": r.predicted_us,
+            "share": r.share, "per_step_us": r.per_step_us, "overlap": r.overlap,
+            "measured_us": r.measured_us, "predicted_us": r.predicted_us,
             "ratio": r.ratio, "executions_per_run": r.executions_per_run,
             "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
     return out
+
+
+# --------------------------------------------------------------------------- timeline
+
+TIMELINE_MAX_SLICES = 20_000
+WAIT = "async wait (work on the thread pool)"
+
+
+def timeline_runs(report: RuntimeReport, module_id: str) -> list[tuple[str, float]]:
+    """The module's measured runs (steps) with their wall time, in trace order."""
+    mt = report.measured.module(module_id) if report.measured is not None else None
+    if mt is None:
+        return []
+    return sorted(mt.step_us.items())
+
+
+def timeline_figure(report: RuntimeReport, module_id: str, run: str | None = None,
+                    selected: str = ""):
+    """One step's kernels in time, one lane per thread (and per nesting depth: a while's
+    body ops run inside it), like a trace viewer: hover names the instruction, a click
+    selects it (``customdata = [instruction, module_id]``). An asynchronous thunk's wait
+    for its work is drawn in a lane of its own under its thread; kernels that ran
+    alongside others have a dark outline."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    mt = report.measured.module(module_id) if report.measured is not None else None
+    if mt is None or not mt.step_us:
+        fig.add_annotation(text=report.trace_error or "no measured step for this module",
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_layout(height=200, xaxis_visible=False, yaxis_visible=False)
+        return fig
+    if run is None or run not in mt.slices:
+        run = mt.median_run()
+    slices = mt.slices.get(run or "", [])[:TIMELINE_MAX_SLICES]
+    threads: dict[str, int] = {}
+    for x in slices:
+        threads.setdefault(x.thread, len(threads) + 1)
+    rows = {r.instruction: r for r in report.rows if r.module_id == module_id}
+
+    def lane(x, wait: bool = False) -> str:
+        n = threads[x.thread]
+        if wait:
+            return f"thread {n} · wait"
+        return f"thread {n}" + (f" · depth {x.depth}" if x.depth else "")
+
+    lanes: list[str] = []
+    for t in sorted(threads.values()):
+        depths = sorted({x.depth for x in slices if threads[x.thread] == t})
+        lanes += [f"thread {t}" + (f" · depth {d}" if d else "") for d in depths]
+        if any(x.done_us > x.end_us for x in slices if threads[x.thread] == t):
+            lanes.append(f"thread {t} · wait")
+    by_cat: dict[str, list] = {}
+    for x in slices:
+        r = rows.get(x.instruction)
+        by_cat.setdefault(_category(r) if r is not None else C.OTHER, []).append(x)
+
+    def hover(x, r) -> str:
+        what = f"<b>{html.escape(x.instruction)}</b>"
+        if r is not None:
+            what += f" ({html.escape(r.opcode)})"
+        parts = [what, f"starts {fmt_us(x.start_us)} into the step, event "
+                       f"{fmt_us(x.end_us - x.start_us)}, own time {fmt_us(x.own_us)}"]
+        if x.done_us > x.end_us:
+            parts.append(f"asynchronous: done {fmt_us(x.done_us - x.start_us)} after start")
+        if x.overlapped:
+            parts.append(f"overlapped: {fmt_us(x.own_us - x.charged_us)} of it alongside "
+                         "other kernels")
+        return "<br>".join(parts)
+
+    for cat, xs in sorted(by_cat.items()):
+        fig.add_trace(go.Bar(
+            orientation="h", name=cat, y=[lane(x) for x in xs],
+            x=[max(x.end_us - x.start_us, 1e-3) for x in xs], base=[x.start_us for x in xs],
+            customdata=[[x.instruction, module_id] for x in xs],
+            hovertext=[hover(x, rows.get(x.instruction)) for x in xs],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(color=C.BORDERS.get(cat, C.BORDERS[C.OTHER]),
+                        line=dict(color=["#000000" if x.instruction == selected else
+                                         "#212529" if x.overlapped else "rgba(0,0,0,0)"
+                                         for x in xs],
+                                  width=[3 if x.instruction == selected else
+                                         1.5 if x.overlapped else 0 for x in xs]))))
+    waits = [x for x in slices if x.done_us > x.end_us]
+    if waits:
+        fig.add_trace(go.Bar(
+            orientation="h", name=WAIT, y=[lane(x, True) for x in waits],
+            x=[x.done_us - x.end_us for x in waits], base=[x.end_us for x in waits],
+            customdata=[[x.instruction, module_id] for x in waits],
+            hovertext=[hover(x, rows.get(x.instruction)) for x in waits],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(color="rgba(201,42,42,0.25)", pattern=dict(shape="/"),
+                        line=dict(color="#c92a2a", width=1))))
+    step = mt.step_us.get(run or "", 0.0)
+    fig.update_layout(
+        barmode="overlay", height=max(220, 60 + 34 * len(lanes)), bargap=0.25,
+        margin=dict(l=10, r=10, t=40, b=40), clickmode="event+select", dragmode="pan",
+        title=f"one step: {len(slices):,} kernel executions in {fmt_us(step)} on "
+              f"{len(threads)} thread{'s' if len(threads) != 1 else ''}",
+        xaxis=dict(title="µs from the step's start", range=[0, step * 1.01],
+                   rangemode="tozero"),
+        yaxis=dict(categoryorder="array", categoryarray=lanes, autorange="reversed",
+                   type="category"),
+        legend=dict(orientation="h", y=-0.25, yanchor="top"))
+    return fig
 
 
 # --------------------------------------------------------------------------- roofline
@@ -487,7 +604,9 @@ def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
         reps = r["executions_per_run"]
         out.append({
             "instruction": r["instruction"], "opcode": r["opcode"],
-            "share of step": f"{r['share']:.1%}" if r["share"] is not None else "–",
+            "share of step (mean)": f"{r['share']:.1%}" if r["share"] is not None else "–",
+            "per step (mean)": fmt_us(r["per_step_us"]),
+            "overlapped": f"{r['overlap']:.0%}" if r["overlap"] else "–",
             "measured": fmt_us(r["measured_us"]), "predicted": fmt_us(r["predicted_us"]),
             "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
             "per step": f"×{reps:g}" if reps else "–",

@@ -1,0 +1,186 @@
+"""Issue 16: what a new user hit on a tour, one test per item (AppTest and unit tests;
+the browser ones are in test_browser_tour.py).
+
+Traces: the committed samples (``transformer``, ``scan_while``: one thread, no overlap)
+and ``tests/fixtures/attn_async``: a real JAX 0.10.2 CPU trace of a d128 transformer
+block, where XLA:CPU runs dots asynchronously and two threads run ops of one step
+(see its README for the command that made it).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import re
+from collections import defaultdict
+
+import pytest
+from conftest import ROOT, sample
+from test_app import app
+from test_app_runtime import plain
+from test_runtime_cli import run
+
+from compiler_bridge import open_dump
+from compiler_bridge.perf import measure
+
+ASYNC = os.path.join(ROOT, "tests", "fixtures", "attn_async")
+TRACED = [sample("transformer"), sample("scan_while"), ASYNC]
+
+
+def _chrome_events(dump: str) -> list[dict]:
+    path = glob.glob(os.path.join(dump, "trace/plugins/profile/*/perfetto_trace.json.gz"))[0]
+    with gzip.open(path) as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+# --------------------------------------------------------------------------- item 1
+
+@pytest.mark.parametrize("dump", TRACED, ids=os.path.basename)
+def test_item1_shares_of_step_time_sum_to_at_most_one(dump, tmp_path):
+    p = run("runtimes", dump, "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    shares = [k["share"] for k in json.loads(p.stdout)["kernels"] if k["share"] is not None]
+    assert shares and sum(shares) <= 1.0 + 1e-9, sum(shares)
+
+
+def test_item1_an_async_dot_is_not_charged_the_ops_its_thread_ran_meanwhile():
+    """In the trace itself: after a dot's event, its thread runs other ops before the
+    dot's 'end: dot.N' completion marker. The dot's own time per execution is at most
+    its window (start to marker) less those ops' durations."""
+    events = _chrome_events(ASYNC)
+    ops = [e for e in events if e.get("args", {}).get("hlo_op")]
+    ends = defaultdict(list)
+    for e in events:
+        if e["name"].startswith("end: "):
+            ends[e["name"][5:]].append(e["ts"])
+    by_tid = defaultdict(list)
+    for e in ops:
+        by_tid[e["tid"]].append(e)
+    m = measure(open_dump(ASYNC)).module("0000")
+    session = next(iter(m.step_us)).rpartition("#")[0]
+    checked = overlapped = 0
+    for e in ops:
+        name = e["args"]["hlo_op"]
+        if not name.startswith("dot."):
+            continue
+        done = min((t for t in ends[name] if t >= e["ts"]), default=None)
+        if done is None:
+            continue
+        inside = sum(o["dur"] for o in by_tid[e["tid"]] if o is not e
+                     and o["ts"] >= e["ts"] + e["dur"] and o["ts"] + o["dur"] <= done)
+        if inside <= 0:
+            continue
+        overlapped += 1
+        run_key = f"{session}#{e['args']['run_id']}"
+        mine = m.kernels[name].per_run[run_key]
+        # the execution of this dot in this run (a dot runs once per step)
+        assert len(mine) == 1
+        assert mine[0] <= (done - e["ts"]) - inside + 1e-3, (name, mine[0], done - e["ts"],
+                                                             inside)
+        checked += 1
+    assert checked >= 5 and overlapped == checked
+    # and the kernels that ran alongside others say so
+    flagged = [k for k in m.kernels.values() if k.overlap > 0.05]
+    assert flagged
+
+
+def test_item1_overlap_is_flagged_in_the_inspector_and_the_table(monkeypatch):
+    at = app(ASYNC, monkeypatch, {"selected": "dot.18"})
+    line = plain(next(x.value for x in at.markdown if "**Runtime**" in x.value))
+    assert re.search(r"\*\*overlapped\*\*: other kernels ran during \d+% of its time", line)
+    from viz import runtime as V
+    from compiler_bridge.perf import runtime_report
+    rows = V.kernel_rows(runtime_report(open_dump(ASYNC), auto_model=False, device="cpu"))
+    assert "overlap" in V.TABLE_COLUMNS and any((r["overlap"] or 0) > 0.05 for r in rows)
+
+
+# --------------------------------------------------------------------------- item 2
+
+def test_item2_the_share_and_the_time_beside_it_are_one_named_statistic(monkeypatch):
+    dump = sample("transformer")
+    m = measure(open_dump(dump)).module("0000")
+    mean_step = sum(m.step_us.values()) / len(m.step_us)
+    at = app(dump, monkeypatch, {"selected": "ynn_fusion.7"})
+    line = plain(next(x.value for x in at.markdown if "**Runtime**" in x.value))
+    assert "median per execution" in line, line
+    got = re.search(r"mean ([\d.]+) (µs|ms) per step = ([\d.]+)% of the mean step", line)
+    assert got, line
+    per_step = float(got.group(1)) * (1000 if got.group(2) == "ms" else 1)
+    share = float(got.group(3)) / 100
+    # the time beside the share is the share of the mean step (to the digits shown)
+    assert per_step == pytest.approx(share * mean_step, rel=0.03, abs=1.0)
+    k = m.kernels["ynn_fusion.7"]
+    assert per_step == pytest.approx(k.total_us / len(m.step_us), rel=0.03, abs=1.0)
+
+
+# --------------------------------------------------------------------------- item 3
+
+def _timeline_figure(at) -> dict:
+    for el in at.get("plotly_chart"):
+        if "rt-timeline:" in str(el.proto.id):
+            return json.loads(el.proto.spec)
+    raise AssertionError("no trace timeline on the page")
+
+
+def test_item3_a_trace_timeline_of_one_step_selects_in_the_graph(monkeypatch):
+    from test_app import query, texts
+    from test_app_runtime import open_tab, select_point
+    at = open_tab(app(ASYNC, monkeypatch))
+    fig = _timeline_figure(at)
+    lanes = {y for trace in fig["data"] for y in trace["y"]}
+    # per-thread lanes (this trace's steps ran on two threads), the async waits apart
+    assert {"thread 1", "thread 2"} <= lanes and any(y.endswith("· wait") for y in lanes)
+    names = {c[0] for trace in fig["data"] for c in trace["customdata"]}
+    m = measure(open_dump(ASYNC)).module("0000")
+    run = m.median_run()
+    assert names == {x.instruction for x in m.slices[run]}
+    # bars placed at the trace's own times: every bar lies inside the step
+    for trace in fig["data"]:
+        for base, width in zip(trace["base"], trace["x"]):
+            assert 0 <= base and base + width <= m.step_us[run] + 1e-3
+    assert fig["layout"]["dragmode"] == "pan"
+    name = "copy_bitcast_fusion.3"
+    select_point(at, "rt-timeline:", name)
+    assert query(at)["selected"] == name and f"%{name} = " in texts(at)
+
+
+# --------------------------------------------------------------------------- item 4
+
+def _drawn(at) -> str:
+    from test_app_runtime import svg_of
+    return svg_of(at)
+
+
+def test_item4_a_search_hit_picked_with_focus_on_is_drawn(monkeypatch):
+    """A wide neighbourhood (8 hops) is split into part boxes; the hit must still be a
+    node of the view, and 'Show it in the graph' must keep it so."""
+    from test_app import query, texts
+    at = app(sample("transformer"), monkeypatch, {"radius": "8"})
+    at.text_input(key="search-q").input("ynn_fusion.17").run()
+    pick = at.selectbox(key="search-pick:False:ynn_fusion.17")
+    pick.select("ynn_fusion.17").run()
+    q = query(at)
+    assert q["selected"] == "ynn_fusion.17" and q["focus"] == "ynn_fusion.17"
+    svg = _drawn(at)
+    assert 'id="group:root#' in svg             # the focus view is split into parts
+    assert '<g id="node:ynn_fusion.17" class="node">' in svg
+    assert "Not drawn in this view" not in texts(at)
+
+
+def test_item4_show_it_in_the_graph_with_focus_on_draws_it(monkeypatch):
+    from test_app import query
+    from viz.grouping import neighbourhood
+    dump = open_dump(sample("transformer"))
+    module = dump.stage(dump.main, "after_optimizations")
+    entry = module.entry
+    near = neighbourhood(entry, [entry.get("ynn_fusion.17")], 1)
+    far = next(i.name for i in entry.instructions
+               if i.name not in near and i.opcode == "fusion")
+    at = app(sample("transformer"), monkeypatch,
+             {"focus": "ynn_fusion.17", "radius": "1", "selected": far})
+    assert f'<g id="node:{far}" class="node">' not in _drawn(at)
+    at.button(key=f"show:{far}").click().run()
+    assert query(at)["selected"] == far
+    assert f'<g id="node:{far}" class="node">' in _drawn(at)
