@@ -499,8 +499,19 @@ def group(module: HloModule, computation: str | None = None,
             if fused is not None:
                 fusion_open[inst.name] = len(fused.instructions)
 
-    default = _default_open(root, fusion_open) if focus is None else set()
     groups = {g.id: g for g in _all_groups(root)}
+    pinned: set[str] = set()
+    if focus is None:
+        default = _default_open(root, fusion_open)
+    else:
+        # the node the view is centred on is always drawn: the parts holding it open
+        default = set()
+        gid = next((g.id for g in groups.values() if focus in g.insts), "")
+        while gid and gid in groups and groups[gid] is not root:
+            default.add(gid)
+            parent = groups[gid].parent
+            gid = parent.id if parent is not None else ""
+        pinned = default - toggled
     for g in groups.values():
         g.open = (g.id in default) != (g.id in toggled)
     root.open = True
@@ -521,6 +532,8 @@ def group(module: HloModule, computation: str | None = None,
         for g in open_groups:
             if count <= options.budget:
                 break
+            if g.id in pinned:
+                continue
             g.open = False
             closed += 1
             count = _visible_count(root, fusion_open)
