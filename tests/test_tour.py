@@ -184,3 +184,47 @@ def test_item4_show_it_in_the_graph_with_focus_on_draws_it(monkeypatch):
     at.button(key=f"show:{far}").click().run()
     assert query(at)["selected"] == far
     assert f'<g id="node:{far}" class="node">' in _drawn(at)
+
+
+# --------------------------------------------------------------------------- item 5
+
+def _fused_ops_in_text(dump_dir: str) -> dict[str, int]:
+    """Each fusion's fused ops, counted in the after-optimizations HLO text XLA wrote:
+    the lines of its fused computation that are not parameters."""
+    path = glob.glob(os.path.join(dump_dir, "*after_optimizations.txt"))[0]
+    text = open(path).read()
+    bodies = {}
+    for m in re.finditer(r"^(%?[\w.\-]+) .*?\{\n(.*?)\n\}", text, re.S | re.M):
+        lines = [x for x in m.group(2).splitlines() if " = " in x]
+        bodies[m.group(1).lstrip("%")] = sum(1 for x in lines if " parameter(" not in x)
+    out = {}
+    for m in re.finditer(r"%([\w.\-]+) = .*? fusion\(.*?calls=%?([\w.\-]+)", text):
+        out[m.group(1)] = bodies[m.group(2)]
+    return out
+
+
+def test_item5_sort_by_ops_then_one_click_to_the_biggest_fusion(monkeypatch):
+    from test_app import query, texts
+    from test_app_runtime import open_tab, select_row, svg_of, node_text
+    sizes = _fused_ops_in_text(sample("transformer"))
+    biggest = max(sizes.values())
+    at = open_tab(app(sample("transformer"), monkeypatch))
+    at.selectbox(key="rt-sort").select("fused_ops").run()
+    table = next(d for d in at.dataframe if "fused_ops" in d.value.columns)
+    assert int(table.value["fused_ops"].iloc[0]) == biggest
+    name = table.value["instruction"].iloc[0]
+    assert sizes[name] == biggest
+    # sortable by the other sizes too, largest first
+    for key in ("bytes", "flops", "predicted_us", "measured_us"):
+        at.selectbox(key="rt-sort").select(key).run()
+        table = next(d for d in at.dataframe if "fused_ops" in d.value.columns)
+        col = list(table.value[key])
+        assert col == sorted(col, reverse=True), key
+    at.selectbox(key="rt-sort").select("fused_ops").run()
+    select_row(at, "rt-kernels:", 0)
+    assert query(at)["selected"] == name
+    # one count, named the same, in the node's label and the inspector
+    label = node_text(svg_of(at), f"node:{name}")
+    assert f"{biggest} ops" in label, label
+    assert f"({biggest} ops + " in texts(at) or any(
+        f"({biggest} ops + " in e.label for e in at.expander)

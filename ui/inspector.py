@@ -116,8 +116,9 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                   key=f"fusion:{info.name}", type="primary", on_click=go,
                   args=(N.toggle_group, gid))
         if info.fused_lines:
+            params = len(info.fused_lines) - info.fused_ops
             box = st.expander(f"Fused computation {info.fused_computation} "
-                              f"({len(info.fused_lines)} instructions)",
+                              f"({info.fused_ops} ops + {params} parameters)",
                               key=f"fused:{info.name}", on_change="rerun")
             if box.open:
                 box.code("\n".join(info.fused_lines), language=None, wrap_lines=False)

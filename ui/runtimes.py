@@ -526,6 +526,8 @@ def _metrics(r: RuntimeReport) -> None:
 
 TABLE_CONFIG = {
     "instruction": st.column_config.TextColumn("instruction", pinned=True),
+    "fused_ops": st.column_config.NumberColumn("ops", format="%d",
+                                               help="A fusion's fused ops (not parameters)"),
     "share": st.column_config.NumberColumn(
         "share of step (mean)", format="percent",
         help="Mean time per step over the mean step; time it ran alongside other kernels "
@@ -547,25 +549,39 @@ TABLE_CONFIG = {
 }
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
+def _sizes(dump: Dump, module_id: str) -> dict[str, int]:
+    return V.kernel_sizes(dump.stage(dump.module(module_id), AFTER))
+
+
 def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
-    rows = V.kernel_rows(r)
+    try:
+        sizes = _sizes(rt.opened.dump, rt.shown.dump_module.id)
+    except (KeyError, ValueError):
+        sizes = {}
+    sorts = [k for k in V.SORTS if r.measured_rows or k not in ("share", "measured_us")]
+    head = st.columns([3, 2], vertical_alignment="bottom")
+    sort = head[1].selectbox("Sort by (largest first)", sorts, key="rt-sort",
+                             format_func=lambda k: V.SORTS[k])
+    rows = V.kernel_rows(r, sizes=sizes, sort=sort or sorts[0])
     if not rows:
         st.caption("This module runs no kernels.")
         return
     names = [x["instruction"] for x in rows]
-    order = "measured share of step time" if r.measured_rows else "predicted time"
-    st.markdown(f"**Kernels** ({len(rows):,}, by {order})")
-    key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{nav.state.selected}"
+    head[0].markdown(f"**Kernels and fusions** ({len(rows):,}, by {V.SORTS[sort or sorts[0]]})")
+    key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{sort}:{nav.state.selected}"
     columns = [c for c in V.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "per_step_us", "overlap", "measured_us", "ratio",
                 "executions_per_run", "p10_us", "p90_us")]
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
                  column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460))
-    st.caption(f"Click a row to select that kernel in the graph. *measured* is the {r.stat} "
-               "per execution; *share of step* and *µs per step* are means over the runs "
-               "(only means add up). Kernels in a loop body run once per iteration: *runs "
-               "per step* counts them, *share of step* sums them.")
+    st.caption(f"Click a row to select that kernel in the graph. *ops*: a fusion's fused "
+               f"instructions other than parameters (its node's label counts the same). "
+               f"*measured* is the {r.stat} per execution; *share of step* and *µs per "
+               "step* are means over the runs (only means add up). Kernels in a loop body "
+               "run once per iteration: *runs per step* counts them, *share of step* sums "
+               "them.")
 
 
 # --------------------------------------------------------------------------- selection

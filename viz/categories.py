@@ -71,6 +71,12 @@ def category(opcode: str) -> str:
     return ELEMENTWISE
 
 
+def fused_ops(instructions) -> int:
+    """A fusion's size, the one count the label, inspector and tables show: the
+    instructions of its fused computation other than parameters ("ops")."""
+    return sum(1 for i in instructions if i.opcode != "parameter")
+
+
 def hero_category(opcodes: list[str]) -> str:
     """The category that names a fusion: its most expensive kind of fused op."""
     cats = [category(o) for o in opcodes]

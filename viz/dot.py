@@ -99,7 +99,7 @@ class _Writer:
             fill = C.COLORS[hero] if hero != C.PARAMETER_CONSTANT else C.COLORS[C.FUSION]
             border = C.BORDERS[hero]
             penwidth = "2"
-            n_ops = sum(1 for i in fused.instructions if i.opcode != "parameter") if fused else 0
+            n_ops = C.fused_ops(fused.instructions) if fused else 0
             opcode = f"fusion {inst.fusion_kind or ''} · {n_ops} ops".replace("  ", " ")
         elif inst.called_names:
             opcode = f"{inst.opcode} → {', '.join(inst.called_names)[:40]}"

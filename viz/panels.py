@@ -316,6 +316,7 @@ class Inspector:
     fusion_kind: str = ""
     fused_computation: str = ""
     fused_lines: list[str] = field(default_factory=list)
+    fused_ops: int = 0                 # C.fused_ops: what the node's label counts
     layout_change: str = ""
     is_root: bool = False
     file_line: int = 0
@@ -368,6 +369,7 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
         if fused is not None:
             out.fused_computation = fused.name
             out.fused_lines = [i.text for i in fused.instructions]
+            out.fused_ops = C.fused_ops(fused.instructions)
     comp = inst.computation
     if comp is not None and comp.is_fusion:
         users = [u for u in module.callers().get(comp.name, []) if u.opcode == "fusion"]

@@ -174,22 +174,39 @@ def summary_line(report: RuntimeReport) -> str:
 
 # --------------------------------------------------------------------------- table
 
-TABLE_COLUMNS = ("instruction", "opcode", "share", "per_step_us", "overlap", "measured_us",
-                 "predicted_us", "ratio",
-                 "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
-                 "bound", "computation")
+TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",
+                 "measured_us", "predicted_us", "ratio", "executions_per_run", "p10_us",
+                 "p90_us", "flops", "bytes", "intensity", "bound", "computation")
+# what the kernel table can be sorted by (largest first), and how it says so
+SORTS = {"share": "share of step", "fused_ops": "ops (fused)", "bytes": "bytes",
+         "flops": "flops", "measured_us": "measured time", "predicted_us": "predicted time"}
 
 
-def kernel_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
-    """Kernels sorted by measured share of step time (unmeasured ones last, by predicted)."""
-    rows = sorted(report.rows, key=lambda r: (r.share is None, -(r.share or 0.0),
-                                              -r.predicted_us))
+def kernel_sizes(module) -> dict[str, int]:
+    """Each fusion's size in ops (``categories.fused_ops``, what its node's label shows)."""
+    out = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode == "fusion" and inst.called_names:
+                fused = module.get_computation(inst.called_names[0])
+                if fused is not None:
+                    out[inst.name] = C.fused_ops(fused.instructions)
+    return out
+
+
+def kernel_rows(report: RuntimeReport, limit: int | None = None,
+                sizes: Mapping[str, int] | None = None, sort: str = "share") -> list[dict]:
+    """Kernels, largest first by ``sort`` (one of SORTS; default the measured share of
+    step time, unmeasured ones last by predicted). ``sizes``: ops per fusion (see
+    :func:`kernel_sizes`); other kernels count 1."""
+    sizes = sizes or {}
     out = []
-    for r in rows[:limit] if limit else rows:
+    for r in report.rows:
         t = r.timing
         out.append({
             "instruction": r.instruction, "opcode": r.opcode + (f" {r.fusion_kind}"
                                                                 if r.fusion_kind else ""),
+            "fused_ops": sizes.get(r.instruction, 1) if sizes else None,
             "share": r.share, "per_step_us": r.per_step_us, "overlap": r.overlap,
             "measured_us": r.measured_us, "predicted_us": r.predicted_us,
             "ratio": r.ratio, "executions_per_run": r.executions_per_run,
@@ -197,7 +214,9 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
-    return out
+    key = sort if sort in SORTS else "share"
+    out.sort(key=lambda x: (x[key] is None, -(x[key] or 0.0), -x["predicted_us"]))
+    return out[:limit] if limit else out
 
 
 # --------------------------------------------------------------------------- timeline
