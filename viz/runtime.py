@@ -215,7 +215,11 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
     key = sort if sort in SORTS else "share"
-    out.sort(key=lambda x: (x[key] is None, -(x[key] or 0.0), -x["predicted_us"]))
+
+    def order(x: dict) -> tuple[bool, float, float]:
+        v = x[key]
+        return v is None, -float(v or 0.0), -float(x["predicted_us"])
+    out.sort(key=order)
     return out[:limit] if limit else out
 
 
