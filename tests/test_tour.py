@@ -228,3 +228,23 @@ def test_item5_sort_by_ops_then_one_click_to_the_biggest_fusion(monkeypatch):
     assert f"{biggest} ops" in label, label
     assert f"({biggest} ops + " in texts(at) or any(
         f"({biggest} ops + " in e.label for e in at.expander)
+
+
+# --------------------------------------------------------------------------- item 7
+
+def test_item7_a_fusion_that_changes_layout_is_flagged_at_its_node(monkeypatch):
+    """copy_bitcast_fusion's fused computation holds a copy from layout {0,2,1} to
+    {2,1,0} (XLA's own after-optimizations text): the fusion node says so."""
+    from test_app import card, click
+    from test_app_runtime import node_svg, node_text, svg_of
+    text = open(glob.glob(os.path.join(sample("transformer"),
+                                       "*after_optimizations.txt"))[0]).read()
+    body = re.search(r"^%fused_computation\.31 .*?\n\}", text, re.S | re.M).group(0)
+    assert re.search(r"copy\.18 = f32\[[\d,]+\]\{2,1,0\} copy\(.*\{0,2,1\}", body) or \
+        re.search(r"\{0,2,1\}.*\n.*copy\.18 = f32\[[\d,]+\]\{2,1,0\} copy", body), body
+    at = app(sample("transformer"), monkeypatch)
+    svg = svg_of(at)
+    assert "layout change inside" in node_text(svg, "node:copy_bitcast_fusion")
+    assert "#e8590c" in node_svg(svg, "node:copy_bitcast_fusion")
+    click(at, "node:copy_bitcast_fusion")
+    assert "copy.18" in card(at).get("layout_change", "")

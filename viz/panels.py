@@ -374,9 +374,7 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
     if comp is not None and comp.is_fusion:
         users = [u for u in module.callers().get(comp.name, []) if u.opcode == "fusion"]
         out.in_fusion = users[0].name if users else ""
-    change = _safe(lambda: layout_change(inst), None)
-    if change is not None:
-        out.layout_change = change.reason
+    out.layout_change = C.layout_change_reason(inst, module)
     return out
 
 
@@ -394,7 +392,6 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
     leaves = shape.leaves() if shape.is_tuple else [shape]
     layouts = [str(s.layout) for s in leaves if s.layout is not None]
     loc = _safe(lambda: module.source_location(inst), None)
-    change = _safe(lambda: layout_change(inst), None)
     text = inst.text
     if text_limit is not None and len(text) > text_limit:
         text = text[: text_limit - 1] + "…"
@@ -410,8 +407,9 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
         out["kind"] = inst.fusion_kind
     if inst.is_root:
         out["root"] = True
-    if change is not None:
-        out["layout_change"] = change.reason
+    reason = C.layout_change_reason(inst, module)
+    if reason:
+        out["layout_change"] = reason
     return out
 
 
