@@ -559,7 +559,9 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
         sizes = _sizes(rt.opened.dump, rt.shown.dump_module.id)
     except (KeyError, ValueError):
         sizes = {}
-    sorts = [k for k in V.SORTS if r.measured_rows or k not in ("share", "measured_us")]
+    sorts = list(V.SORTS) if r.measured_rows else \
+        ["predicted_us"] + [k for k in V.SORTS if k not in ("share", "measured_us",
+                                                             "predicted_us")]
     head = st.columns([3, 2], vertical_alignment="bottom")
     sort = head[1].selectbox("Sort by (largest first)", sorts, key="rt-sort",
                              format_func=lambda k: V.SORTS[k])
