@@ -227,7 +227,7 @@ def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
               "none": "vs nothing (plain graph)"}
     labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
     value = state.compare if state.compare in options else ""
-    controlled("pass-compare", value)
+    controlled("pass-compare", value, [labels.get(o, o) for o in options])
     st.selectbox("Compared with", options, key="pass-compare",
                  format_func=lambda o: labels.get(o, o),
                  on_change=go_option, args=(N.set_compare, "pass-compare", options),

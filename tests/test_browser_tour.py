@@ -1,0 +1,139 @@
+"""Issue 16 in a real browser: what a new user saw on a tour (labels and layout). The
+AppTest and unit tests of the same issue are in test_tour.py; the helpers, the server
+and the browser come from test_browser.py."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+from conftest import sample
+from test_browser import (  # noqa: F401 - fixtures used by name
+    GRAPH_DRAWN,
+    browser,
+    new_page,
+    sample_zip,
+    select_value,
+    server,
+    shot,
+    upload,
+    wait_idle,
+    wait_param,
+)
+
+pytestmark = [pytest.mark.browser]
+
+
+@pytest.fixture
+def site(server, new_page):  # noqa: F811 - test_browser's fixtures
+    """The app server's address and a new-page maker."""
+    return server, new_page
+
+
+@pytest.fixture(scope="module")
+def zips(tmp_path_factory) -> dict[str, str]:
+    return {n: sample_zip(tmp_path_factory, n) for n in ("transformer", "mlp_train")}
+
+
+def entry_count(name: str, stage: str = "after_optimizations") -> int:
+    """Instructions of the ENTRY computation in XLA's text of that stage."""
+    path = glob.glob(os.path.join(sample(name), f"*[._]{stage}.txt"))[0]
+    text = open(path).read()
+    body = re.search(r"^ENTRY .*?\{\n(.*?)\n\}", text, re.S | re.M).group(1)
+    return sum(1 for line in body.splitlines() if " = " in line)
+
+
+def open_two(page, url: str, zips) -> None:
+    page.goto(url)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, zips["transformer"])
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    first = wait_param(page, "dump")["dump"]
+    wait_idle(page)
+    page.locator(".st-key-search-q input").fill("dot")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.locator(".st-key-search-q input").blur()     # the user goes to the sidebar
+    upload(page, zips["mlp_train"])
+    page.wait_for_function(
+        "(d) => new URLSearchParams(location.search).get('dump') && "
+        "new URLSearchParams(location.search).get('dump') !== d", arg=first, timeout=60_000)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_idle(page)
+
+
+# --------------------------------------------------------------------------- item 8
+
+def test_item8_the_computation_picker_shows_the_new_dumps_count(site, zips, artifacts_dir):
+    url, make_page = site
+    old, new = entry_count("transformer"), entry_count("mlp_train")
+    assert old != new
+    page = make_page()
+    open_two(page, url, zips)
+    shot(page, artifacts_dir, "tour-08-second-upload.png")
+    shown = select_value(page, "pick-computation")
+    assert f"({new:,})" in shown and f"({old:,})" not in shown, shown
+
+
+def test_item8_the_computation_picker_follows_the_stage(site, zips):
+    """Before and after optimizations the ENTRY has one name (main.30) and other counts:
+    the picker shows the count of the stage shown."""
+    url, make_page = site
+    from test_browser import pick_stage
+    after = entry_count("transformer")
+    before = entry_count("transformer", "before_optimizations")
+    assert after != before
+    page = make_page()
+    page.goto(url)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, zips["transformer"])
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_param(page, "dump")
+    wait_idle(page)
+    assert f"({after:,})" in select_value(page, "pick-computation")
+    pick_stage(page, "before", "before optimizations")
+    wait_param(page, "stage", "before_optimizations")
+    wait_idle(page)
+    shown = select_value(page, "pick-computation")
+    assert f"({before:,})" in shown and f"({after:,})" not in shown, shown
+
+
+def test_item8_the_compare_picker_follows_the_step(site):
+    """Stepping to the next pass step: 'vs the previous step (N)' names the new step's
+    previous one, not the last step's."""
+    url, make_page = site
+    from test_browser import button, open_uploaded, pick_stage
+
+    from compiler_bridge import open_dump
+    from compiler_bridge.passes import pass_timeline
+    path = os.path.join(os.path.dirname(sample("transformer")), "transformer_per_pass.tar.xz")
+    dump = open_dump(path)
+    tl = pass_timeline(dump, dump.main)
+    visible = [s.index for s in tl.visible(True)]
+    start = tl.index_of("pass:0023")
+    nxt = tl.step(visible[visible.index(start) + 1])
+    prev_of_start, prev_of_next = tl.previous_ok(start), tl.previous_ok(nxt.index)
+    assert prev_of_start != prev_of_next
+    page = make_page()
+    page.set_viewport_size({"width": 1600, "height": 1500})
+    open_uploaded(page, url, path)
+    pick_stage(page, "(0023)", "algsimp")
+    wait_param(page, "stage", "pass:0023")
+    wait_idle(page)
+    assert f"previous step ({prev_of_start})" in select_value(page, "pass-compare")
+    button(page, "pass-next").click()
+    wait_param(page, "stage", nxt.stage)
+    wait_idle(page)
+    shown = select_value(page, "pass-compare")
+    assert f"previous step ({prev_of_next})" in shown, shown
+
+
+# --------------------------------------------------------------------------- item 11
+
+def test_item11_the_search_text_does_not_carry_over_to_a_new_dump(site, zips):
+    url, make_page = site
+    page = make_page()
+    open_two(page, url, zips)
+    assert page.locator(".st-key-search-q input").input_value() == ""
