@@ -248,3 +248,34 @@ def test_item7_a_fusion_that_changes_layout_is_flagged_at_its_node(monkeypatch):
     assert "#e8590c" in node_svg(svg, "node:copy_bitcast_fusion")
     click(at, "node:copy_bitcast_fusion")
     assert "copy.18" in card(at).get("layout_change", "")
+
+
+# --------------------------------------------------------------------------- item 9
+
+def test_item9_a_text_diff_note_sits_under_its_own_line():
+    """The transformer's fusion step (XLA's per-pass files): a line fused away
+    ('→ fusion F as N') gets its note in its own (left) cell, never under the unrelated
+    right line it happens to sit beside."""
+    from compiler_bridge.passes import pass_timeline, step_diff, text_diff
+    from viz.passes import text_diff_html
+    d = open_dump(os.path.join(ROOT, "sample_dumps", "transformer_per_pass.tar.xz"))
+    tl = pass_timeline(d, d.main)
+    (idx,) = [s.index for s in tl.steps if s.pass_name == "fusion"]
+    diff = step_diff(d, tl, idx)
+    fused = diff.fused_into()                       # old name -> the fusion holding it
+    page = text_diff_html(text_diff(diff))
+    rows = re.findall(r'<tr class="(replace|removed|added)">(.*?)</tr>', page, re.S)
+    checked = 0
+    for _kind, row in rows:
+        cells = re.findall(r'<td class="(\w)">(.*?)</td>', row, re.S)
+        for side, cell in cells:
+            for note in re.findall(r'<div class="note">(.*?)</div>', cell):
+                m = re.match(r"→ fusion ([\w.\-]+)", note.replace("&gt;", ">"))
+                if not m:
+                    continue
+                # the note is on the left, under the line of the instruction it names
+                assert side == "o", (note, row[:300])
+                name = re.sub(r"<[^>]+>", "", cell).split(" = ")[0].replace("ROOT ", "")
+                assert fused[name.lstrip("%")] == m.group(1), (name, note)
+                checked += 1
+    assert checked >= 10

@@ -518,11 +518,10 @@ def _row_html(r: TextRow) -> str:
         left, right = _intraline(r.old_text, r.new_text)
     else:
         left, right = html.escape(r.old_text), html.escape(r.new_text)
-    note = f'<div class="note">{html.escape(r.note)}</div>' if r.note else ""
     on = str(r.old_line) if r.old_text else ""
     nn = str(r.new_line) if r.new_text else ""
-    left_note = note if r.kind == "removed" else ""
-    right_note = note if r.kind != "removed" else ""
+    left_note = f'<div class="note">{html.escape(r.old_note)}</div>' if r.old_note else ""
+    right_note = f'<div class="note">{html.escape(r.note)}</div>' if r.note else ""
     return (f'<tr class="{r.kind}"><td class="n">{on}</td><td class="o">{left}{left_note}</td>'
             f'<td class="n">{nn}</td><td class="w">{right}{right_note}</td></tr>')
 
