@@ -137,3 +137,50 @@ def test_item11_the_search_text_does_not_carry_over_to_a_new_dump(site, zips):
     page = make_page()
     open_two(page, url, zips)
     assert page.locator(".st-key-search-q input").input_value() == ""
+
+
+# --------------------------------------------------------------------------- item 10
+
+PILLS = """(key) => {
+  const box = document.querySelector('.st-key-' + key.replace(/[^a-zA-Z0-9_-]/g, '-'));
+  if (!box) return null;
+  const pills = [...box.querySelectorAll('button')];
+  const seen = (el) => {            // inside every clipping ancestor up to the page
+    const r = el.getBoundingClientRect();
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX !== 'visible' || s.overflowY !== 'visible') {
+        const c = a.getBoundingClientRect();
+        if (r.left < c.left - 1 || r.right > c.right + 1 || r.top < c.top - 1
+            || r.bottom > c.bottom + 1) return false;
+      }
+    }
+    return r.width > 0 && r.height > 0;
+  };
+  return {total: pills.length, visible: pills.filter(seen).length};
+}"""
+
+
+def test_item10_every_operand_chip_is_visible(site, zips, artifacts_dir):
+    """tuple.3 (the transformer's ROOT) has 11 operands: all 11 chips show, wrapped."""
+    from compiler_bridge import open_dump
+    url, make_page = site
+    dump = open_dump(sample("transformer"))
+    ops = dump.stage(dump.main, "after_optimizations").find("tuple.3").operands
+    assert len(ops) == 11
+    page = make_page()
+    page.goto(url)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, zips["transformer"])
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_param(page, "dump")
+    wait_idle(page)
+    page.goto(page.evaluate("location.href") + "&selected=tuple.3")
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_idle(page)
+    key = "refs:Operands:tuple.3"
+    css = ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key)   # Streamlit's class for a key
+    page.locator(css).first.scroll_into_view_if_needed()
+    got = page.evaluate(PILLS, key)
+    shot(page, artifacts_dir, "tour-10-operand-chips.png")
+    assert got == {"total": 11, "visible": 11}, got

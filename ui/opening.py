@@ -42,6 +42,9 @@ def style() -> None:
       .hl-legend span.sw { display: inline-block; width: .9rem; height: .9rem;
                    border-radius: 3px; vertical-align: -2px; margin-right: .3rem; }
       .hl-crumbs button p { font-size: .9rem; }
+      /* operand/user chips wrap instead of scrolling out of sight */
+      [class*="st-key-refs-"] [data-testid="stButtonGroup"] > div { flex-wrap: wrap;
+                   overflow: visible; row-gap: .35rem; }
     </style>""", unsafe_allow_html=True)
 
 
