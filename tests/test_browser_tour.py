@@ -184,3 +184,76 @@ def test_item10_every_operand_chip_is_visible(site, zips, artifacts_dir):
     got = page.evaluate(PILLS, key)
     shot(page, artifacts_dir, "tour-10-operand-chips.png")
     assert got == {"total": 11, "visible": 11}, got
+
+
+CHART_BOXES = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+  .filter(c => c.getBoundingClientRect().height > 0).map(c => {
+    const box = (sel) => { const e = c.querySelector(sel);
+      if (!e) return null; const r = e.getBoundingClientRect();
+      return {l: r.left, r: r.right, t: r.top, b: r.bottom}; };
+    const ticks = (sel) => [...c.querySelectorAll(sel)].map(t => t.textContent)
+      .filter(t => t);
+    const log = [...c.querySelectorAll('.xaxislayer-above, .yaxislayer-above')];
+    return {xtitle: box('.g-xtitle text'), legend: box('.legend'),
+            xticks: ticks('.xaxislayer-above .xtick text'),
+            yticks: ticks('.yaxislayer-above .ytick text'), axes: log.length};
+  })"""
+
+
+def _overlap(a, b) -> bool:
+    return a["l"] < b["r"] and b["l"] < a["r"] and a["t"] < b["b"] and b["t"] < a["b"]
+
+
+def test_item11_the_pass_timeline_axis_title_is_clear_of_its_legend(site, artifacts_dir):
+    from test_browser import open_uploaded
+    url, make_page = site
+    path = os.path.join(os.path.dirname(sample("transformer")), "transformer_per_pass.tar.xz")
+    page = make_page()
+    page.set_viewport_size({"width": 1600, "height": 1500})
+    open_uploaded(page, url, path)
+    page.wait_for_function(f"() => ({CHART_BOXES})().some(c => c.xtitle && c.legend)",
+                           timeout=30_000)
+    wait_idle(page)
+    charts = [c for c in page.evaluate(CHART_BOXES) if c["xtitle"] and c["legend"]]
+    shot(page, artifacts_dir, "tour-11-pass-timeline.png")
+    assert charts
+    for c in charts:
+        assert not _overlap(c["xtitle"], c["legend"]), c
+
+
+def test_item11_log_axes_label_each_tick_once(site, zips, artifacts_dir):
+    """The runtime scatter and roofline: log axes whose labels name their magnitude
+    (plotly's default between decades read '2, 5, 2, 5')."""
+    from test_browser import open_uploaded
+    url, make_page = site
+    page = make_page()
+    open_uploaded(page, url, zips["transformer"])
+    page.get_by_role("tab", name="Runtimes").click()
+    page.wait_for_function(f"() => ({CHART_BOXES})().filter(c => c.xticks.length).length >= 2",
+                           timeout=30_000)
+    wait_idle(page)
+    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+    shot(page, artifacts_dir, "tour-11-log-axes.png")
+    charts = page.evaluate(CHART_BOXES)[:2]            # scatter, roofline
+    for c in charts:
+        for ticks in (c["xticks"], c["yticks"]):
+            assert len(ticks) >= 2 and len(set(ticks)) == len(ticks), ticks
+
+
+def test_item11_an_error_banner_is_clear_of_the_header(site, tmp_path, artifacts_dir):
+    url, make_page = site
+    page = make_page()
+    page.goto(url)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not an XLA dump\n")
+    upload(page, str(notes))
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="no XLA dump files found")
+    alert.wait_for()
+    wait_idle(page)
+    page.evaluate("window.scrollTo(0, 0)")
+    shot(page, artifacts_dir, "tour-11-error-banner.png")
+    header = page.locator('header[data-testid="stHeader"]').bounding_box()
+    banner = alert.bounding_box()
+    assert header is not None and banner is not None
+    assert banner["y"] >= header["y"] + header["height"] - 1, (banner, header)

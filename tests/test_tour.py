@@ -279,3 +279,57 @@ def test_item9_a_text_diff_note_sits_under_its_own_line():
                 assert fused[name.lstrip("%")] == m.group(1), (name, note)
                 checked += 1
     assert checked >= 10
+
+
+# --------------------------------------------------------------------------- item 11
+
+# Machado, Oliveira & Fernandes (2009), full severity, on linear RGB
+_CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                   [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                     [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                   [0.004733, 0.691367, 0.303900]],
+}
+
+
+def _lab(hex_colour: str, vision: str | None):
+    import numpy as np
+    c = np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    if vision:
+        c = np.clip(np.array(_CVD[vision]) @ c, 0, 1)
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                  [0.0193, 0.1192, 0.9505]])
+    xyz = m @ c / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_item11_diff_colours_stand_apart_for_colour_blind_eyes():
+    """'added' and 'changed' against every category fill and each other: a CIELAB
+    distance of at least 20 for normal, protan, deutan and tritan vision."""
+    import numpy as np
+    from viz.categories import COLORS
+    from viz.passes import ADDED_FILL, CHANGED_FILL
+    pairs = [(ADDED_FILL, c, k) for k, c in COLORS.items()] + \
+        [(CHANGED_FILL, c, k) for k, c in COLORS.items()] + [(ADDED_FILL, CHANGED_FILL, "")]
+    for a, b, what in pairs:
+        for vision in (None, *_CVD):
+            d = float(np.linalg.norm(_lab(a, vision) - _lab(b, vision)))
+            assert d >= 20, (a, b, what, vision, round(d, 1))
+
+
+def test_item11_the_steps_tab_shows_no_raw_none(monkeypatch):
+    from test_app_passes import DETAILS
+    from test_app import ok
+    at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0017"})
+    at.session_state[DETAILS] = "Steps"
+    at.run()
+    ok(at)
+    table = next(d.value for d in at.dataframe if "pass" in d.value.columns)
+    assert len(table) > 10
+    cells = [v for col in table.columns for v in table[col]]
+    assert not any(v is None or (isinstance(v, float) and v != v) or v == "None"
+                   for v in cells), [c for c in table.columns if table[c].isna().any()]

@@ -36,7 +36,8 @@ def warm_up() -> threading.Thread:
 
 def style() -> None:
     st.markdown("""<style>
-      .block-container { padding-top: 2.2rem; padding-bottom: 2rem; }
+      /* below the 3.75rem header: a message at the top is not half under it */
+      .block-container { padding-top: 4rem; padding-bottom: 2rem; }
       .hl-legend { display: flex; flex-wrap: wrap; gap: .35rem .9rem; font-size: .8rem;
                    color: #495057; margin: .25rem 0 .5rem 0; }
       .hl-legend span.sw { display: inline-block; width: .9rem; height: .9rem;

@@ -29,6 +29,10 @@ from . import categories as C
 from .grouping import GroupIndex, GroupInfo
 
 MODES = ("measured", "predicted", "ratio")
+# a log axis labelled at each power of ten (plotly's own labels between them read
+# "2, 5, 2, 5" without their magnitude), with unlabelled minor ticks between
+LOG_AXIS = dict(type="log", dtick=1, minor=dict(ticks="outside", dtick="D1", ticklen=3,
+                                                showgrid=False))
 
 METRIC_LABELS = {
     "kendall_tau": ("Kendall tau", "rank agreement over all pairs of kernels (1 = same order)"),
@@ -104,8 +108,8 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
     title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
     fig.update_layout(
         title=title, height=440, margin=dict(l=60, r=20, t=50, b=50), clickmode="event+select",
-        xaxis=dict(type="log", title=f"measured µs ({report.stat} per execution)"),
-        yaxis=dict(type="log", title="predicted µs"),
+        xaxis=dict(LOG_AXIS, title=f"measured µs ({report.stat} per execution)"),
+        yaxis=dict(LOG_AXIS, title="predicted µs"),
         legend=dict(orientation="h", y=-0.18))
     return fig
 
@@ -376,8 +380,8 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     title += f"; {skipped} without flops not shown)" if skipped else ")"
     fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
                       clickmode="event+select",
-                      xaxis=dict(type="log", title="arithmetic intensity (flop/byte)"),
-                      yaxis=dict(type="log", title="achieved flop/s"),
+                      xaxis=dict(LOG_AXIS, title="arithmetic intensity (flop/byte)"),
+                      yaxis=dict(LOG_AXIS, title="achieved flop/s"),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 
