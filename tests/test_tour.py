@@ -333,3 +333,53 @@ def test_item11_the_steps_tab_shows_no_raw_none(monkeypatch):
     cells = [v for col in table.columns for v in table[col]]
     assert not any(v is None or (isinstance(v, float) and v != v) or v == "None"
                    for v in cells), [c for c in table.columns if table[c].isna().any()]
+
+
+# --------------------------------------------------------------------------- item 6
+
+@pytest.fixture(scope="module")
+def lm8(tmp_path_factory) -> str:
+    """A real 8-layer decoder LM train step, written as a Python loop over its layers (no
+    named scopes), compiled by JAX on CPU: bench/make_scale.py --layers 8 (~15 s)."""
+    import subprocess
+    import sys
+    out = tmp_path_factory.mktemp("lm8") / "lm8"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+                        "--layers", "8", "--out", str(out)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return str(out)
+
+
+def test_item6_a_model_written_as_a_loop_groups_as_layer_1_to_8(lm8):
+    from viz.grouping import GraphOptions, group
+    dump = open_dump(lm8)
+    module = dump.stage(dump.main, "after_optimizations")
+    g = group(module, None, GraphOptions())
+    layers = {info.label: info for info in g.groups.values()
+              if re.fullmatch(r"layer \d+", info.label)}
+    assert sorted(layers, key=lambda s: int(s.split()[1])) == [f"layer {k}"
+                                                               for k in range(1, 9)]
+    sizes = {info.size for info in layers.values()}
+    assert len(sizes) == 1 and sizes.pop() >= 40        # eight identical layers
+    # each layer holds the forward and the backward of one iteration: the parameters
+    # layer k's instructions read are mostly those of the k-th entry of the Python list
+    # (XLA's names: params__layers___<k-1>___...; XLA's wide backward fusions also read
+    # a few of the later layers')
+    from collections import Counter
+    for label, info in layers.items():
+        k = int(label.split()[1]) - 1
+        members = [module.find(n) for n, gid in g.group_of.items() if gid.startswith(info.id)]
+        read = Counter(re.search(r"__layers___(\d+)___", o.name).group(1)
+                       for m in members for o in m.operands
+                       if o.opcode == "parameter" and "__layers___" in o.name)
+        (most, n), *rest = read.most_common()
+        assert most == str(k) and all(n > 2 * other for _, other in rest), (label, read)
+
+
+def test_item6_no_layers_where_nothing_repeats():
+    from viz.grouping import repeated_layers
+    for name in ("transformer", "mlp_train", "scan_while", "cond_switch"):
+        dump = open_dump(sample(name))
+        module = dump.stage(dump.main, "after_optimizations")
+        assert repeated_layers(module, module.entry) == {}, name

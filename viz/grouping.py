@@ -219,6 +219,11 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                 frames.reverse()   # outermost first; the innermost line is the leaf
                 paths[inst.name] = tuple(
                     f"{f.function or '?'} ({f.file.rsplit('/', 1)[-1]}:{f.line})" for f in frames)
+    if grouping == "layers":
+        layers = repeated_layers(module, comp)
+        for name, k in layers.items():
+            path = paths[name]
+            paths[name] = path[:1] + (f"layer {k}",) + path[1:]
     # Instructions without a scope (constants, broadcasts, tuples) join their users'
     # common scope, so they do not all pile up at the top level.
     for inst in reversed(comp.instructions):
@@ -234,6 +239,63 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                 common = common[:n]
             paths[inst.name] = common
     return paths
+
+
+LAYER_MATCH = 0.9       # share of a layer's ops that must match the middle layer's
+
+
+def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
+    """Layers of a model written as a loop without named scopes: instruction -> layer
+    (1..N), or {} when there is no such repetition.
+
+    An op of a loop body has the same Python call stack in every iteration, so its
+    source key (the stack, and forward or backward: ``transpose(`` in op_name) comes
+    back N times, k per layer. N is the largest count that divides the counts of keys
+    covering at least half of the located instructions; the i-th occurrence of a key
+    belongs to layer ``i // k + 1`` (counted from the end for the backward pass, which
+    runs the layers in reverse), and the layers must be isomorphic: each layer's
+    (opcode, shape) multiset matches the middle layer's for LAYER_MATCH of its ops.
+    """
+    keyed: list[tuple[HloInstruction, tuple]] = []
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            continue
+        loc = module.source_location(inst)
+        if loc is None:
+            continue
+        stack = tuple((f.file, f.line) for f in (loc, *loc.callers))
+        keyed.append((inst, ("transpose(" in inst.op_name, stack)))
+    counts: dict[tuple, int] = {}
+    for _, key in keyed:
+        counts[key] = counts.get(key, 0) + 1
+    if len(keyed) < 8:
+        return {}
+    for n in range(max(counts.values()), 1, -1):
+        covered = sum(c for c in counts.values() if c % n == 0)
+        if covered < 0.5 * len(keyed):
+            continue
+        seen: dict[tuple, int] = {}
+        layer: dict[str, int] = {}
+        for inst, key in keyed:
+            c = counts[key]
+            if c % n:
+                continue
+            rank = seen.get(key, 0)
+            seen[key] = rank + 1
+            k = rank // (c // n)
+            layer[inst.name] = n - k if key[0] else k + 1
+        sigs: list[dict[tuple[str, str], int]] = [{} for _ in range(n)]
+        for inst, _ in keyed:
+            k = layer.get(inst.name)
+            if k is not None:
+                sig = (inst.opcode, str(inst.shape))
+                sigs[k - 1][sig] = sigs[k - 1].get(sig, 0) + 1
+        middle = sigs[n // 2]
+        size = sum(middle.values())
+        if size and all(sum(min(v, middle.get(s, 0)) for s, v in sig.items())
+                        >= LAYER_MATCH * size for sig in sigs):
+            return layer
+    return {}
 
 
 def _build_tree(module: HloModule, comp: HloComputation, grouping: str,
