@@ -286,10 +286,10 @@ def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
             layer[inst.name] = n - k if key[0] else k + 1
         sigs: list[dict[tuple[str, str], int]] = [{} for _ in range(n)]
         for inst, _ in keyed:
-            k = layer.get(inst.name)
-            if k is not None:
+            at = layer.get(inst.name)
+            if at is not None:
                 sig = (inst.opcode, str(inst.shape))
-                sigs[k - 1][sig] = sigs[k - 1].get(sig, 0) + 1
+                sigs[at - 1][sig] = sigs[at - 1].get(sig, 0) + 1
         middle = sigs[n // 2]
         size = sum(middle.values())
         if size and all(sum(min(v, middle.get(s, 0)) for s, v in sig.items())
