@@ -257,3 +257,55 @@ def test_item11_an_error_banner_is_clear_of_the_header(site, tmp_path, artifacts
     banner = alert.bounding_box()
     assert header is not None and banner is not None
     assert banner["y"] >= header["y"] + header["height"] - 1, (banner, header)
+
+
+# --------------------------------------------------------------------------- item 3
+
+TIMELINE_BAR = """(name) => {
+  const chart = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+    .find(c => [...c.querySelectorAll('.ytick text')].some(t => t.textContent === 'thread 1'));
+  if (!chart) return null;
+  const plot = chart.querySelector('.js-plotly-plot');
+  const bars = [...chart.querySelectorAll('.barlayer .trace')];
+  for (let t = 0; t < bars.length; t++) {
+    const data = plot.data[t];
+    const k = (data.customdata || []).findIndex(c => c[0] === name);
+    if (k < 0) continue;
+    const r = bars[t].querySelectorAll('.point')[k].getBoundingClientRect();
+    return {x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width,
+            lanes: [...chart.querySelectorAll('.ytick text')].map(e => e.textContent)};
+  }
+  return null;
+}"""
+
+
+def test_item3_the_trace_timeline_hovers_and_clicks_to_the_graph(site, tmp_path_factory,
+                                                                  artifacts_dir):
+    import zipfile
+    from test_browser import open_uploaded
+    from test_tour import ASYNC
+    url, make_page = site
+    out = tmp_path_factory.mktemp("zips") / "attn_async.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for dirpath, _, files in os.walk(ASYNC):
+            for fn in files:
+                full = os.path.join(dirpath, fn)
+                z.write(full, os.path.join("attn_async", os.path.relpath(full, ASYNC)))
+    page = make_page()
+    page.set_viewport_size({"width": 1600, "height": 1400})
+    open_uploaded(page, url, str(out))
+    page.get_by_role("tab", name="Runtimes").click()
+    name = "copy_bitcast_fusion.3"
+    page.wait_for_function(f"() => !!({TIMELINE_BAR})({name!r})", timeout=30_000)
+    wait_idle(page)
+    page.evaluate("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+      .find(c => [...c.querySelectorAll('.ytick text')].some(t => t.textContent === 'thread 1'))
+      .scrollIntoView({block: 'center'})""")
+    page.wait_for_timeout(300)
+    bar = page.evaluate(TIMELINE_BAR, name)
+    assert {"thread 1", "thread 2"} <= set(bar["lanes"]) and bar["w"] > 2, bar
+    page.mouse.move(bar["x"], bar["y"])
+    page.locator(".hoverlayer .hovertext").filter(has_text=name).first.wait_for()
+    shot(page, artifacts_dir, "tour-03-trace-timeline.png")
+    page.mouse.click(bar["x"], bar["y"])
+    wait_param(page, "selected", name)

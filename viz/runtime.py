@@ -319,15 +319,16 @@ def timeline_figure(report: RuntimeReport, module_id: str, run: str | None = Non
                         line=dict(color="#c92a2a", width=1))))
     step = mt.step_us.get(run or "", 0.0)
     fig.update_layout(
-        barmode="overlay", height=max(220, 60 + 34 * len(lanes)), bargap=0.25,
-        margin=dict(l=10, r=10, t=40, b=40), clickmode="event+select", dragmode="pan",
+        barmode="overlay", height=max(220, 90 + 34 * len(lanes)), bargap=0.25,
+        margin=dict(l=10, r=10, t=56, b=40), clickmode="event+select", dragmode="pan",
         title=f"one step: {len(slices):,} kernel executions in {fmt_us(step)} on "
               f"{len(threads)} thread{'s' if len(threads) != 1 else ''}",
         xaxis=dict(title="µs from the step's start", range=[0, step * 1.01],
                    rangemode="tozero"),
         yaxis=dict(categoryorder="array", categoryarray=lanes, autorange="reversed",
                    type="category"),
-        legend=dict(orientation="h", y=-0.25, yanchor="top"))
+        # above the plot, right of the title (below, it met the axis title)
+        legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"))
     return fig
 
 
