@@ -519,8 +519,9 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
         else:
             reps = f" ×{r.executions_per_run:g}" if r.executions_per_run and \
                 r.executions_per_run > 1 else ""
-            share = f" · {r.share:.1%}" if mode == "measured" and r.share is not None else ""
-            labels[r.instruction] = f"◷ {fmt_us(v)}{reps}{share}"
+            # the share is a mean and the value a per-execution statistic: the share goes
+            # with its own time (inspector, table), not beside this one
+            labels[r.instruction] = f"◷ {fmt_us(v)}{reps}"
         inc = inclusive.get(r.instruction)
         if inc is not None:
             meas_i, pred_i, pred_m = inc
