@@ -249,7 +249,7 @@ def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
     (1..N), or {} when there is no such repetition.
 
     An op of a loop body has the same Python call stack in every iteration, so its
-    source key (the stack, and forward or backward: ``transpose(`` in op_name) comes
+    source key (the stack's id, and forward or backward: ``transpose(`` in op_name) comes
     back N times, k per layer. N is the largest count that divides the counts of keys
     covering at least half of the located instructions; the i-th occurrence of a key
     belongs to layer ``i // k + 1`` (counted from the end for the backward pass, which
@@ -260,18 +260,24 @@ def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
     for inst in comp.instructions:
         if inst.opcode == "parameter":
             continue
-        loc = module.source_location(inst)
-        if loc is None:
+        md = inst.metadata
+        # XLA interns stack frames: one call stack, one stack_frame_id (and resolving
+        # every stack costs seconds on a 400k-instruction module)
+        stack = md.stack_frame_id or (md.source_file, md.source_line) if md.source_file \
+            else md.stack_frame_id
+        if not stack:
             continue
-        stack = tuple((f.file, f.line) for f in (loc, *loc.callers))
-        keyed.append((inst, ("transpose(" in inst.op_name, stack)))
+        keyed.append((inst, ("transpose(" in md.op_name, stack)))
     counts: dict[tuple, int] = {}
     for _, key in keyed:
         counts[key] = counts.get(key, 0) + 1
     if len(keyed) < 8:
         return {}
-    for n in range(max(counts.values()), 1, -1):
-        covered = sum(c for c in counts.values() if c % n == 0)
+    by_count: dict[int, int] = {}          # a key count -> instructions with such keys
+    for c in counts.values():
+        by_count[c] = by_count.get(c, 0) + c
+    for n in range(max(by_count), 1, -1):
+        covered = sum(v for c, v in by_count.items() if c % n == 0)
         if covered < 0.5 * len(keyed):
             continue
         seen: dict[tuple, int] = {}
