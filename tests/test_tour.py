@@ -86,6 +86,19 @@ def test_item1_an_async_dot_is_not_charged_the_ops_its_thread_ran_meanwhile():
     assert flagged
 
 
+def test_item1_attribute_splits_overlap_and_gives_a_wait_to_its_op():
+    """The arithmetic, on intervals (µs): a while on thread t holds an asynchronous dot
+    (event 10-20, work done at 50) and an op (60-70); thread u runs 5-15 alongside."""
+    from compiler_bridge.perf.traces import attribute
+    execs = [("t", 0, 100, 100), ("t", 10, 20, 50), ("t", 60, 70, 70), ("u", 5, 15, 15)]
+    own, charged = attribute(execs)
+    # the while owns the gaps its body leaves; the dot its event and its wait
+    assert own == pytest.approx([10 + 10 + 30, 40, 10, 10])
+    # 5-10 (while and u) and 10-15 (dot and u) are shared by two threads
+    assert charged == pytest.approx([10 - 2.5 + 10 + 30, 40 - 2.5, 10, 5])
+    assert sum(charged) == pytest.approx(100)          # the span, not more
+
+
 def test_item1_overlap_is_flagged_in_the_inspector_and_the_table(monkeypatch):
     at = app(ASYNC, monkeypatch, {"selected": "dot.18"})
     line = plain(next(x.value for x in at.markdown if "**Runtime**" in x.value))

@@ -354,7 +354,8 @@ def attribute(execs: Sequence[tuple[str, float, float, float]]
     asynchronous thunk whose work outlives its event. On a thread, the innermost running
     event owns the time (a ``while`` owns only the gaps between its body's ops); an
     asynchronous op also owns the time after its event, up to ``done``, in which its
-    thread runs no other op (the wait no other op of the thread could use). That is the
+    thread runs no other op started after it (the wait no other op of the thread could
+    use; an enclosing ``while`` does not take it). That is the
     execution's *own* time. Where the owners of k threads run at once, each is charged
     1/k of that wall time: the *charged* times of a run add up to at most its span, so
     shares of step time never exceed 100%; ``own - charged`` is the time the execution
@@ -380,9 +381,15 @@ def attribute(execs: Sequence[tuple[str, float, float, float]]
 
     def owner_of(thread: str) -> list[int]:
         act = running.get(thread)
+        waits = waiting.get(thread, set())
         if act:
-            return [max(act, key=lambda i: (act[i], i))]   # innermost: latest start
-        return sorted(waiting.get(thread, ()))
+            inner = max(act, key=lambda i: (act[i], i))     # innermost: latest start
+            # a wait that began inside it (a dot in a while body) is the body's work,
+            # not the enclosing op's
+            waits = {i for i in waits if execs[i][1] > act[inner]}
+            if not waits:
+                return [inner]
+        return sorted(waits)
 
     k = 0
     prev = points[0][0]
