@@ -242,6 +242,7 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
 
 
 LAYER_MATCH = 0.9       # share of a layer's ops that must match the middle layer's
+MIN_LAYER = 4           # ops a repeated layer has at least (one op again is no layer)
 
 
 def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
@@ -298,7 +299,7 @@ def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
                 sigs[at - 1][sig] = sigs[at - 1].get(sig, 0) + 1
         middle = sigs[n // 2]
         size = sum(middle.values())
-        if size and all(sum(min(v, middle.get(s, 0)) for s, v in sig.items())
+        if size >= MIN_LAYER and all(sum(min(v, middle.get(s, 0)) for s, v in sig.items())
                         >= LAYER_MATCH * size for sig in sigs):
             return layer
     return {}
