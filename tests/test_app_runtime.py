@@ -218,7 +218,7 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
     kernels = next(d.value for d in at.dataframe if "instruction" in d.value.columns)
     assert len(kernels) == 86
     assert list(kernels["share"]) == sorted(kernels["share"], reverse=True)
-    assert len(at.get("plotly_chart")) == 2          # scatter and roofline
+    assert len(at.get("plotly_chart")) == 3          # scatter, roofline, trace timeline
 
 
 def test_a_kernel_table_row_selects_the_kernel_in_the_graph(monkeypatch, transformer_report):
@@ -262,9 +262,10 @@ def test_a_kernel_picked_at_another_stage_goes_to_after_optimizations(monkeypatc
 def test_the_inspector_shows_the_kernels_runtime(monkeypatch):
     at = app(sample("scan_while"), monkeypatch, {"selected": "while.12"})
     line = plain(next(m.value for m in at.markdown if "**Runtime**" in m.value))
-    assert "measured **12 µs** (p10 12 µs · p90 15 µs, 3 executions)" in line
+    assert "measured **12 µs** median per execution (p10 12 µs · p90 15 µs, 3 executions)" \
+        in line
     assert "predicted **39 µs** (roofline, ×3.22 of measured)" in line
-    assert "with body" in line and "of step time" in line
+    assert "with body" in line and "of the mean step" in line
 
 
 def test_a_selected_box_shows_its_kernels_per_step(monkeypatch):

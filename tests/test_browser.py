@@ -19,6 +19,7 @@ from conftest import ROOT, HealthProbe, missing, sample
 
 from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
 from compiler_bridge import open_dump
+from viz.passes import ADDED_FILL, CHANGED_FILL
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -346,7 +347,7 @@ DIFF_FILLS = """() => {
   if (!host) return {};
   const count = (c) => host.shadowRoot.querySelectorAll(
     `g.node path[fill="${c}"], g.node polygon[fill="${c}"]`).length;
-  return {added: count('#b2f2bb'), changed: count('#ffe8a1'),
+  return {added: count('""" + ADDED_FILL + """'), changed: count('""" + CHANGED_FILL + """'),
           ghosts: host.shadowRoot.querySelectorAll('g.node[id^="ghost:"]').length,
           svg: host.shadowRoot.querySelector('.hl-root').dataset.svgId};
 }"""

@@ -223,6 +223,6 @@ def test_text_diff_notes_where_fused_instructions_went(dumps):
     assert len(gone) == len(fused)
     for r in gone:
         name = r.old_text.split(" = ")[0].replace("ROOT ", "").lstrip("%")
-        assert r.note.startswith(f"→ fusion {fused[name]}")
+        assert r.old_note.startswith(f"→ fusion {fused[name]}")
     added = [c for c in text_diff(diff) if c.status == "added"]
     assert len(added) == len(diff.computations_added)

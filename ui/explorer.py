@@ -249,6 +249,10 @@ def focus_controls(nav: Navigator) -> None:
 # --------------------------------------------------------------------------- search
 
 def search_box(nav: Navigator, shown: Shown) -> None:
+    # the text is for the dump it was typed in: another dump (an upload) starts empty
+    if st.session_state.get("search-q·dump", nav.state.dump) != nav.state.dump:
+        st.session_state["search-q"] = ""
+    st.session_state["search-q·dump"] = nav.state.dump
     cols = st.columns([5, 1], vertical_alignment="center")
     query = cols[0].text_input(
         "Search", key="search-q", label_visibility="collapsed", icon=":material/search:",
@@ -319,7 +323,7 @@ def breadcrumb(nav: Navigator, shown: Shown) -> None:
     if current not in labels:
         fused = module.get_computation(current)
         labels[current] = f"{current} (fused)" if fused is not None else current
-    controlled("pick-computation", current)
+    controlled("pick-computation", current, [labels[k] for k in labels])
     right.selectbox("Computation", list(labels), key="pick-computation",
                     format_func=lambda c: labels.get(c, c), label_visibility="collapsed",
                     on_change=go_option,

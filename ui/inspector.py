@@ -116,8 +116,9 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                   key=f"fusion:{info.name}", type="primary", on_click=go,
                   args=(N.toggle_group, gid))
         if info.fused_lines:
+            params = len(info.fused_lines) - info.fused_ops
             box = st.expander(f"Fused computation {info.fused_computation} "
-                              f"({len(info.fused_lines)} instructions)",
+                              f"({info.fused_ops} ops + {params} parameters)",
                               key=f"fused:{info.name}", on_change="rerun")
             if box.open:
                 box.code("\n".join(info.fused_lines), language=None, wrap_lines=False)
@@ -137,13 +138,17 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
 
 def show_in_graph(state: ViewState, opened: Opened, shown: Shown, name: str):
     """Draw an instruction as its own node: go to its computation, open the fusions
-    around it and the boxes holding it (``GraphView.reveal``); no focus mode."""
+    around it and the boxes holding it (``GraphView.reveal``) in the view that will be
+    drawn; in focus mode the focus moves to it."""
     new, center = N.go_to(state, shown.module, name, focus=False)
     loc = P.locate(shown.module, name)
     if loc is None:
         return state, ""
+    if new.focus:
+        # in focus mode the neighbourhood follows it (a focus view opens around its node)
+        new = new.with_(focus=loc.anchor)
     try:
-        view, _ = view_for(opened, shown, new.with_(focus="", changed_only=False))
+        view, _ = view_for(opened, shown, new.with_(changed_only=False))
     except (KeyError, HloParseError):
         return new, center
     if new.changed_only and ("node:" + loc.anchor) not in view.nodes:

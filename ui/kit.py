@@ -193,9 +193,18 @@ def page_rerun_asked() -> bool:
     return bool(st.session_state.pop(_RERUN_PAGE, False))
 
 
-def controlled(key: str, value) -> None:
-    """Make a keyed widget show ``value`` (the URL's) before it is drawn."""
-    if st.session_state.get(key) != value:
+def controlled(key: str, value, labels=None) -> None:
+    """Make a keyed widget show ``value`` (the URL's) before it is drawn.
+
+    ``labels``: what a selectbox shows for its options. The browser keeps the label it
+    showed, so when the labels change while the value stays (another stage's counts for
+    one computation name) the value is written again, which sends the new label."""
+    seen = f"{key}·labels"
+    sig = hash(tuple(labels)) if labels is not None else None
+    if st.session_state.get(key) != value or (sig is not None
+                                              and st.session_state.get(seen) != sig):
         st.session_state[key] = value
+    if sig is not None:
+        st.session_state[seen] = sig
 
 

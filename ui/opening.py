@@ -48,12 +48,16 @@ def warm_up() -> threading.Thread:
 
 def style() -> None:
     st.markdown("""<style>
-      .block-container { padding-top: 2.2rem; padding-bottom: 2rem; }
+      /* below the 3.75rem header: a message at the top is not half under it */
+      .block-container { padding-top: 4rem; padding-bottom: 2rem; }
       .hl-legend { display: flex; flex-wrap: wrap; gap: .35rem .9rem; font-size: .8rem;
                    color: #495057; margin: .25rem 0 .5rem 0; }
       .hl-legend span.sw { display: inline-block; width: .9rem; height: .9rem;
                    border-radius: 3px; vertical-align: -2px; margin-right: .3rem; }
       .hl-crumbs button p { font-size: .9rem; }
+      /* operand/user chips wrap instead of scrolling out of sight */
+      [class*="st-key-refs-"] [data-testid="stButtonGroup"] > div { flex-wrap: wrap;
+                   overflow: visible; row-gap: .35rem; }
     </style>""", unsafe_allow_html=True)
 
 

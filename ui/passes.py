@@ -95,8 +95,8 @@ def _figure(dump: Dump, tl: Timeline, current: int, hide: bool, with_changes: bo
     when ``with_changes`` (counted once per dump)."""
     counts = _changes(dump, tl) if with_changes else None
     fig = V.timeline_figure(tl, current=current, hide_identical=hide, changes=counts)
-    fig.update_layout(height=CHART_HEIGHT, title=None, margin={"l": 6, "r": 6, "t": 6, "b": 6},
-                      legend={"orientation": "h", "y": -0.18, "font": {"size": 10}})
+    fig.update_layout(height=CHART_HEIGHT, title=None, margin={"l": 6, "r": 6, "t": 24, "b": 6},
+                      legend={**V.LEGEND_ON_TOP, "font": {"size": 10}})
     return fig
 
 
@@ -227,7 +227,7 @@ def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
               "none": "vs nothing (plain graph)"}
     labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
     value = state.compare if state.compare in options else ""
-    controlled("pass-compare", value)
+    controlled("pass-compare", value, [labels.get(o, o) for o in options])
     st.selectbox("Compared with", options, key="pass-compare",
                  format_func=lambda o: labels.get(o, o),
                  on_change=go_option, args=(N.set_compare, "pass-compare", options),
@@ -435,7 +435,7 @@ def _steps_tab(opened: Opened, shown: Shown, tl: Timeline) -> None:
                      f"{max(s.instructions or 0 for s in tl.steps):,} instructions)",
                      key="count-changes"):
             ch = changes(opened, tl, force=True)
-    rows = V.timeline_rows(tl, ch, hide_identical=hide)
+    rows = V.shown_rows(V.timeline_rows(tl, ch, hide_identical=hide))
     for r in rows:
         r["now"] = "▶" if r["step"] == index else ""
     rows = [{"now": r.pop("now"), **r} for r in rows]

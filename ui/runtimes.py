@@ -359,11 +359,14 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
     t = row.timing
     if row.measured_us is not None and t is not None:
         spread = f"p10 {fmt(t.p10_us)} · p90 {fmt(t.p90_us)}, {t.count} executions"
-        parts.append(f"measured **{fmt(row.measured_us)}** ({spread})")
+        parts.append(f"measured **{fmt(row.measured_us)}** {r.stat} per execution ({spread})")
         if row.executions_per_run and row.executions_per_run > 1:
             parts.append(f"×{row.executions_per_run:g} per step")
         if row.share is not None:
-            parts.append(f"{row.share:.1%} of step time")
+            parts.append(V.share_text(row))
+        if row.overlap:
+            parts.append(f"**overlapped**: other kernels ran during {row.overlap:.0%} of "
+                         "its time (that time is split between them in the share)")
     elif r.measured is not None:
         parts.append("not measured (no event for it in the trace)")
     ratio = f", ×{row.ratio:.2f} of measured" if row.ratio is not None else ""
@@ -420,7 +423,34 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
         st.caption("Click a point to select that kernel in the graph. Left: on the dashed "
                    "diagonal the prediction is exact, in the grey band within ×2. Right: "
                    "how close each kernel came to the device's roofs.")
+        _timeline(rt, r, selected)
     _kernels(nav, rt, r)
+
+
+def _timeline(rt: Runtimes, r: RuntimeReport, selected: str) -> None:
+    """One step's kernels in per-thread lanes (a trace viewer): click selects."""
+    mid = rt.shown.dump_module.id
+    runs = V.timeline_runs(r, mid)
+    if not runs:
+        return
+    mt = r.measured.module(mid) if r.measured is not None else None
+    median = mt.median_run() if mt is not None else None
+    names = [k for k, _ in runs]
+    labels = {k: f"step {i + 1} of {len(runs)} · {V.fmt_us(us)}"
+                 + (" (median)" if k == median else "") for i, (k, us) in enumerate(runs)}
+    st.markdown("**Trace timeline**")
+    run = st.selectbox("Step", names, index=names.index(median) if median in names else 0,
+                       format_func=lambda k: labels[k], key=f"rt-step:{mid}:{r.key}")
+    fig = V.timeline_figure(r, mid, run, selected=selected)
+    key = f"rt-timeline:{mid}:{r.key}:{run}:{selected}"
+    st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
+                    selection_mode="points",
+                    config={"scrollZoom": True, "displayModeBar": True,
+                            "displaylogo": False})
+    st.caption("Drag to pan, scroll to zoom, double-click to reset; hover a bar for the "
+               "instruction, click it to select it in the graph. Hatched bars: an "
+               "asynchronous thunk's work on the thread pool after its event; a dark "
+               "outline: the kernel ran alongside others.")
 
 
 def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
@@ -462,8 +492,8 @@ def _measured_line(r: RuntimeReport) -> str:
              f"{m.matched_events:,} per-op events matched"
              + (f", {m.unmatched_events:,} match nothing" if m.unmatched_events else "")]
     if mt is not None:
-        parts.append(f"{len(mt.step_us)} runs, step {V.fmt_us(mt.step_median_us)} "
-                     "(median, while profiling)")
+        parts.append(f"{len(mt.step_us)} runs, step {V.fmt_us(mt.step_median_us)} median, "
+                     f"{V.fmt_us(mt.step_mean_us)} mean (while profiling)")
     parts.append(f"{r.stat} per execution")
     return " · ".join(parts) + f" · from {md(', '.join(m.sources))}"
 
@@ -496,8 +526,18 @@ def _metrics(r: RuntimeReport) -> None:
 
 TABLE_CONFIG = {
     "instruction": st.column_config.TextColumn("instruction", pinned=True),
-    "share": st.column_config.NumberColumn("share of step", format="percent"),
-    "measured_us": st.column_config.NumberColumn("measured µs", format="%.2f"),
+    "fused_ops": st.column_config.NumberColumn("ops", format="%d",
+                                               help="A fusion's fused ops (not parameters)"),
+    "share": st.column_config.NumberColumn(
+        "share of step (mean)", format="percent",
+        help="Mean time per step over the mean step; time it ran alongside other kernels "
+             "is split between them, so shares add up to at most 100%"),
+    "per_step_us": st.column_config.NumberColumn("µs per step (mean)", format="%.2f"),
+    "overlap": st.column_config.NumberColumn(
+        "overlapped", format="percent",
+        help="Share of its own time during which kernels on other threads (or the "
+             "thread's other ops, while an asynchronous thunk waited) ran too"),
+    "measured_us": st.column_config.NumberColumn("measured µs per execution", format="%.2f"),
     "predicted_us": st.column_config.NumberColumn("predicted µs", format="%.2f"),
     "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
     "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
@@ -509,22 +549,41 @@ TABLE_CONFIG = {
 }
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
+def _sizes(dump: Dump, module_id: str) -> dict[str, int]:
+    return V.kernel_sizes(dump.stage(dump.module(module_id), AFTER))
+
+
 def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
-    rows = V.kernel_rows(r)
+    try:
+        sizes = _sizes(rt.opened.dump, rt.shown.dump_module.id)
+    except (KeyError, ValueError):
+        sizes = {}
+    sorts = list(V.SORTS) if r.measured_rows else \
+        ["predicted_us"] + [k for k in V.SORTS if k not in ("share", "measured_us",
+                                                             "predicted_us")]
+    head = st.columns([3, 2], vertical_alignment="bottom")
+    sort = head[1].selectbox("Sort by (largest first)", sorts, key="rt-sort",
+                             format_func=lambda k: V.SORTS[k])
+    rows = V.kernel_rows(r, sizes=sizes, sort=sort or sorts[0])
     if not rows:
         st.caption("This module runs no kernels.")
         return
     names = [x["instruction"] for x in rows]
-    order = "measured share of step time" if r.measured_rows else "predicted time"
-    st.markdown(f"**Kernels** ({len(rows):,}, by {order})")
-    key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{nav.state.selected}"
+    head[0].markdown(f"**Kernels and fusions** ({len(rows):,}, by {V.SORTS[sort or sorts[0]]})")
+    key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{sort}:{nav.state.selected}"
     columns = [c for c in V.TABLE_COLUMNS if r.measured_rows or c not in
-               ("share", "measured_us", "ratio", "executions_per_run", "p10_us", "p90_us")]
+               ("share", "per_step_us", "overlap", "measured_us", "ratio",
+                "executions_per_run", "p10_us", "p90_us")]
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
                  column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460))
-    st.caption("Click a row to select that kernel in the graph. Kernels in a loop body run "
-               "once per iteration: *runs per step* counts them, *share of step* sums them.")
+    st.caption(f"Click a row to select that kernel in the graph. *ops*: a fusion's fused "
+               f"instructions other than parameters (its node's label counts the same). "
+               f"*measured* is the {r.stat} per execution; *share of step* and *µs per "
+               "step* are means over the runs (only means add up). Kernels in a loop body "
+               "run once per iteration: *runs per step* counts them, *share of step* sums "
+               "them.")
 
 
 # --------------------------------------------------------------------------- selection

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from compiler_bridge.hlo import layout_change
+
 ELEMENTWISE = "elementwise"
 REDUCTION = "reduction"
 DOT_CONV = "dot/conv"
@@ -69,6 +71,31 @@ def category(opcode: str) -> str:
         if opcode.endswith(suffix) and opcode[: -len(suffix)] in _BY_OPCODE:
             return _BY_OPCODE[opcode[: -len(suffix)]]
     return ELEMENTWISE
+
+
+def layout_change_reason(inst, module) -> str:
+    """Why a node changes layout ('' when it does not): a copy, transpose or bitcast
+    itself, or a fusion through the first fused op that does (the fusion node is what
+    is drawn, and what runs)."""
+    try:
+        change = layout_change(inst)
+        if change is not None:
+            return change.reason
+        if inst.opcode == "fusion" and inst.called_names and module is not None:
+            fused = module.get_computation(inst.called_names[0])
+            for i in fused.instructions if fused is not None else ():
+                change = layout_change(i)
+                if change is not None:
+                    return f"fused {i.name}: {change.reason}"
+    except (ValueError, KeyError, AttributeError):   # an odd shape: no verdict
+        return ""
+    return ""
+
+
+def fused_ops(instructions) -> int:
+    """A fusion's size, the one count the label, inspector and tables show: the
+    instructions of its fused computation other than parameters ("ops")."""
+    return sum(1 for i in instructions if i.opcode != "parameter")
 
 
 def hero_category(opcodes: list[str]) -> str:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule, layout_change
+from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule
 
 from . import categories as C
 from .grouping import GhostNode, Group, Grouping
@@ -99,7 +99,7 @@ class _Writer:
             fill = C.COLORS[hero] if hero != C.PARAMETER_CONSTANT else C.COLORS[C.FUSION]
             border = C.BORDERS[hero]
             penwidth = "2"
-            n_ops = sum(1 for i in fused.instructions if i.opcode != "parameter") if fused else 0
+            n_ops = C.fused_ops(fused.instructions) if fused else 0
             opcode = f"fusion {inst.fusion_kind or ''} · {n_ops} ops".replace("  ", " ")
         elif inst.called_names:
             opcode = f"{inst.opcode} → {', '.join(inst.called_names)[:40]}"
@@ -112,11 +112,12 @@ class _Writer:
             attrs["style"] = "filled"
         if inst.is_root:
             attrs["peripheries"] = "2"
-        change = layout_change(inst)
-        if change is not None:
+        change = C.layout_change_reason(inst, self.module)
+        if change:
             attrs["color"] = "#e8590c"
             attrs["penwidth"] = "3"
-            attrs["label"] += "\n⟲ layout change"
+            attrs["label"] += "\n⟲ layout change" + (" inside" if inst.opcode == "fusion" else "")
+            attrs["tooltip"] = _short(f"⟲ {change}\n{inst.text}", 600)
             self.layout_changes.append(inst.name)
         if inst.name == self.selected:
             attrs["penwidth"] = "3.5"

@@ -219,6 +219,11 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                 frames.reverse()   # outermost first; the innermost line is the leaf
                 paths[inst.name] = tuple(
                     f"{f.function or '?'} ({f.file.rsplit('/', 1)[-1]}:{f.line})" for f in frames)
+    if grouping == "layers":
+        layers = repeated_layers(module, comp)
+        for name, k in layers.items():
+            path = paths[name]
+            paths[name] = path[:1] + (f"layer {k}",) + path[1:]
     # Instructions without a scope (constants, broadcasts, tuples) join their users'
     # common scope, so they do not all pile up at the top level.
     for inst in reversed(comp.instructions):
@@ -234,6 +239,70 @@ def _paths(module: HloModule, comp: HloComputation, grouping: str) -> dict[str, 
                 common = common[:n]
             paths[inst.name] = common
     return paths
+
+
+LAYER_MATCH = 0.9       # share of a layer's ops that must match the middle layer's
+MIN_LAYER = 4           # ops a repeated layer has at least (one op again is no layer)
+
+
+def repeated_layers(module: HloModule, comp: HloComputation) -> dict[str, int]:
+    """Layers of a model written as a loop without named scopes: instruction -> layer
+    (1..N), or {} when there is no such repetition.
+
+    An op of a loop body has the same Python call stack in every iteration, so its
+    source key (the stack's id, and forward or backward: ``transpose(`` in op_name) comes
+    back N times, k per layer. N is the largest count that divides the counts of keys
+    covering at least half of the located instructions; the i-th occurrence of a key
+    belongs to layer ``i // k + 1`` (counted from the end for the backward pass, which
+    runs the layers in reverse), and the layers must be isomorphic: each layer's
+    (opcode, shape) multiset matches the middle layer's for LAYER_MATCH of its ops.
+    """
+    keyed: list[tuple[HloInstruction, tuple]] = []
+    for inst in comp.instructions:
+        if inst.opcode == "parameter":
+            continue
+        md = inst.metadata
+        # XLA interns stack frames: one call stack, one stack_frame_id (and resolving
+        # every stack costs seconds on a 400k-instruction module)
+        stack = md.stack_frame_id or (md.source_file, md.source_line) if md.source_file \
+            else md.stack_frame_id
+        if not stack:
+            continue
+        keyed.append((inst, ("transpose(" in md.op_name, stack)))
+    counts: dict[tuple, int] = {}
+    for _, key in keyed:
+        counts[key] = counts.get(key, 0) + 1
+    if len(keyed) < 8:
+        return {}
+    by_count: dict[int, int] = {}          # a key count -> instructions with such keys
+    for c in counts.values():
+        by_count[c] = by_count.get(c, 0) + c
+    for n in range(max(by_count), 1, -1):
+        covered = sum(v for c, v in by_count.items() if c % n == 0)
+        if covered < 0.5 * len(keyed):
+            continue
+        seen: dict[tuple, int] = {}
+        layer: dict[str, int] = {}
+        for inst, key in keyed:
+            c = counts[key]
+            if c % n:
+                continue
+            rank = seen.get(key, 0)
+            seen[key] = rank + 1
+            k = rank // (c // n)
+            layer[inst.name] = n - k if key[0] else k + 1
+        sigs: list[dict[tuple[str, str], int]] = [{} for _ in range(n)]
+        for inst, _ in keyed:
+            at = layer.get(inst.name)
+            if at is not None:
+                sig = (inst.opcode, str(inst.shape))
+                sigs[at - 1][sig] = sigs[at - 1].get(sig, 0) + 1
+        middle = sigs[n // 2]
+        size = sum(middle.values())
+        if size >= MIN_LAYER and all(sum(min(v, middle.get(s, 0)) for s, v in sig.items())
+                        >= LAYER_MATCH * size for sig in sigs):
+            return layer
+    return {}
 
 
 def _build_tree(module: HloModule, comp: HloComputation, grouping: str,
@@ -499,8 +568,19 @@ def group(module: HloModule, computation: str | None = None,
             if fused is not None:
                 fusion_open[inst.name] = len(fused.instructions)
 
-    default = _default_open(root, fusion_open) if focus is None else set()
     groups = {g.id: g for g in _all_groups(root)}
+    pinned: set[str] = set()
+    if focus is None:
+        default = _default_open(root, fusion_open)
+    else:
+        # the node the view is centred on is always drawn: the parts holding it open
+        default = set()
+        gid = next((g.id for g in groups.values() if focus in g.insts), "")
+        while gid and gid in groups and groups[gid] is not root:
+            default.add(gid)
+            parent = groups[gid].parent
+            gid = parent.id if parent is not None else ""
+        pinned = default - toggled
     for g in groups.values():
         g.open = (g.id in default) != (g.id in toggled)
     root.open = True
@@ -521,6 +601,8 @@ def group(module: HloModule, computation: str | None = None,
         for g in open_groups:
             if count <= options.budget:
                 break
+            if g.id in pinned:
+                continue
             g.open = False
             closed += 1
             count = _visible_count(root, fusion_open)

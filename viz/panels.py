@@ -316,6 +316,7 @@ class Inspector:
     fusion_kind: str = ""
     fused_computation: str = ""
     fused_lines: list[str] = field(default_factory=list)
+    fused_ops: int = 0                 # C.fused_ops: what the node's label counts
     layout_change: str = ""
     is_root: bool = False
     file_line: int = 0
@@ -368,13 +369,12 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
         if fused is not None:
             out.fused_computation = fused.name
             out.fused_lines = [i.text for i in fused.instructions]
+            out.fused_ops = C.fused_ops(fused.instructions)
     comp = inst.computation
     if comp is not None and comp.is_fusion:
         users = [u for u in module.callers().get(comp.name, []) if u.opcode == "fusion"]
         out.in_fusion = users[0].name if users else ""
-    change = _safe(lambda: layout_change(inst), None)
-    if change is not None:
-        out.layout_change = change.reason
+    out.layout_change = C.layout_change_reason(inst, module)
     return out
 
 
@@ -392,7 +392,6 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
     leaves = shape.leaves() if shape.is_tuple else [shape]
     layouts = [str(s.layout) for s in leaves if s.layout is not None]
     loc = _safe(lambda: module.source_location(inst), None)
-    change = _safe(lambda: layout_change(inst), None)
     text = inst.text
     if text_limit is not None and len(text) > text_limit:
         text = text[: text_limit - 1] + "…"
@@ -408,8 +407,9 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
         out["kind"] = inst.fusion_kind
     if inst.is_root:
         out["root"] = True
-    if change is not None:
-        out["layout_change"] = change.reason
+    reason = C.layout_change_reason(inst, module)
+    if reason:
+        out["layout_change"] = reason
     return out
 
 

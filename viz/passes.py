@@ -40,8 +40,11 @@ from .grouping import GroupIndex, neighbourhood
 
 # --------------------------------------------------------------------------- colours
 
-ADDED_FILL, ADDED_BORDER = "#b2f2bb", "#2b8a3e"
-CHANGED_FILL, CHANGED_BORDER = "#ffe8a1", "#e67700"
+# Okabe-Ito sky blue and orange: apart from every category fill (viz.categories) and from
+# each other for protan, deutan and tritan vision too (the light green of "added" was
+# the data-movement green to a protanope)
+ADDED_FILL, ADDED_BORDER = "#56b4e9", "#0072b2"
+CHANGED_FILL, CHANGED_BORDER = "#e69f00", "#a35a00"
 REMOVED_BORDER = "#e03131"
 
 # (label, colour) like viz.categories.LEGEND; the graph diff's legend entries
@@ -79,6 +82,10 @@ def human_bytes(n: int | None) -> str:
 
 
 # --------------------------------------------------------------------------- timeline
+
+LEGEND_ON_TOP = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0,
+                 "yanchor": "bottom"}
+
 
 def timeline_figure(timeline: Timeline, current: int | None = None,
                     hide_identical: bool = False,
@@ -144,12 +151,13 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
     if current is not None:
         fig.add_vline(x=current, line={"color": "#212529", "width": 1.5, "dash": "dash"})
     layout = dict(
-        height=300, margin={"l": 10, "r": 10, "t": 30, "b": 10}, hovermode="closest",
+        height=300, margin={"l": 10, "r": 10, "t": 56, "b": 10}, hovermode="closest",
         title={"text": f"Pass timeline of {timeline.module_name} ({len(timeline)} steps)",
                "font": {"size": 13}},
-        xaxis={"title": "step", "rangemode": "tozero"},
+        xaxis={"title": {"text": "step", "standoff": 4}, "rangemode": "tozero"},
         yaxis={"title": None, "rangemode": "tozero"},
-        legend={"orientation": "h", "y": -0.25}, plot_bgcolor="rgba(0,0,0,0)",
+        # above the plot: below it, it covered the axis title
+        legend=LEGEND_ON_TOP, plot_bgcolor="rgba(0,0,0,0)",
         clickmode="event+select")
     if tensor_bytes:
         layout["yaxis2"] = {"overlaying": "y", "side": "right", "rangemode": "tozero",
@@ -184,6 +192,25 @@ def timeline_rows(timeline: Timeline, changes: Sequence[Mapping] | None = None,
             "status": status,
         })
     return rows
+
+
+def shown_rows(rows: Sequence[Mapping]) -> list[dict]:
+    """Table rows as a table shows them: a column nobody knows yet (the +/−/~ counts
+    before they are counted) left out, and an unknown cell (the first step's Δ, a step
+    that does not parse) a dash instead of a raw 'None'."""
+    keys = [k for k in (rows[0] if rows else {}) if any(r[k] is not None for r in rows)]
+    gaps = {k for k in keys if any(r[k] is None for r in rows)}
+    out = []
+    for r in rows:
+        row = {}
+        for k in keys:
+            v = r[k]
+            if k in gaps:     # one type per column: text here
+                v = "–" if v is None else f"{v:+,}" if k == "Δ" else \
+                    f"{v:,}" if isinstance(v, int) else str(v)
+            row[k] = v
+        out.append(row)
+    return out
 
 
 # --------------------------------------------------------------------------- graph diff
@@ -518,11 +545,10 @@ def _row_html(r: TextRow) -> str:
         left, right = _intraline(r.old_text, r.new_text)
     else:
         left, right = html.escape(r.old_text), html.escape(r.new_text)
-    note = f'<div class="note">{html.escape(r.note)}</div>' if r.note else ""
     on = str(r.old_line) if r.old_text else ""
     nn = str(r.new_line) if r.new_text else ""
-    left_note = note if r.kind == "removed" else ""
-    right_note = note if r.kind != "removed" else ""
+    left_note = f'<div class="note">{html.escape(r.old_note)}</div>' if r.old_note else ""
+    right_note = f'<div class="note">{html.escape(r.note)}</div>' if r.note else ""
     return (f'<tr class="{r.kind}"><td class="n">{on}</td><td class="o">{left}{left_note}</td>'
             f'<td class="n">{nn}</td><td class="w">{right}{right_note}</td></tr>')
 

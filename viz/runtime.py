@@ -29,6 +29,10 @@ from . import categories as C
 from .grouping import GroupIndex, GroupInfo
 
 MODES = ("measured", "predicted", "ratio")
+# a log axis labelled at each power of ten (plotly's own labels between them read
+# "2, 5, 2, 5" without their magnitude), with unlabelled minor ticks between
+LOG_AXIS = dict(type="log", dtick=1, minor=dict(ticks="outside", dtick="D1", ticklen=3,
+                                                showgrid=False))
 
 METRIC_LABELS = {
     "kendall_tau": ("Kendall tau", "rank agreement over all pairs of kernels (1 = same order)"),
@@ -104,8 +108,8 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
     title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
     fig.update_layout(
         title=title, height=440, margin=dict(l=60, r=20, t=50, b=50), clickmode="event+select",
-        xaxis=dict(type="log", title=f"measured µs ({report.stat} per execution)"),
-        yaxis=dict(type="log", title="predicted µs"),
+        xaxis=dict(LOG_AXIS, title=f"measured µs ({report.stat} per execution)"),
+        yaxis=dict(LOG_AXIS, title="predicted µs"),
         legend=dict(orientation="h", y=-0.18))
     return fig
 
@@ -124,9 +128,20 @@ def _hover(r: KernelRow) -> str:
     if r.ratio is not None:
         parts.append(f"predicted / measured {r.ratio:.2f}")
     if r.share is not None:
-        parts.append(f"{r.share:.1%} of step time")
+        parts.append(share_text(r))
+    if r.overlap:
+        parts.append(f"overlapped: other kernels ran during {r.overlap:.0%} of its time")
     parts.append(f"{si(r.cost.flops, 'flop')}, {si(r.cost.bytes, 'B')}, {r.bound}-bound")
     return "<br>".join(parts)
+
+
+def share_text(r: KernelRow) -> str:
+    """The share of step time with the time it is the share of: both means (only means
+    add up over kernels), named."""
+    if r.share is None:
+        return ""
+    per_step = f"mean {fmt_us(r.per_step_us)} per step = " if r.per_step_us is not None else ""
+    return f"{per_step}{r.share:.1%} of the mean step"
 
 
 # --------------------------------------------------------------------------- metrics
@@ -163,28 +178,158 @@ def summary_line(report: RuntimeReport) -> str:
 
 # --------------------------------------------------------------------------- table
 
-TABLE_COLUMNS = ("instruction", "opcode", "share", "measured_us", "predicted_us", "ratio",
-                 "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
-                 "bound", "computation")
+TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",
+                 "measured_us", "predicted_us", "ratio", "executions_per_run", "p10_us",
+                 "p90_us", "flops", "bytes", "intensity", "bound", "computation")
+# what the kernel table can be sorted by (largest first), and how it says so
+SORTS = {"share": "share of step", "fused_ops": "ops (fused)", "bytes": "bytes",
+         "flops": "flops", "measured_us": "measured time", "predicted_us": "predicted time"}
 
 
-def kernel_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
-    """Kernels sorted by measured share of step time (unmeasured ones last, by predicted)."""
-    rows = sorted(report.rows, key=lambda r: (r.share is None, -(r.share or 0.0),
-                                              -r.predicted_us))
+def kernel_sizes(module) -> dict[str, int]:
+    """Each fusion's size in ops (``categories.fused_ops``, what its node's label shows)."""
+    out = {}
+    for comp in module.computations:
+        for inst in comp.instructions:
+            if inst.opcode == "fusion" and inst.called_names:
+                fused = module.get_computation(inst.called_names[0])
+                if fused is not None:
+                    out[inst.name] = C.fused_ops(fused.instructions)
+    return out
+
+
+def kernel_rows(report: RuntimeReport, limit: int | None = None,
+                sizes: Mapping[str, int] | None = None, sort: str = "share") -> list[dict]:
+    """Kernels, largest first by ``sort`` (one of SORTS; default the measured share of
+    step time, unmeasured ones last by predicted). ``sizes``: ops per fusion (see
+    :func:`kernel_sizes`); other kernels count 1."""
+    sizes = sizes or {}
     out = []
-    for r in rows[:limit] if limit else rows:
+    for r in report.rows:
         t = r.timing
         out.append({
             "instruction": r.instruction, "opcode": r.opcode + (f" {r.fusion_kind}"
                                                                 if r.fusion_kind else ""),
-            "share": r.share, "measured_us": r.measured_us, "predicted_us": r.predicted_us,
+            "fused_ops": sizes.get(r.instruction, 1) if sizes else None,
+            "share": r.share, "per_step_us": r.per_step_us, "overlap": r.overlap,
+            "measured_us": r.measured_us, "predicted_us": r.predicted_us,
             "ratio": r.ratio, "executions_per_run": r.executions_per_run,
             "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
-    return out
+    key = sort if sort in SORTS else "share"
+
+    def order(x: dict) -> tuple[bool, float, float]:
+        v = x[key]
+        return v is None, -float(v or 0.0), -float(x["predicted_us"])
+    out.sort(key=order)
+    return out[:limit] if limit else out
+
+
+# --------------------------------------------------------------------------- timeline
+
+TIMELINE_MAX_SLICES = 20_000
+WAIT = "async wait (work on the thread pool)"
+
+
+def timeline_runs(report: RuntimeReport, module_id: str) -> list[tuple[str, float]]:
+    """The module's measured runs (steps) with their wall time, in trace order."""
+    mt = report.measured.module(module_id) if report.measured is not None else None
+    if mt is None:
+        return []
+    return sorted(mt.step_us.items())
+
+
+def timeline_figure(report: RuntimeReport, module_id: str, run: str | None = None,
+                    selected: str = ""):
+    """One step's kernels in time, one lane per thread (and per nesting depth: a while's
+    body ops run inside it), like a trace viewer: hover names the instruction, a click
+    selects it (``customdata = [instruction, module_id]``). An asynchronous thunk's wait
+    for its work is drawn in a lane of its own under its thread; kernels that ran
+    alongside others have a dark outline."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    mt = report.measured.module(module_id) if report.measured is not None else None
+    if mt is None or not mt.step_us:
+        fig.add_annotation(text=report.trace_error or "no measured step for this module",
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_layout(height=200, xaxis_visible=False, yaxis_visible=False)
+        return fig
+    if run is None or run not in mt.slices:
+        run = mt.median_run()
+    slices = mt.slices.get(run or "", [])[:TIMELINE_MAX_SLICES]
+    threads: dict[str, int] = {}
+    for x in slices:
+        threads.setdefault(x.thread, len(threads) + 1)
+    rows = {r.instruction: r for r in report.rows if r.module_id == module_id}
+
+    def lane(x, wait: bool = False) -> str:
+        n = threads[x.thread]
+        if wait:
+            return f"thread {n} · wait"
+        return f"thread {n}" + (f" · depth {x.depth}" if x.depth else "")
+
+    lanes: list[str] = []
+    for t in sorted(threads.values()):
+        depths = sorted({x.depth for x in slices if threads[x.thread] == t})
+        lanes += [f"thread {t}" + (f" · depth {d}" if d else "") for d in depths]
+        if any(x.done_us > x.end_us for x in slices if threads[x.thread] == t):
+            lanes.append(f"thread {t} · wait")
+    by_cat: dict[str, list] = {}
+    for x in slices:
+        r = rows.get(x.instruction)
+        by_cat.setdefault(_category(r) if r is not None else C.OTHER, []).append(x)
+
+    def hover(x, r) -> str:
+        what = f"<b>{html.escape(x.instruction)}</b>"
+        if r is not None:
+            what += f" ({html.escape(r.opcode)})"
+        parts = [what, f"starts {fmt_us(x.start_us)} into the step, event "
+                       f"{fmt_us(x.end_us - x.start_us)}, own time {fmt_us(x.own_us)}"]
+        if x.done_us > x.end_us:
+            parts.append(f"asynchronous: done {fmt_us(x.done_us - x.start_us)} after start")
+        if x.overlapped:
+            parts.append(f"overlapped: {fmt_us(x.own_us - x.charged_us)} of it alongside "
+                         "other kernels")
+        return "<br>".join(parts)
+
+    for cat, xs in sorted(by_cat.items()):
+        fig.add_trace(go.Bar(
+            orientation="h", name=cat, y=[lane(x) for x in xs],
+            x=[max(x.end_us - x.start_us, 1e-3) for x in xs], base=[x.start_us for x in xs],
+            customdata=[[x.instruction, module_id] for x in xs],
+            hovertext=[hover(x, rows.get(x.instruction)) for x in xs],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(color=C.BORDERS.get(cat, C.BORDERS[C.OTHER]),
+                        line=dict(color=["#000000" if x.instruction == selected else
+                                         "#212529" if x.overlapped else "rgba(0,0,0,0)"
+                                         for x in xs],
+                                  width=[3 if x.instruction == selected else
+                                         1.5 if x.overlapped else 0 for x in xs]))))
+    waits = [x for x in slices if x.done_us > x.end_us]
+    if waits:
+        fig.add_trace(go.Bar(
+            orientation="h", name=WAIT, y=[lane(x, True) for x in waits],
+            x=[x.done_us - x.end_us for x in waits], base=[x.end_us for x in waits],
+            customdata=[[x.instruction, module_id] for x in waits],
+            hovertext=[hover(x, rows.get(x.instruction)) for x in waits],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker=dict(color="rgba(201,42,42,0.25)", pattern=dict(shape="/"),
+                        line=dict(color="#c92a2a", width=1))))
+    step = mt.step_us.get(run or "", 0.0)
+    fig.update_layout(
+        barmode="overlay", height=max(220, 90 + 34 * len(lanes)), bargap=0.25,
+        margin=dict(l=10, r=10, t=56, b=40), clickmode="event+select", dragmode="pan",
+        title=f"one step: {len(slices):,} kernel executions in {fmt_us(step)} on "
+              f"{len(threads)} thread{'s' if len(threads) != 1 else ''}",
+        xaxis=dict(title="µs from the step's start", range=[0, step * 1.01],
+                   rangemode="tozero"),
+        yaxis=dict(categoryorder="array", categoryarray=lanes, autorange="reversed",
+                   type="category"),
+        # above the plot, right of the title (below, it met the axis title)
+        legend=dict(orientation="h", x=1, xanchor="right", y=1.0, yanchor="bottom"))
+    return fig
 
 
 # --------------------------------------------------------------------------- roofline
@@ -236,8 +381,8 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     title += f"; {skipped} without flops not shown)" if skipped else ")"
     fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
                       clickmode="event+select",
-                      xaxis=dict(type="log", title="arithmetic intensity (flop/byte)"),
-                      yaxis=dict(type="log", title="achieved flop/s"),
+                      xaxis=dict(LOG_AXIS, title="arithmetic intensity (flop/byte)"),
+                      yaxis=dict(LOG_AXIS, title="achieved flop/s"),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 
@@ -374,8 +519,9 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
         else:
             reps = f" ×{r.executions_per_run:g}" if r.executions_per_run and \
                 r.executions_per_run > 1 else ""
-            share = f" · {r.share:.1%}" if mode == "measured" and r.share is not None else ""
-            labels[r.instruction] = f"◷ {fmt_us(v)}{reps}{share}"
+            # the share is a mean and the value a per-execution statistic: the share goes
+            # with its own time (inspector, table), not beside this one
+            labels[r.instruction] = f"◷ {fmt_us(v)}{reps}"
         inc = inclusive.get(r.instruction)
         if inc is not None:
             meas_i, pred_i, pred_m = inc
@@ -487,7 +633,9 @@ def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
         reps = r["executions_per_run"]
         out.append({
             "instruction": r["instruction"], "opcode": r["opcode"],
-            "share of step": f"{r['share']:.1%}" if r["share"] is not None else "–",
+            "share of step (mean)": f"{r['share']:.1%}" if r["share"] is not None else "–",
+            "per step (mean)": fmt_us(r["per_step_us"]),
+            "overlapped": f"{r['overlap']:.0%}" if r["overlap"] else "–",
             "measured": fmt_us(r["measured_us"]), "predicted": fmt_us(r["predicted_us"]),
             "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
             "per step": f"×{reps:g}" if reps else "–",

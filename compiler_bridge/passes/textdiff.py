@@ -21,8 +21,9 @@ class TextRow:
     old_text: str = ""
     new_line: int = 0
     new_text: str = ""
-    note: str = ""             # 'fused into fusion.3 as sub.16', 'from main.17 (sub.2)'...
+    note: str = ""             # the new line's (or the row's) note: '← sub.2 from main.17'...
     folded: int = 0
+    old_note: str = ""         # the old line's note: '→ fusion fusion.3 as sub.16'...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,8 @@ def text_diff(diff: ModuleDiff, context: int = 3, computations: set[str] | None 
         nc_name = diff.computation_map.get(oc.name)
         if nc_name is None:
             if wanted(oc.name):
-                rows = tuple(TextRow("removed", i.line, i.text, note=where_old.get(i.name, ""))
+                rows = tuple(TextRow("removed", i.line, i.text,
+                                     old_note=where_old.get(i.name, ""))
                              for i in oc.instructions)
                 out.append(ComputationTextDiff(oc.name, "", "removed", rows, len(oc), 0,
                                                removed=len(oc)))
@@ -120,28 +122,30 @@ def _computation_rows(diff: ModuleDiff, oc: HloComputation, nc: HloComputation, 
         for k in range(max(len(olds), len(news))):
             x = olds[k] if k < len(olds) else None
             y = news[k] if k < len(news) else None
-            notes = []
+            # each line's note stays with its own line: x and y sit side by side only
+            # by position, and are usually unrelated
+            old_note = new_note = ""
             if x is not None:
                 if x.name in where_old:
-                    notes.append(where_old[x.name])
+                    old_note = where_old[x.name]
                 elif x.name in o2n:           # stays in this computation, elsewhere
                     partner = nc.get(o2n[x.name])
-                    notes.append(f"↕ now at line {partner.line}" if partner is not None
-                                 else f"→ {o2n[x.name]}")
+                    old_note = f"↕ now at line {partner.line}" if partner is not None \
+                        else f"→ {o2n[x.name]}"
             if y is not None:
                 if y.name in where_new:
-                    notes.append(where_new[y.name])
+                    new_note = where_new[y.name]
                 elif y.name in n2o and x is None:
                     partner = oc.get(n2o[y.name])
-                    notes.append(f"↕ was at line {partner.line}" if partner is not None
-                                 else f"← {n2o[y.name]}")
-            note = " · ".join(notes)
+                    new_note = f"↕ was at line {partner.line}" if partner is not None \
+                        else f"← {n2o[y.name]}"
             if x is not None and y is not None:
-                rows.append(TextRow("replace", x.line, x.text, y.line, y.text, note))
+                rows.append(TextRow("replace", x.line, x.text, y.line, y.text, new_note,
+                                    old_note=old_note))
             elif x is not None:
-                rows.append(TextRow("removed", x.line, x.text, note=note))
+                rows.append(TextRow("removed", x.line, x.text, old_note=old_note))
             elif y is not None:
-                rows.append(TextRow("added", new_line=y.line, new_text=y.text, note=note))
+                rows.append(TextRow("added", new_line=y.line, new_text=y.text, note=new_note))
     return ComputationTextDiff(oc.name, nc.name, "changed", tuple(_fold(rows, context)),
                                len(a), len(b), n_add, n_rem, n_chg)
 

@@ -118,15 +118,18 @@ def _json_default(x):
 def _print_report(report, top: int) -> None:
     mods = ", ".join(f"{i} {n}" for i, n in report.modules)
     print(f"dump {report.dump}: module {mods}")
-    print(f"predicted by: {report.predictor_detail}; measured: {report.stat} per execution")
+    print(f"predicted by: {report.predictor_detail}; measured: {report.stat} per execution; "
+          "share: mean time per step / mean step (overlap: share of its time other kernels "
+          "ran too)")
     rows = sorted(report.rows, key=lambda r: (-(r.share or 0.0), -r.predicted_us))
     print(f"{'kernel':40s} {'opcode':10s} {'measured':>10s} {'predicted':>10s} {'ratio':>6s} "
-          f"{'share':>6s} {'flops':>7s} {'bytes':>7s} bound")
+          f"{'share':>6s} {'overlap':>7s} {'flops':>7s} {'bytes':>7s} bound")
     for r in rows[:top]:
         share = f"{r.share:.1%}" if r.share is not None else "-"
+        overlap = f"{r.overlap:.0%}" if r.overlap else "-"
         print(f"{r.instruction[:40]:40s} {r.opcode[:10]:10s} {_fmt(r.measured_us):>10s} "
-              f"{r.predicted_us:10.2f} {_fmt(r.ratio):>6s} {share:>6s} {_si(r.cost.flops):>7s} "
-              f"{_si(r.cost.bytes):>7s} {r.bound}")
+              f"{r.predicted_us:10.2f} {_fmt(r.ratio):>6s} {share:>6s} {overlap:>7s} "
+              f"{_si(r.cost.flops):>7s} {_si(r.cost.bytes):>7s} {r.bound}")
     if len(rows) > top:
         print(f"... {len(rows) - top} more kernels (--top N, --json)")
     m = report.metrics_json()

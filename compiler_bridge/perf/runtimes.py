@@ -42,8 +42,10 @@ class KernelRow:
     bound: str                              # 'compute' | 'memory' | 'overhead'
     timing: KernelTiming | None = None      # None: no event for this kernel
     measured_us: float | None = None        # the chosen statistic per execution
-    share: float | None = None              # of step time (all runs)
+    share: float | None = None              # of step time: mean per step / mean step
     executions_per_run: float | None = None
+    per_step_us: float | None = None        # its time per step (mean), share * mean step
+    overlap: float | None = None            # share of its own time other kernels ran too
 
     @property
     def ratio(self) -> float | None:
@@ -70,6 +72,7 @@ class KernelRow:
             "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
             "bytes_read": self.cost.bytes_read, "bytes_written": self.cost.bytes_written,
             "intensity": self.cost.intensity, "bound": self.bound, "share": self.share,
+            "share_stat": "mean", "per_step_us": self.per_step_us, "overlap": self.overlap,
             "count": t.count if t else 0, "runs": t.runs if t else 0,
             "executions_per_run": self.executions_per_run,
             "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
@@ -267,6 +270,14 @@ def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):
     return model
 
 
+def _measure_row(row: KernelRow, t: KernelTiming, timings, stat: str) -> None:
+    row.measured_us = _measured_value(t, stat)
+    row.share = timings.share(row.instruction)
+    row.per_step_us = timings.per_step_us(row.instruction)
+    row.executions_per_run = t.executions_per_run
+    row.overlap = t.overlap
+
+
 def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
                  device: DeviceProfile, learned, stat: str) -> list[KernelRow]:
     timings = measured.module(mod.id) if measured is not None else None
@@ -283,9 +294,7 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
         row = KernelRow(mod.id, mod.name, inst.name, c.computation, inst.opcode,
                         inst.fusion_kind or "", c, float(r), float(p), bound(c, device), t)
         if t is not None and timings is not None:
-            row.measured_us = _measured_value(t, stat)
-            row.share = timings.share(inst.name)
-            row.executions_per_run = t.executions_per_run
+            _measure_row(row, t, timings, stat)
         rows.append(row)
     if timings is not None:
         # timed instructions that the kernel list does not hold (should not happen)
@@ -300,7 +309,7 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
             r = roofline_us(c, device)
             p = float(learned.predict(hlo, [timed], [c], device)[0]) if learned is not None else r
             row = KernelRow(mod.id, mod.name, name, c.computation, timed.opcode,
-                            timed.fusion_kind or "", c, r, p, bound(c, device), t,
-                            _measured_value(t, stat), timings.share(name), t.executions_per_run)
+                            timed.fusion_kind or "", c, r, p, bound(c, device), t)
+            _measure_row(row, t, timings, stat)
             rows.append(row)
     return rows

@@ -327,6 +327,105 @@ def _async_completions(events: list[OpEvent], markers: dict) -> None:
                 e.async_us = done - e.start_us
 
 
+def _depths(events: Sequence[OpEvent]) -> list[int]:
+    """Each event's nesting depth on its thread."""
+    out = [0] * len(events)
+    by_thread: dict[str, list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        by_thread[e.thread].append(i)
+    for idx in by_thread.values():
+        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
+        stack: list[int] = []
+        for i in idx:
+            e = events[i]
+            while stack and not (e.start_us < events[stack[-1]].end_us - _EPS_US
+                                 and e.end_us <= events[stack[-1]].end_us + _EPS_US):
+                stack.pop()
+            out[i] = len(stack)
+            stack.append(i)
+    return out
+
+
+def attribute(execs: Sequence[tuple[str, float, float, float]]
+              ) -> tuple[list[float], list[float]]:
+    """Each op execution's own time and its part of the wall time, over one run.
+
+    ``execs``: ``(thread, start, end, done)`` per execution (µs); ``done > end`` for an
+    asynchronous thunk whose work outlives its event. On a thread, the innermost running
+    event owns the time (a ``while`` owns only the gaps between its body's ops); an
+    asynchronous op also owns the time after its event, up to ``done``, in which its
+    thread runs no other op started after it (the wait no other op of the thread could
+    use; an enclosing ``while`` does not take it). That is the
+    execution's *own* time. Where the owners of k threads run at once, each is charged
+    1/k of that wall time: the *charged* times of a run add up to at most its span, so
+    shares of step time never exceed 100%; ``own - charged`` is the time the execution
+    ran alongside others (overlap).
+    """
+    n = len(execs)
+    own = [0.0] * n
+    charged = [0.0] * n
+    if n == 0:
+        return own, charged
+    # boundaries: (time, order, index); order 0 = an event ends, 1 = a wait ends,
+    # 2 = an event starts (ends first, so back-to-back events do not overlap)
+    points: list[tuple[float, int, int]] = []
+    for i, (_t, start, end, done) in enumerate(execs):
+        points.append((start, 2, i))
+        points.append((end, 0, i))
+        if done > end + _EPS_US:
+            points.append((done, 1, i))
+    points.sort()
+    running: dict[str, dict[int, float]] = defaultdict(dict)   # thread -> event -> start
+    waiting: dict[str, set[int]] = defaultdict(set)             # thread -> async waits
+    owners: dict[str, list[int]] = {}                           # thread -> who owns it now
+
+    def owner_of(thread: str) -> list[int]:
+        act = running.get(thread)
+        waits = waiting.get(thread, set())
+        if act:
+            inner = max(act, key=lambda i: (act[i], i))     # innermost: latest start
+            # a wait that began inside it (a dot in a while body) is the body's work,
+            # not the enclosing op's
+            waits = {i for i in waits if execs[i][1] > act[inner]}
+            if not waits:
+                return [inner]
+        return sorted(waits)
+
+    k = 0
+    prev = points[0][0]
+    while k < len(points):
+        t = points[k][0]
+        if t > prev and owners:
+            span = t - prev
+            share = span / len(owners)
+            for who in owners.values():
+                for i in who:
+                    own[i] += span / len(who)
+                    charged[i] += share / len(who)
+        changed: set[str] = set()
+        while k < len(points) and points[k][0] == t:
+            _, kind, i = points[k]
+            thread, start, end, done = execs[i]
+            if kind == 2:
+                running[thread][i] = start
+            elif kind == 0:
+                running[thread].pop(i, None)
+                if done > end + _EPS_US:
+                    waiting[thread].add(i)
+            else:
+                waiting[thread].discard(i)
+            changed.add(thread)
+            k += 1
+        for thread in changed:
+            who = owner_of(thread)
+            if who:
+                owners[thread] = who
+            else:
+                owners.pop(thread, None)
+        prev = t
+    return own, charged
+
+
 # --------------------------------------------------------------------------- finding traces
 
 @dataclass(frozen=True, slots=True)
@@ -409,7 +508,10 @@ class KernelTiming:
     instruction: str
     opcode: str
     computation: str
-    per_run: dict[str, list[float]]     # run -> self time of each execution in that run
+    per_run: dict[str, list[float]]     # run -> own time of each execution in that run
+    # run -> the executions' part of the run's wall time (see attribute): equal to the
+    # sum of per_run's times unless the kernel ran alongside others
+    charged: dict[str, float] = field(default_factory=dict)
 
     @property
     def samples(self) -> list[float]:
@@ -447,6 +549,17 @@ class KernelTiming:
     def total_us(self) -> float:
         return sum(self.samples)
 
+    @property
+    def charged_us(self) -> float:
+        """Its part of the step time, summed over runs (see :func:`attribute`)."""
+        return sum(self.charged.values()) if self.charged else self.total_us
+
+    @property
+    def overlap(self) -> float:
+        """Share of its own time during which other kernels ran too (0 = none)."""
+        own = self.total_us
+        return max(0.0, 1.0 - self.charged_us / own) if own > 0 else 0.0
+
     def stat(self, name: str = "median") -> float:
         return {"median": self.median_us, "p10": self.p10_us, "p90": self.p90_us,
                 "min": self.min_us, "mean": self.total_us / max(self.count, 1)}[name]
@@ -483,6 +596,25 @@ def _stat(xs: list[float], name: str) -> float:
     return percentile(xs, {"p10": 10, "p90": 90}[name])
 
 
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """One op execution of one run, placed in time (µs from the run's start): what a
+    trace timeline draws."""
+
+    instruction: str
+    thread: str
+    depth: int          # nesting on its thread (0: top level; a while's body ops: 1)
+    start_us: float
+    end_us: float       # its event's end
+    done_us: float      # its completion: after end_us for an asynchronous thunk
+    own_us: float       # see attribute()
+    charged_us: float
+
+    @property
+    def overlapped(self) -> bool:
+        return self.own_us - self.charged_us > max(0.05 * self.own_us, _EPS_US)
+
+
 @dataclass
 class ModuleTimings:
     """Everything measured for one dump module."""
@@ -492,6 +624,14 @@ class ModuleTimings:
     kernels: dict[str, KernelTiming]
     step_us: dict[str, float]           # run -> wall time of the run (span of its op events)
     events: int = 0
+    slices: dict[str, list[Slice]] = field(default_factory=dict)   # run -> its executions
+
+    def median_run(self) -> str | None:
+        """The run whose step time is the median (the lower one of an even count)."""
+        if not self.step_us:
+            return None
+        runs = sorted(self.step_us, key=lambda r: (self.step_us[r], r))
+        return runs[(len(runs) - 1) // 2]
 
     @property
     def runs(self) -> list[str]:
@@ -501,16 +641,27 @@ class ModuleTimings:
     def step_median_us(self) -> float:
         return statistics.median(self.step_us.values()) if self.step_us else 0.0
 
-    def share(self, instruction: str) -> float | None:
-        """The kernel's self time as a share of step time (summed over runs).
+    @property
+    def step_mean_us(self) -> float:
+        return sum(self.step_us.values()) / len(self.step_us) if self.step_us else 0.0
 
-        Kernels on two threads can run at once, so shares may add up to more than 1.
-        """
+    def share(self, instruction: str) -> float | None:
+        """The kernel's share of step time: its charged time (time it ran alongside
+        other kernels split between them, see :func:`attribute`) summed over runs, over
+        the runs' wall time. That is its mean time per step over the mean step (only
+        means add up), and shares of a module sum to at most 1."""
         k = self.kernels.get(instruction)
         total = sum(self.step_us.values())
         if k is None or total <= 0:
             return None
-        return k.total_us / total
+        return k.charged_us / total
+
+    def per_step_us(self, instruction: str) -> float | None:
+        """The kernel's charged time per step, mean over runs: ``share * step_mean_us``."""
+        k = self.kernels.get(instruction)
+        if k is None or not self.step_us:
+            return None
+        return k.charged_us / len(self.step_us)
 
 
 @dataclass(frozen=True, slots=True)
@@ -721,12 +872,16 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     # aggregate
     per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
+    charged: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     spans: dict[tuple[str, str], list[float]] = {}
     module_events: dict[str, int] = defaultdict(int)
     matched = unmatched = asynchronous = 0
+    overlapped_runs = 0
+    slices: dict[tuple[str, str], list[Slice]] = defaultdict(list)
     for key, evs in groups.items():
         target = resolved[key]
         starts: dict[str, list[float]] | None = None   # op -> its start times in this run
+        timed: list[tuple[OpEvent, float]] = []        # matched event, its completion
         for e in evs:
             info = target.instructions.get(e.op) if target is not None else None
             if target is None or info is None:
@@ -744,7 +899,6 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                 continue
             matched += 1
             module_events[target.id] += 1
-            took = e.self_us
             end = e.end_us
             if e.async_us is not None and info[0] in ASYNC_OPCODES:
                 # done by its 'end:' marker, or earlier when a consumer started first (the
@@ -762,14 +916,23 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                         k = bisect.bisect_left(cs, e.end_us - _EPS_US)
                         if k < len(cs):
                             done = min(done, cs[k])
-                took = max(e.dur_us, done - e.start_us)
-                end = e.start_us + took
+                end = max(e.end_us, done)
                 asynchronous += 1
-            per_kernel[(target.id, e.op)][e.run].append(took)
-            if e.parent == -1:
-                span = spans.setdefault((target.id, e.run), [e.start_us, end])
-                span[0] = min(span[0], e.start_us)
-                span[1] = max(span[1], end)
+            timed.append((e, end))
+        if target is None or not timed:
+            continue
+        own, share = attribute([(e.thread, e.start_us, e.end_us, end) for e, end in timed])
+        if any(o - c > _EPS_US for o, c in zip(own, share)):
+            overlapped_runs += 1
+        depth = _depths([e for e, _ in timed])
+        for (e, end), o, part, dep in zip(timed, own, share, depth):
+            per_kernel[(target.id, e.op)][e.run].append(o)
+            charged[(target.id, e.op)][e.run] += part
+            slices[(target.id, e.run)].append(Slice(e.op, e.thread, dep, e.start_us, e.end_us,
+                                                    end, o, part))
+            span = spans.setdefault((target.id, e.run), [e.start_us, end])
+            span[0] = min(span[0], e.start_us)
+            span[1] = max(span[1], end)
     if matched == 0:
         names = sorted({e.module for e in events})
         have = ", ".join(f"{m.id} {m.name}" for m in indexes.values()) or "none"
@@ -785,9 +948,14 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
             mt = modules[mid] = ModuleTimings(mid, idx.name, {}, {}, module_events[mid])
         opcode, comp = idx.instructions[op]
         mt.kernels[op] = KernelTiming(mid, op, opcode, comp,
-                                      {r: list(v) for r, v in runs.items()})
+                                      {r: list(v) for r, v in runs.items()},
+                                      dict(charged[(mid, op)]))
     for (mid, run), (a, b) in spans.items():
         modules[mid].step_us[run] = b - a
+        modules[mid].slices[run] = sorted(
+            (Slice(x.instruction, x.thread, x.depth, x.start_us - a, x.end_us - a,
+                   x.done_us - a, x.own_us, x.charged_us) for x in slices[(mid, run)]),
+            key=lambda x: (x.start_us, x.depth))
     without = [(m.id, m.name) for m in indexes.values() if m.id not in modules]
     if without:
         notes.append(f"{len(without)} compiled module(s) have no events in the trace "
@@ -798,10 +966,15 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                              for (mod, op, reason), n in unmatched_counts.items()),
                             key=lambda u: (-u.events, u.module, u.op))
     if asynchronous:
-        notes.append(f"{asynchronous} events of asynchronous dot/convolution thunks were "
-                     "timed from their start to their completion ('end:' marker, or the "
-                     "first consumer's start if earlier): their events end when the work is "
-                     "handed to the thread pool")
+        notes.append(f"{asynchronous} events of asynchronous dot/convolution thunks end "
+                     "before their work does (it runs on the thread pool until an 'end:' "
+                     "marker, or the first consumer's start if earlier): each is charged its "
+                     "event plus the wait in which its thread ran no other op")
+    if overlapped_runs:
+        notes.append(f"kernels overlapped in time in {overlapped_runs} run(s) (several "
+                     "threads, or asynchronous thunks): a kernel's share of step time "
+                     "counts time it ran alongside k other kernels as 1/(k+1), so shares "
+                     "add up to at most 100%")
     if unmatched:
         notes.append(f"{unmatched} of {matched + unmatched} per-op events match no "
                      "instruction of the dump")
