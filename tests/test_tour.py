@@ -335,10 +335,10 @@ def test_item11_diff_colours_stand_apart_for_colour_blind_eyes():
 
 
 def test_item11_the_steps_tab_shows_no_raw_none(monkeypatch):
-    from test_app_passes import DETAILS
     from test_app import ok
+    from test_app_passes import details_key
     at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0017"})
-    at.session_state[DETAILS] = "Steps"
+    at.session_state[details_key(at)] = "Steps"
     at.run()
     ok(at)
     table = next(d.value for d in at.dataframe if "pass" in d.value.columns)
