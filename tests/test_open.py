@@ -305,22 +305,38 @@ def test_what_is_no_module_gets_one_clear_message(tmp_path):
     assert p.returncode == 1 and "Traceback" not in p.stderr and "HLO text" in p.stderr
 
 
-def test_a_text_proto_says_it_cannot_be_read_and_what_can(proto_dumps, tmp_path):
-    """A text-format HloProto (protobuf's text form of what JAX dumped) is refused with
-    the reason and the flags that write a readable form."""
-    from google.protobuf import empty_pb2, text_format
-    path = sorted(glob.glob(os.path.join(proto_dumps["proto"], "*.hlo.pb")))[0]
-    holder = empty_pb2.Empty()
-    holder.ParseFromString(open(path, "rb").read())
-    # without XLA's descriptors protobuf prints the fields by number: a stand-in for the
-    # real text form, which starts with 'hlo_module {'
-    text = "hlo_module {\n" + text_format.MessageToString(holder, print_unknown_fields=True)
-    pbtxt = tmp_path / "module.pbtxt"
-    pbtxt.write_text(text)
-    with pytest.raises(DumpError) as e:
-        open_dump(str(pbtxt))
-    assert "text-format HLO proto" in str(e.value) and "--xla_dump_hlo_as_proto" in str(e.value)
-    assert "module.pbtxt" in str(e.value)
+def test_a_text_format_proto_opens_through_xlas_own_definitions(proto_dumps, tmp_path):
+    """A text-format HloProto and HloModuleProto (protobuf's text form of what JAX dumped,
+    written with XLA's message definitions from jaxlib) open as the same module as the
+    binary proto, which jaxlib reads itself."""
+    from google.protobuf import text_format
+
+    from compiler_bridge.hlo import xla_message
+    path = max(glob.glob(os.path.join(proto_dumps["proto"], "*.hlo.pb")), key=os.path.getsize)
+    binary = open(path, "rb").read()
+    proto = xla_message("xla.HloProto").FromString(binary)
+    assert proto.hlo_module.name and proto.hlo_module.computations
+    want = open_dump(path).main
+    for name, message in (("module.hlo.pbtxt", proto), ("module_only.pbtxt", proto.hlo_module)):
+        pbtxt = tmp_path / name
+        pbtxt.write_text(text_format.MessageToString(message))
+        got = open_dump(str(pbtxt)).main
+        assert got is not None and got.name == want.name
+        a = _only_stage(open_dump(str(pbtxt)), got)
+        b = _only_stage(open_dump(path), want)
+        assert a.stats()["instructions"] > 10
+        assert a.stats()["opcodes"] == b.stats()["opcodes"]
+    broken = tmp_path / "broken.pbtxt"
+    broken.write_text("hlo_module {\n  name: \"x\"\n  no_such_field: 3\n}\n")
+    with pytest.raises((DumpError, HloParseError)) as e:
+        d = open_dump(str(broken))
+        _only_stage(d, d.main)
+    assert "broken.pbtxt" in str(e.value) and "no_such_field" in str(e.value)
+
+
+def _only_stage(dump, module):
+    f = module.after_optimizations or module.before_optimizations
+    return dump.parse(f.path)
 
 
 # --------------------------------------------------------------------------- the app

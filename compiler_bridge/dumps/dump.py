@@ -30,7 +30,7 @@ from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
-from ..hlo import EXPECTED, is_text_proto, not_a_module, sniff, to_hlo_text
+from ..hlo import EXPECTED, sniff, to_hlo_text
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
            "path_key"]
@@ -567,9 +567,6 @@ def open_dump(path: str | os.PathLike, *, key: str | None = None,
         # the unpacked copy lives as long as the Dump does
         weakref.finalize(dump, shutil.rmtree, os.path.dirname(dest), True)
         return dump
-    with open(path, "rb") as f:
-        if is_text_proto(f.read(4096)):        # say why it is refused, and what to dump
-            raise DumpError(str(not_a_module(path, b"hlo_module {")))
     raise DumpError(f"{path}: expected a dump folder, a .zip or a .tar.gz archive, or "
                     + EXPECTED.removeprefix("expected "))
 

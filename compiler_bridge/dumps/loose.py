@@ -21,7 +21,8 @@ import posixpath
 import re
 from typing import Callable
 
-from ..hlo import HLO_PROTO_BINARY, HLO_TEXT, MLIR_TEXT, HloParseError, module_name, sniff
+from ..hlo import (HLO_PROTO_BINARY, HLO_PROTO_TEXT, HLO_TEXT, MLIR_TEXT, HloParseError,
+                   module_name, sniff)
 from ..hlo import to_hlo_text
 
 _SCHEDULED = re.compile(rb"^HloModule[^\n]*\bis_scheduled=true", re.M)
@@ -66,11 +67,13 @@ def index_loose(files: list, read: Callable[[str], bytes], *, before: str, after
                                 guess_stage(data, before, after), ""))
         elif kind == MLIR_TEXT:
             found.append(_Found(f.path, module_name(data, kind) or stem, before, kind))
-        elif kind == HLO_PROTO_BINARY:
+        elif kind in (HLO_PROTO_BINARY, HLO_PROTO_TEXT):
             try:
                 text = to_hlo_text(data, kind, f.path)
             except HloParseError:
-                continue        # not a module after all: stays an unknown file
+                if kind == HLO_PROTO_TEXT:     # a proto's text gone wrong: opening it says
+                    found.append(_Found(f.path, stem, before, kind))    # where and why
+                continue        # binary that is not a module after all: an unknown file
             found.append(_Found(f.path, module_name(text, HLO_TEXT) or stem,
                                 guess_stage(text, before, after), kind))
     modules: list[tuple[str, dict[str, _Found]]] = []     # (name, stage -> file)

@@ -10,6 +10,7 @@ from .errors import HloParseError
 from .formats import (
     EXPECTED,
     HLO_PROTO_BINARY,
+    HLO_PROTO_TEXT,
     HLO_TEXT,
     MLIR_TEXT,
     compile_for_cpu,
@@ -17,6 +18,7 @@ from .formats import (
     mlir_to_hlo_text,
     module_name,
     not_a_module,
+    xla_message,
     proto_to_hlo_text,
     sniff,
     to_hlo_text,
@@ -37,6 +39,7 @@ from .shapes import UNBOUNDED, Layout, Shape, parse_shape
 __all__ = [
     "EXPECTED",
     "HLO_PROTO_BINARY",
+    "HLO_PROTO_TEXT",
     "HLO_TEXT",
     "MLIR_TEXT",
     "compile_for_cpu",
@@ -44,6 +47,7 @@ __all__ = [
     "mlir_to_hlo_text",
     "module_name",
     "not_a_module",
+    "xla_message",
     "proto_to_hlo_text",
     "sniff",
     "to_hlo_text",

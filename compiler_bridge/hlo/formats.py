@@ -1,6 +1,12 @@
 """The other forms an HLO module comes in, turned into HLO text by XLA's own code (jaxlib):
-StableHLO/MLIR (``module.mlir`` of a dump, ``jax.jit(f).lower(x).as_text()``) and binary HLO
-protos (``--xla_dump_hlo_as_proto``: ``*.hlo.pb``, an ``HloProto`` or ``HloModuleProto``).
+StableHLO/MLIR (``module.mlir`` of a dump, ``jax.jit(f).lower(x).as_text()``) and HLO
+protos (``--xla_dump_hlo_as_proto``: ``*.hlo.pb``, an ``HloProto`` or ``HloModuleProto``,
+binary or in protobuf's text format).
+
+Proto text is read with XLA's own message definitions: jaxlib ships no Python modules for
+them, but its library holds them as serialized ``FileDescriptorProto``s (as every C++
+protobuf library does); they are loaded into a descriptor pool and protobuf's own text
+parser reads the file.
 
 jax/jaxlib are imported only when a conversion runs: reading HLO text never needs them.
 """
@@ -17,10 +23,11 @@ from .errors import HloParseError
 HLO_TEXT = "hlo"
 MLIR_TEXT = "mlir"
 HLO_PROTO_BINARY = "hlo_proto"
+HLO_PROTO_TEXT = "hlo_proto_text"
 
 EXPECTED = ("expected one HLO module: HLO text (starting with 'HloModule'), StableHLO/MLIR "
-            "('module @…', as jax.jit(f).lower(x).as_text() prints it) or a binary HloProto / "
-            "HloModuleProto (--xla_dump_hlo_as_proto, *.hlo.pb)")
+            "('module @…', as jax.jit(f).lower(x).as_text() prints it) or an HloProto / "
+            "HloModuleProto (--xla_dump_hlo_as_proto, *.hlo.pb; binary or text)")
 
 _LEAD = re.compile(rb"(?:\s+|//[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
 _HLO_NAME = re.compile(r"HloModule\s+([^\s,]+)")
@@ -47,6 +54,8 @@ def sniff(data: bytes, name: str = "") -> str:
     if head[:1] == b"\x0a" and (name.endswith((".pb", ".proto", ".hlo_proto"))
                                 or not _is_text(head)):
         return HLO_PROTO_BINARY
+    if is_text_proto(head):
+        return HLO_PROTO_TEXT
     return ""
 
 
@@ -79,11 +88,6 @@ def module_name(data: bytes, kind: str) -> str:
 
 def not_a_module(source: str, data: bytes) -> HloParseError:
     """The one message for a file that is none of the forms read here."""
-    if is_text_proto(data):
-        return HloParseError(
-            "a text-format HLO proto: jaxlib ships no definitions to read proto text, so "
-            "dump the module as HLO text (--xla_dump_hlo_as_text) or a binary proto "
-            "(--xla_dump_hlo_as_proto)", source=source, line=1)
     return HloParseError(EXPECTED, source=source, line=1)
 
 
@@ -95,6 +99,8 @@ def to_hlo_text(data: bytes, kind: str, source: str = "") -> bytes:
         return mlir_to_hlo_text(data, source).encode()
     if kind == HLO_PROTO_BINARY:
         return proto_to_hlo_text(data, source).encode()
+    if kind == HLO_PROTO_TEXT:
+        return text_proto_to_hlo_text(data, source).encode()
     raise not_a_module(source, data)
 
 
@@ -187,3 +193,125 @@ def compile_for_cpu(data: bytes | str, source: str = "") -> str:
         return _print(executable.hlo_modules()[0])
     except Exception as e:
         raise _jaxlib_error(e, source, raw) from None
+
+
+# --------------------------------------------------------------------------- proto text
+
+_DESCRIPTOR_FIELDS = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 10: 0, 11: 0,
+                      12: 2, 14: 0}          # FileDescriptorProto: field -> wire type
+_xla_messages: dict[str, Any] = {}
+
+
+def _varint(buf: Any, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def _embedded_descriptor(lib: Any, name: str) -> bytes | None:
+    """The serialized FileDescriptorProto of ``name`` inside a C++ protobuf library: it
+    starts with its name (field 1) and package (field 2) and ends where a field that a
+    FileDescriptorProto cannot hold (or a second name: the next file's) begins."""
+    raw = name.encode()
+    m = re.search(re.escape(b"\x0a" + bytes([len(raw)]) + raw + b"\x12"), lib)
+    if m is None:
+        return None
+    pos, named = m.start(), False
+    while pos < len(lib):
+        try:
+            tag, nxt = _varint(lib, pos)
+            field, wire = tag >> 3, tag & 7
+            if _DESCRIPTOR_FIELDS.get(field) != wire or (field == 1 and named):
+                break
+            named = named or field == 1
+            if wire == 0:
+                _, nxt = _varint(lib, nxt)
+            else:
+                size, nxt = _varint(lib, nxt)
+                nxt += size
+        except IndexError:
+            break
+        pos = nxt
+    return bytes(lib[m.start():pos])
+
+
+def xla_message(full_name: str) -> Any:
+    """The Python class of one of XLA's proto messages (e.g. ``xla.HloProto``), built from
+    the definitions compiled into jaxlib (read once)."""
+    if full_name in _xla_messages:
+        return _xla_messages[full_name]
+    import mmap
+    import os
+
+    # the well-known files XLA's import, loaded into the default pool
+    from google.protobuf import any_pb2, duration_pb2, timestamp_pb2, wrappers_pb2  # noqa: F401
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    import jaxlib
+    folder = os.path.dirname(jaxlib.__file__)
+    libs = [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+            if f.endswith(".so") and "common" in f] + \
+        [os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(".so")]
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+    for path in dict.fromkeys(libs):
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as lib:
+            if lib.find(b"xla/service/hlo.proto") < 0:
+                continue
+
+            def add(name: str) -> None:
+                if name in added:
+                    return
+                added.add(name)
+                proto = descriptor_pb2.FileDescriptorProto()
+                if name.startswith("google/protobuf/"):
+                    descriptor_pool.Default().FindFileByName(name).CopyToProto(proto)
+                else:
+                    data = _embedded_descriptor(lib, name)
+                    if data is None:
+                        raise KeyError(name)
+                    proto.ParseFromString(data)
+                for dep in proto.dependency:
+                    add(dep)
+                pool.Add(proto)
+            add("xla/service/hlo.proto")
+            break
+    for message in ("xla.HloProto", "xla.HloModuleProto"):
+        _xla_messages[message] = message_factory.GetMessageClass(
+            pool.FindMessageTypeByName(message))
+    return _xla_messages[full_name]
+
+
+def text_proto_to_hlo_text(data: bytes, source: str = "") -> str:
+    """An HloProto or HloModuleProto in protobuf's text format -> HLO text: parsed by
+    protobuf's text parser with XLA's definitions, then read by jaxlib as a binary one."""
+    from google.protobuf import text_format
+    text = data.decode("utf-8", "replace")
+    try:
+        holder = xla_message("xla.HloProto")
+    except Exception as e:           # no definitions in this jaxlib
+        raise HloParseError(f"a text-format HLO proto, and this jaxlib's XLA definitions "
+                            f"cannot be read ({e}); dump HLO text (--xla_dump_hlo_as_text)",
+                            source=source, line=1) from None
+    messages = (("xla.HloProto", "hlo_module {" in text[:4096]),
+                ("xla.HloModuleProto", True))
+    first: text_format.ParseError | None = None
+    for name, plausible in messages:
+        if not plausible:
+            continue
+        message = xla_message(name)()
+        try:
+            text_format.Parse(text, message)
+        except text_format.ParseError as e:
+            first = first or e
+            continue
+        return proto_to_hlo_text(message.SerializeToString(), source)
+    assert first is not None and holder is not None
+    line = first.GetLine() if hasattr(first, "GetLine") else None
+    raise HloParseError(f"not a text-format HloProto or HloModuleProto: {first}",
+                        source=source, line=int(line) if line else 0)
