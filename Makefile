@@ -33,6 +33,7 @@ lint: $(STAMP)
 
 samples: $(STAMP)
 	$(PY) sample_dumps/make_samples.py
+	$(PY) sample_dumps/make_tf_samples.py     # TF graphs + XLA files (own .venv-tf)
 
 scale: $(STAMP)
 	$(PY) bench/make_scale.py
