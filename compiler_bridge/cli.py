@@ -222,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     # runtimes, profile, calibrate, train (compiler_bridge/runtime_cli.py)
     from .perf import add_runtime_commands
     add_runtime_commands(sub)
+    from .tf import add_tf_commands           # clusters (compiler_bridge/tf/cli.py)
+    add_tf_commands(sub)
     return p
 
 
