@@ -21,7 +21,8 @@ from google.protobuf import text_format
 from tensorboard.compat.proto import config_pb2, graph_pb2
 
 from compiler_bridge import open_dump
-from compiler_bridge.tf import GraphReadError, mangle, read_graph, tf_index
+from compiler_bridge.tf import (GraphReadError, cycle_blocks, mangle, read_graph, reason_groups,
+                                tf_index)
 
 from conftest import ROOT, read, sample
 
@@ -249,3 +250,38 @@ def test_bad_graph_files_are_named_and_the_rest_opens(tmp_path):
 def test_read_graph_rejects_what_is_not_a_graph():
     with pytest.raises(GraphReadError, match=r"^x\.pbtxt:1:1: not a text GraphDef"):
         read_graph(b"hello world\n", "x.pbtxt")
+
+
+@pytest.mark.parametrize("name", AUTO)
+def test_networkx_finds_the_cycles_tf_logged(name):
+    """'Could not contract A -> B because contracting the edge would create a cycle via
+    [...]': the same node and path, found on the step graph with networkx."""
+    ix = tf_index(open_dump(sample(name)))
+    logged = set()
+    for line in _run_lines(name, ix.main.path):
+        if m := re.search(r"Could not contract <(.+?)(?: \+ \d+ others)? #\d+> -> <.+? #\d+> "
+                          r"because contracting the edge would create a cycle via \[(.*)\]", line):
+            logged.add((m.group(1), frozenset(m.group(2).split(","))))
+    assert logged
+    assert {(b.node, frozenset(b.via)) for b in cycle_blocks(ix)} == logged
+
+
+def test_reasons_are_grouped_with_fixes():
+    groups = {g.kind: g for g in reason_groups(tf_index(open_dump(sample("tf_uncompilable"))))}
+    assert {n for n, _ in groups["strings"].nodes} == {"text/AsString", "text/StringLength"}
+    assert [n for n, _ in groups["remapper"].nodes] == ["fused/add"]
+    assert "'remapper': False" in groups["remapper"].fix
+    assert [n for n, _ in groups["cycle"].nodes] == ["pre/Sum"]
+    assert "no_log" not in groups
+
+
+def test_without_a_log_the_reasons_say_how_to_get_them(tmp_path):
+    folder = tmp_path / "nolog"
+    shutil.copytree(sample("tf_uncompilable"), folder)
+    (folder / "tf_log.txt").unlink()
+    ix = tf_index(open_dump(folder))
+    groups = reason_groups(ix)
+    assert ix.log is None and [g.kind for g in groups] == ["no_log"]
+    assert "TF_CPP_VMODULE=mark_for_compilation_pass=3,compilability_check_util=3" in \
+        groups[0].fix
+    assert all(u["reason"] is None for u in ix.to_json()["main"]["unclustered"])

@@ -42,10 +42,24 @@ from .log import (
     parse_log,
 )
 from .passes import ORDER, GraphPass, pass_of
+from .reasons import (
+    LOG_COMMAND,
+    CycleBlock,
+    ReasonGroup,
+    cycle_blocks,
+    reason_groups,
+    step_digraph,
+)
 
 __all__ = [
     "add_tf_commands",
     "CLUSTER_ATTR",
+    "CycleBlock",
+    "LOG_COMMAND",
+    "ReasonGroup",
+    "cycle_blocks",
+    "reason_groups",
+    "step_digraph",
     "Cluster",
     "ClusterSummary",
     "ClusteringInfo",
