@@ -11,7 +11,7 @@ function of a ``ui`` module; a part that fails shows a message and the rest stil
 
 import streamlit as st
 
-from ui import explorer, kit, opening, passes, runtimes, sharing, workspace
+from ui import explorer, kit, opening, passes, runtimes, sharing, tf, workspace
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 opening.warm_up()                                # Graphviz (wasm) compiles while we read
@@ -25,9 +25,14 @@ if opened is None:
     opening.welcome()
     st.stop()
 opening.dump_errors(opened)                      # files that could not be read, by name
+if tf.shows(nav, opened):                        # TF graphs and no module chosen:
+    with kit.section("TensorFlow clusters"):     # clusters, their modules, reasons
+        tf.cluster_page(nav, opened)
+    st.stop()
 
 with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
+    tf.back_button(nav, opened)                  # sidebar: back to the TF clusters
 if picked is None:
     st.stop()
 toolbar = explorer.header(opened, picked)        # title; beside it the share toolbar

@@ -6,6 +6,7 @@ streamlit; ``ui`` places what these build on the page.
 from __future__ import annotations
 
 from . import dot, layout, navigation, panels, passes, runtime
+from . import tf                          # the TF cluster view
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -82,6 +83,7 @@ __all__ = [
     "prefetching",
     "start_layout",
     "text_diff_html",
+    "tf",
     "timeline_figure",
     "timeline_rows",
     "warm",

@@ -52,7 +52,7 @@ class TfNode:
     @property
     def is_resource(self) -> bool:
         return self.op in RESOURCE_OPS or any(
-            k == "dtype" and v == "DT_RESOURCE" for k, v in self.attrs)
+            k in ("dtype", "T") and v == "DT_RESOURCE" for k, v in self.attrs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,194 @@
+"""The TensorFlow cluster view: what XLA auto-clustering put into each cluster, what it left
+out and why, and each cluster's HLO module. Shown instead of the HLO explorer when the dump
+has TF graph dumps and no module is chosen (the URL's ``module`` is empty); a cluster's or
+jit function's module opens in the explorer, and the sidebar leads back.
+
+The view lives in the URL like the rest: ``selected`` is the inspected TF node, ``expanded``
+the open clusters.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from compiler_bridge.tf import LOG_COMMAND, TfIndex, has_tf, reason_groups, tf_index
+from viz import LayoutError, ViewState, render_svg
+from viz import navigation as N
+from viz import tf as T
+
+from .component import graph_events, graph_view, handled
+from .kit import Navigator, code, go, md
+from .opening import Opened
+
+TF_GRAPH_KEY = "tf-graph"
+
+
+def shows(nav: Navigator, opened: Opened) -> bool:
+    """Whether this run shows the cluster view."""
+    return not nav.state.module and has_tf(opened.dump)
+
+
+def _back(state: ViewState) -> ViewState:
+    return ViewState(dump=state.dump, grouping=state.grouping, overlay=state.overlay,
+                     trace=state.trace)
+
+
+def _select(state: ViewState, name: str) -> ViewState:
+    return state.with_(selected=name)
+
+
+def _toggle(state: ViewState, cluster: str) -> ViewState:
+    return state.toggle_expanded(cluster).with_(selected="")
+
+
+def _set_open(state: ViewState, key: str) -> ViewState:
+    return state.with_(expanded=tuple(st.session_state.get(key) or ()))
+
+
+def back_button(nav: Navigator, opened: Opened) -> None:
+    """Sidebar, in the HLO explorer of a TF dump: back to the cluster view."""
+    if has_tf(opened.dump):
+        st.sidebar.button("◀ TensorFlow clusters", key="tf-back", on_click=go, args=(_back,),
+                          help="The TF graph's XLA clusters, their modules and why nodes "
+                               "stayed out", width="stretch")
+
+
+def _events(nav: Navigator, ix: TfIndex) -> None:
+    for ev in graph_events(TF_GRAPH_KEY):
+        if ev.kind in ("click", "dblclick") and ev.target:
+            name = ev.name
+            if ev.target.startswith("group:") and any(c.name == name for c in ix.clusters):
+                nav.go(_toggle(nav.state, name))
+            elif ev.target.startswith("node:"):
+                nav.go(_select(nav.state, name))
+        handled(TF_GRAPH_KEY, ev)
+
+
+def cluster_page(nav: Navigator, opened: Opened) -> None:
+    dump = opened.dump
+    ix = tf_index(dump)
+    st.subheader("TensorFlow clusters")
+    for _, error in ix.errors:
+        st.warning(f"Graph file skipped: {code(error)}")
+    _events(nav, ix)
+    state = nav.state
+    if ix.main is None:
+        if ix.files:
+            st.info(f"{len(ix.files)} TF graph files, none from mark_for_compilation (no "
+                    "auto-clustering: TF_XLA_FLAGS=--tf_xla_auto_jit=2 turns it on).")
+    else:
+        n = len(ix.main.graph.nodes)
+        clustered = sum(len(c.nodes) for c in ix.clusters)
+        st.markdown(
+            f"Step graph {code(ix.main.path)}: **{n}** nodes, **{len(ix.clusters)}** "
+            f"clusters holding **{clustered}** ({100 * clustered / max(n, 1):.0f}%); "
+            f"{len(ix.groups)} graphs in {len(ix.files)} files"
+            + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
+        _graph(nav, ix, state)
+        _clusters_table(ix)
+    _jit_table(ix)
+    if ix.main is not None:
+        _reasons(ix)
+    _files(ix)
+
+
+def _graph(nav: Navigator, ix: TfIndex, state: ViewState) -> None:
+    names = [c.name for c in ix.clusters]
+    opened = frozenset(x for x in state.expanded if x in names)
+    graph_col, inspector_col = st.columns([3, 2], gap="medium")
+    with graph_col:
+        key = "tf-open-clusters"
+        if st.session_state.get(key) != sorted(opened):
+            st.session_state[key] = sorted(opened)
+        st.multiselect("Open clusters", names, key=key, on_change=go,
+                       args=(_set_open, key), placeholder="clusters drawn as one box",
+                       help="An open cluster shows its nodes; a click on a closed one "
+                            "opens it")
+        drawing = T.cluster_dot(ix, opened, state.selected)
+        try:
+            svg = render_svg(drawing.dot)
+        except LayoutError as e:
+            st.error(f"The graph could not be laid out: {code(str(e))}")
+            return
+        graph_view(svg, selected=f"node:{state.selected}" if state.selected else "",
+                   key=TF_GRAPH_KEY, height=560)
+        legend = ("coloured boxes: XLA clusters · red border: XLA cannot compile (log) · "
+                  "cylinders: variables/resources · dashed: control edges")
+        if drawing.folded:
+            legend += " · folders: unclustered nodes by name scope"
+        st.caption(legend)
+    with inspector_col:
+        st.markdown("**TF node**")
+        rows = T.node_rows(ix, state.selected) if state.selected else []
+        if not rows:
+            st.caption("Click a node in the graph, or pick one:")
+        choices = [""] + [n.name for n in ix.main.graph.nodes] if ix.main else [""]
+        pick = "tf-pick-node"
+        if st.session_state.get(pick) != (state.selected if state.selected in choices else ""):
+            st.session_state[pick] = state.selected if state.selected in choices else ""
+        st.selectbox("Node", choices, key=pick, label_visibility="collapsed",
+                     on_change=lambda: go(_select, st.session_state.get(pick) or ""))
+        if rows:
+            st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
+
+
+def _clusters_table(ix: TfIndex) -> None:
+    st.markdown("**Clusters**")
+    rows = T.cluster_rows(ix)
+    if not rows:
+        st.caption("Auto-clustering built no cluster in the step graph.")
+        return
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tf-clusters")
+    with st.container(horizontal=True):
+        for c in ix.clusters:
+            if c.module is not None:
+                st.button(f"Open {c.name}'s HLO (module {c.module.id})",
+                          key=f"tf-open-{c.name}", on_click=go,
+                          args=(N.choose_module, c.module.id))
+
+
+def _jit_table(ix: TfIndex) -> None:
+    if not ix.jit:
+        return
+    st.markdown("**jit_compile functions** (each compiled as one XLA program)")
+    st.dataframe(pd.DataFrame(T.jit_rows(ix)), hide_index=True, width="stretch",
+                 key="tf-jit")
+    with st.container(horizontal=True):
+        for j in ix.jit:
+            st.button(f"Open module {j.module.id}", key=f"tf-jit-{j.module.id}", on_click=go,
+                      args=(N.choose_module, j.module.id))
+
+
+def _reasons(ix: TfIndex) -> None:
+    st.markdown("**Why not clustered**")
+    groups = reason_groups(ix)
+    if ix.log is None:
+        st.info("Why a node stayed out is written only to TF's log. Run the program again "
+                "with the log kept in the dump folder:")
+        st.code(LOG_COMMAND, language="bash")
+    for g in groups:
+        nodes = ", ".join(code(n) for n, _ in g.nodes[:8])
+        more = f" and {len(g.nodes) - 8} more" if len(g.nodes) > 8 else ""
+        text = f"- **{md(g.title)}** ({len(g.nodes)}): {nodes}{more}"
+        if g.detail and g.kind not in ("args",):
+            text += f"  \n  TF: {md(g.detail)}"
+        if g.fix:
+            text += f"  \n  *Fix:* {md(g.fix)}"
+        st.markdown(text)
+    for note in ix.cycles:
+        st.caption(f"TF's log: {md(note.source)} was kept out of the cluster of "
+                   f"{md(note.target)}: merging would close a cycle via "
+                   f"{md(', '.join(note.via))}.")
+
+
+def _files(ix: TfIndex) -> None:
+    with st.expander(f"Graph dumps: {len(ix.files)} files, {len(ix.groups)} graphs"):
+        rows = []
+        for g in ix.groups:
+            for f in g.files:
+                clusters = f.graph.clusters()
+                rows.append({"graph": g.index, "pass": f.pass_.name, "file": f.path,
+                             "nodes": len(f.graph.nodes), "clusters": len(clusters),
+                             "step graph": "✓" if g is ix.step else ""})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tf-files")
