@@ -36,7 +36,7 @@ def _in_graph(page, element_id: str) -> bool:
         element_id)
 
 
-def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, artifacts_dir,
+def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, artifacts_dir,  # noqa: F811
                                                           tmp_path_factory):
     name = "tf_uncompilable"
     ix = tf_index(open_dump(sample(name)))
