@@ -285,3 +285,16 @@ def test_without_a_log_the_reasons_say_how_to_get_them(tmp_path):
     assert "TF_CPP_VMODULE=mark_for_compilation_pass=3,compilability_check_util=3" in \
         groups[0].fix
     assert all(u["reason"] is None for u in ix.to_json()["main"]["unclustered"])
+
+
+def test_a_folder_of_tf_graphs_alone_is_a_dump_the_store_keeps(tmp_path):
+    from compiler_bridge.dumps import Store
+    folder = tmp_path / "graphs"
+    folder.mkdir()
+    for f in os.listdir(sample("tf_uncompilable")):
+        if f.endswith(".pbtxt") or f == "tf_log.txt":
+            shutil.copy(os.path.join(sample("tf_uncompilable"), f), folder)
+    stored = Store(str(tmp_path / "data")).add_path(str(folder), "graphs")
+    assert stored.modules == []
+    ix = tf_index(open_dump(folder))
+    assert [c.name for c in ix.clusters] == ["cluster_0"] and ix.clusters[0].module is None

@@ -22,6 +22,7 @@ from .kit import Navigator, code, go, md
 from .opening import Opened
 
 TF_GRAPH_KEY = "tf-graph"
+MAX_PICKER = 1000      # nodes listed in the node picker; more: a name box
 
 
 def shows(nav: Navigator, opened: Opened) -> bool:
@@ -123,12 +124,23 @@ def _graph(nav: Navigator, ix: TfIndex, state: ViewState) -> None:
         rows = T.node_rows(ix, state.selected) if state.selected else []
         if not rows:
             st.caption("Click a node in the graph, or pick one:")
-        choices = [""] + [n.name for n in ix.main.graph.nodes] if ix.main else [""]
+        names = [n.name for n in ix.main.graph.nodes] if ix.main else []
         pick = "tf-pick-node"
-        if st.session_state.get(pick) != (state.selected if state.selected in choices else ""):
-            st.session_state[pick] = state.selected if state.selected in choices else ""
-        st.selectbox("Node", choices, key=pick, label_visibility="collapsed",
-                     on_change=lambda: go(_select, st.session_state.get(pick) or ""))
+        if len(names) <= MAX_PICKER:
+            choices = [""] + names
+            current = state.selected if state.selected in choices else ""
+            if st.session_state.get(pick) != current:
+                st.session_state[pick] = current
+            st.selectbox("Node", choices, key=pick, label_visibility="collapsed",
+                         on_change=lambda: go(_select, st.session_state.get(pick) or ""))
+        else:       # thousands of options would be sent on every run: type the name
+            if st.session_state.get(pick) != state.selected:
+                st.session_state[pick] = state.selected
+            st.text_input("Node", key=pick, label_visibility="collapsed",
+                          placeholder="a node's full name",
+                          on_change=lambda: go(_select, st.session_state.get(pick) or ""))
+            if state.selected and not rows:
+                st.warning(f"No node {code(state.selected)} in the step graph.")
         if rows:
             st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
 
