@@ -1,0 +1,102 @@
+"""The TensorFlow cluster view through Streamlit's AppTest: shown for a dump with TF graphs
+and no module in the URL; clicks open clusters and inspect nodes; a cluster's module opens
+in the explorer; broken graph files are named and the rest still shows."""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import sample
+from test_app import _mount, app, ok, query, texts
+
+from ui.tf import TF_GRAPH_KEY
+
+_seq = iter(range(1, 1_000_000))
+
+
+def click(at, target: str):
+    at.session_state[TF_GRAPH_KEY] = {"click": {"id": target, "dbl": False,
+                                                "seq": f"tf{next(_seq)}"}}
+    at.run()
+    ok(at)
+    return at
+
+
+def _plain(at) -> str:
+    """The page's text with markdown's escapes taken out."""
+    return texts(at).replace("\\", "")
+
+
+def _svg(at) -> str:
+    for c in at.get("bidi_component"):
+        if '"svg"' in (c.proto.json or ""):
+            import json
+            return json.loads(c.proto.json).get("svg", "")
+    return ""
+
+
+def test_a_tf_dump_opens_on_its_clusters(monkeypatch):
+    at = app(sample("tf_uncompilable"), monkeypatch)
+    assert any(h.value == "TensorFlow clusters" for h in at.subheader)
+    page = _plain(at)
+    assert "mark_for_compilation_3.pbtxt" in page
+    assert "String ops (AsString, StringLength)" in page
+    assert "'remapper': False" in page
+    svg = _svg(at)
+    assert 'id="group:cluster_0"' in svg and 'id="node:text/AsString"' in svg
+    assert [b.label for b in at.button if b.label.startswith("Open cluster_0")] == [
+        "Open cluster_0's HLO (module 0000)"]
+
+
+def test_clicks_open_a_cluster_and_inspect_a_node(monkeypatch):
+    at = app(sample("tf_uncompilable"), monkeypatch)
+    click(at, "group:cluster_0")
+    assert query(at).get("expanded") == "cluster_0"
+    assert 'id="node:post/Mean"' in _svg(at)
+    click(at, "node:text/AsString")
+    assert query(at).get("selected") == "text/AsString"
+    page = _plain(at)
+    assert "No registered 'AsString' OpKernel for XLA_CPU_JIT devices" in page
+    assert "pre/Sum" in page
+
+
+def test_the_cluster_button_opens_its_module_and_the_sidebar_leads_back(monkeypatch):
+    at = app(sample("tf_autocluster"), monkeypatch)
+    next(b for b in at.button if b.label.startswith("Open cluster_0")).click().run()
+    ok(at)
+    assert query(at).get("module") == "0000"
+    assert not any(h.value == "TensorFlow clusters" for h in at.subheader)
+    assert _mount(at, "card") is not None
+    next(b for b in at.sidebar.button if "TensorFlow clusters" in b.label).click().run()
+    ok(at)
+    assert "module" not in query(at)
+    assert any(h.value == "TensorFlow clusters" for h in at.subheader)
+
+
+def test_jit_only_dump_lists_its_functions(monkeypatch):
+    at = app(sample("tf_jit"), monkeypatch)
+    labels = [b.label for b in at.button]
+    assert "Open module 0000" in labels and "Open module 0001" in labels
+
+
+def test_without_a_log_the_page_gives_the_command(monkeypatch, tmp_path):
+    folder = tmp_path / "nolog"
+    shutil.copytree(sample("tf_uncompilable"), folder)
+    (folder / "tf_log.txt").unlink()
+    at = app(str(folder), monkeypatch)
+    assert any("TF_CPP_VMODULE=mark_for_compilation_pass=3,compilability_check_util=3"
+               in c.value for c in at.code)
+
+
+def test_broken_graph_files_are_named_and_the_rest_shows(monkeypatch, tmp_path):
+    folder = tmp_path / "broken"
+    shutil.copytree(sample("tf_uncompilable"), folder)
+    text = (folder / "build_xla_ops_5.pbtxt").read_text()
+    (folder / "build_xla_ops_5.pbtxt").write_text(text[: len(text) // 2])
+    (folder / "junk.pb").write_bytes(b"\x0a\xff\xff\xff\x0f garbage")
+    at = app(str(folder), monkeypatch)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "build_xla_ops_5.pbtxt:" in warnings and "not a text GraphDef" in warnings
+    assert "junk.pb: not a binary GraphDef" in warnings
+    assert str(tmp_path) not in warnings + texts(at)         # no server paths
+    assert 'id="group:cluster_0"' in _svg(at)
