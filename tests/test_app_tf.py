@@ -100,3 +100,20 @@ def test_broken_graph_files_are_named_and_the_rest_shows(monkeypatch, tmp_path):
     assert "junk.pb: not a binary GraphDef" in warnings
     assert str(tmp_path) not in warnings + texts(at)         # no server paths
     assert 'id="group:cluster_0"' in _svg(at)
+
+
+def test_from_a_tf_node_to_its_hlo_and_back(monkeypatch):
+    at = app(sample("tf_autocluster"), monkeypatch,
+             {"selected": "gradient_tape/dense2/MatMul/MatMul"})
+    show = [b for b in at.button if b.label.startswith("Show ")]
+    assert [b.label for b in show] == ["Show MatMul.4 in module 0000"]
+    show[0].click().run()
+    ok(at)
+    assert query(at).get("module") == "0000" and query(at).get("selected") == "MatMul.4"
+    back = [b for b in at.sidebar.button if b.label.startswith("◀ TF node")]
+    assert [b.label for b in back] == ["◀ TF node gradient_tape/dense2/MatMul/MatMul"]
+    back[0].click().run()
+    ok(at)
+    assert "module" not in query(at)
+    assert query(at).get("selected") == "gradient_tape/dense2/MatMul/MatMul"
+    assert query(at).get("expanded") == "cluster_0"

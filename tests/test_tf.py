@@ -298,3 +298,25 @@ def test_a_folder_of_tf_graphs_alone_is_a_dump_the_store_keeps(tmp_path):
     assert stored.modules == []
     ix = tf_index(open_dump(folder))
     assert [c.name for c in ix.clusters] == ["cluster_0"] and ix.clusters[0].module is None
+
+
+@pytest.mark.parametrize("name", AUTO)
+def test_tf_nodes_and_hlo_instructions_link_both_ways(name):
+    """Every ENTRY instruction whose metadata (written by XLA's TF bridge) names a TF node
+    links to that node, and the node back to the instruction."""
+    from compiler_bridge.tf import instructions_of, tf_node_of
+    d = open_dump(sample(name))
+    ix = tf_index(d)
+    c = ix.clusters[0]
+    hlo = d.stage(c.module, "after_optimizations")
+    nodes = {n.name for n in c.nodes}
+    linked = 0
+    for inst in hlo.entry.instructions:
+        node = tf_node_of(hlo, inst.name)
+        if inst.op_name and inst.op_name not in ("XLA_Args", "XLA_Retvals"):
+            assert node == inst.op_name
+        if node:
+            assert node in nodes
+            assert inst.name in instructions_of(hlo, node)
+            linked += 1
+    assert linked >= 1

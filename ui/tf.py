@@ -12,7 +12,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from compiler_bridge.tf import LOG_COMMAND, TfIndex, has_tf, reason_groups, tf_index
+from compiler_bridge import Dump, HloParseError
+from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.tf import (LOG_COMMAND, TfIndex, has_tf, instructions_of, reason_groups,
+                                tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import navigation as N
 from viz import tf as T
@@ -47,12 +50,44 @@ def _set_open(state: ViewState, key: str) -> ViewState:
     return state.with_(expanded=tuple(st.session_state.get(key) or ()))
 
 
+def _to_instruction(state: ViewState, module: str, instruction: str
+                    ) -> tuple[ViewState, str]:
+    return (ViewState(dump=state.dump, module=module, selected=instruction,
+                      grouping=state.grouping, overlay=state.overlay, trace=state.trace),
+            f"node:{instruction}")
+
+
+def _to_node(state: ViewState, node: str, cluster: str) -> ViewState:
+    return _back(state).with_(selected=node, expanded=(cluster,) if cluster else ())
+
+
 def back_button(nav: Navigator, opened: Opened) -> None:
-    """Sidebar, in the HLO explorer of a TF dump: back to the cluster view."""
-    if has_tf(opened.dump):
-        st.sidebar.button("◀ TensorFlow clusters", key="tf-back", on_click=go, args=(_back,),
-                          help="The TF graph's XLA clusters, their modules and why nodes "
-                               "stayed out", width="stretch")
+    """Sidebar, in the HLO explorer of a TF dump: back to the cluster view, and to the TF
+    node the selected HLO instruction comes from (its metadata's op_name)."""
+    dump = opened.dump
+    if not has_tf(dump):
+        return
+    st.sidebar.button("◀ TensorFlow clusters", key="tf-back", on_click=go, args=(_back,),
+                      help="The TF graph's XLA clusters, their modules and why nodes "
+                           "stayed out", width="stretch")
+    state = nav.state
+    if not state.selected or ":" in state.selected:
+        return
+    ix = tf_index(dump)
+    cluster = next((c for c in ix.clusters if c.module is not None
+                    and c.module.id == state.module), None)
+    module = cluster.module if cluster is not None else None
+    if cluster is None or module is None:
+        return
+    try:
+        hlo = dump.stage(module, state.stage if state.stage == BEFORE else AFTER)
+    except (KeyError, HloParseError):
+        return
+    node = tf_node_of(hlo, state.selected)
+    if node and ix.cluster_of(node) is cluster:
+        st.sidebar.button(f"◀ TF node {node}", key="tf-back-node", on_click=go,
+                          args=(_to_node, node, cluster.name), width="stretch",
+                          help="The TF node this HLO instruction was compiled from")
 
 
 def _events(nav: Navigator, ix: TfIndex) -> None:
@@ -86,7 +121,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
             f"clusters holding **{clustered}** ({100 * clustered / max(n, 1):.0f}%); "
             f"{len(ix.groups)} graphs in {len(ix.files)} files"
             + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
-        _graph(nav, ix, state)
+        _graph(nav, dump, ix, state)
         _clusters_table(ix)
     _jit_table(ix)
     if ix.main is not None:
@@ -94,7 +129,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
     _files(ix)
 
 
-def _graph(nav: Navigator, ix: TfIndex, state: ViewState) -> None:
+def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState) -> None:
     names = [c.name for c in ix.clusters]
     opened = frozenset(x for x in state.expanded if x in names)
     graph_col, inspector_col = st.columns([3, 2], gap="medium")
@@ -143,6 +178,24 @@ def _graph(nav: Navigator, ix: TfIndex, state: ViewState) -> None:
                 st.warning(f"No node {code(state.selected)} in the step graph.")
         if rows:
             st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
+            _hlo_buttons(dump, ix, state.selected)
+
+
+def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
+    """The selected TF node's HLO instructions in its cluster's module, each a button."""
+    c = ix.cluster_of(node)
+    if c is None or c.module is None or c.module.after_optimizations is None:
+        return
+    try:
+        hlo = dump.stage(c.module, AFTER)
+    except (KeyError, HloParseError):
+        return
+    names = instructions_of(hlo, node)
+    if not names:
+        st.caption("No HLO instruction names this node (XLA folded it away).")
+    for name in names[:4]:
+        st.button(f"Show {name} in module {c.module.id}", key=f"tf-hlo-{name}", on_click=go,
+                  args=(_to_instruction, c.module.id, name))
 
 
 def _clusters_table(ix: TfIndex) -> None:

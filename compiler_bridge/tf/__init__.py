@@ -19,6 +19,7 @@ from .graphdef import (
     TfNode,
     read_graph,
 )
+from .hlo_links import instructions_of, tf_node_of
 from .index import (
     Cluster,
     GraphFile,
@@ -60,6 +61,7 @@ __all__ = [
     "cycle_blocks",
     "reason_groups",
     "step_digraph",
+    "tf_node_of",
     "Cluster",
     "ClusterSummary",
     "ClusteringInfo",
@@ -83,6 +85,7 @@ __all__ = [
     "build_index",
     "group_files",
     "has_tf",
+    "instructions_of",
     "mangle",
     "modules_named",
     "parse_log",
