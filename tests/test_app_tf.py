@@ -117,3 +117,26 @@ def test_from_a_tf_node_to_its_hlo_and_back(monkeypatch):
     assert "module" not in query(at)
     assert query(at).get("selected") == "gradient_tape/dense2/MatMul/MatMul"
     assert query(at).get("expanded") == "cluster_0"
+
+
+def test_the_pass_stepper_shows_each_dump_of_the_step_graph(monkeypatch):
+    at = app(sample("tf_uncompilable"), monkeypatch)
+    slider = at.get("select_slider")[0]
+    passes = [o.split(". ", 1)[1] for o in slider.proto.options]
+    # the order the log dumped them in (per-cluster dumps between before and after)
+    assert passes == ["before_mark_for_compilation", "mark_for_compilation",
+                      "mark_for_compilation_annotated",
+                      "before_increase_dynamism_for_auto_jit_pass", "encapsulate_subgraphs_before",
+                      "encapsulate_subgraphs_subgraph_cluster_0",
+                      "encapsulate_fdef_graph_cluster_0", "encapsulate_subgraphs_after",
+                      "build_xla_ops"]
+    at = app(sample("tf_uncompilable"), monkeypatch,
+             {"stage": "tf:encapsulate_subgraphs_after_5.pbtxt"})
+    svg = _svg(at)
+    # after encapsulation the cluster is one call node named after it
+    assert 'id="node:cluster_0"' in svg and 'id="node:post/Mean"' not in svg
+    page = _plain(at)
+    # the cluster's 6 nodes became one call node
+    assert "against encapsulate_subgraphs_before: +1 nodes, −6" in page
+    click(at, "node:cluster_0")
+    assert "the call of cluster_0" in _plain(at)

@@ -9,15 +9,16 @@ the open clusters.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
-from compiler_bridge.tf import (LOG_COMMAND, TfIndex, has_tf, instructions_of, reason_groups,
+from compiler_bridge.tf import (GRAPH, LOG_COMMAND, TfGraph, TfIndex, has_tf, instructions_of, reason_groups,
                                 tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
-from viz import navigation as N
 from viz import tf as T
 
 from .component import graph_events, graph_view, handled
@@ -25,6 +26,7 @@ from .kit import Navigator, code, go, md
 from .opening import Opened
 
 TF_GRAPH_KEY = "tf-graph"
+PASS_PREFIX = "tf:"     # the URL's stage in the cluster view: 'tf:<graph file>' for a pass
 MAX_PICKER = 1000      # nodes listed in the node picker; more: a name box
 
 
@@ -55,6 +57,17 @@ def _to_instruction(state: ViewState, module: str, instruction: str
     return (ViewState(dump=state.dump, module=module, selected=instruction,
                       grouping=state.grouping, overlay=state.overlay, trace=state.trace),
             f"node:{instruction}")
+
+
+def _open_module(state: ViewState, module: str) -> ViewState:
+    return ViewState(dump=state.dump, module=module, grouping=state.grouping,
+                     overlay=state.overlay, trace=state.trace)
+
+
+def _set_pass(state: ViewState, key: str, main: str) -> ViewState:
+    path = st.session_state.get(key) or main
+    return state.with_(stage=PASS_PREFIX + path if path != main else ViewState().stage,
+                       selected="")
 
 
 def _to_node(state: ViewState, node: str, cluster: str) -> ViewState:
@@ -121,7 +134,8 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
             f"clusters holding **{clustered}** ({100 * clustered / max(n, 1):.0f}%); "
             f"{len(ix.groups)} graphs in {len(ix.files)} files"
             + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
-        _graph(nav, dump, ix, state)
+        shown = _stepper(ix, state)
+        _graph(nav, dump, ix, state, shown)
         _clusters_table(ix)
     _jit_table(ix)
     if ix.main is not None:
@@ -129,7 +143,51 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
     _files(ix)
 
 
-def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState) -> None:
+def _stepper(ix: TfIndex, state: ViewState) -> Step:
+    """The step graph's dumps pass by pass (slider); what the shown pass added and removed
+    against the pass before it."""
+    assert ix.main is not None
+    files = [f for f in (ix.step.files if ix.step is not None else [ix.main])
+             if f.graph.kind == GRAPH]
+    paths = [f.path for f in files]
+    wanted = state.stage[len(PASS_PREFIX):] if state.stage.startswith(PASS_PREFIX) else ""
+    current = wanted if wanted in paths else ix.main.path
+    if wanted and wanted not in paths:
+        st.warning(f"The step graph has no dump {code(wanted)}; showing "
+                   f"{code(ix.main.path)}.")
+    i = paths.index(current)
+    names = {f.path: f"{k}. {f.pass_.name}" for k, f in enumerate(files)}
+    key = "tf-pass"
+    if st.session_state.get(key) != current:
+        st.session_state[key] = current
+    if len(paths) > 1:
+        st.select_slider("Pass", paths, key=key, format_func=lambda p: names[p],
+                         on_change=go, args=(_set_pass, key, ix.main.path),
+                         help="TF's dumps of the step graph around XLA clustering, in the "
+                              "order the passes ran; green: nodes the pass added")
+    shown = files[i]
+    added: frozenset[str] = frozenset()
+    # against the pass before it that dumped the whole graph (per-cluster dumps hold one)
+    prev = next((f for f in reversed(files[:i]) if f.pass_.cluster is None), None)
+    if prev is not None:
+        before = {n.name for n in prev.graph.nodes}
+        after = {n.name for n in shown.graph.nodes}
+        added = frozenset(after - before)
+        removed = sorted(before - after)
+        gone = ", ".join(code(x) for x in removed[:8]) + (" …" if len(removed) > 8 else "")
+        st.caption(f"{md(shown.pass_.name)} ({code(shown.path)}) against "
+                   f"{md(prev.pass_.name)}: +{len(added)} nodes, −{len(removed)}"
+                   + (f" ({gone})" if removed else ""))
+    return Step(shown.graph if shown is not ix.main else None, added)
+
+
+@dataclass(frozen=True)
+class Step:
+    graph: TfGraph | None       # None: the step graph as mark_for_compilation left it
+    added: frozenset[str]
+
+
+def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step) -> None:
     names = [c.name for c in ix.clusters]
     opened = frozenset(x for x in state.expanded if x in names)
     graph_col, inspector_col = st.columns([3, 2], gap="medium")
@@ -141,7 +199,8 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState) -> None:
                        args=(_set_open, key), placeholder="clusters drawn as one box",
                        help="An open cluster shows its nodes; a click on a closed one "
                             "opens it")
-        drawing = T.cluster_dot(ix, opened, state.selected)
+        drawing = T.cluster_dot(ix, opened, state.selected, graph=step.graph,
+                                added=step.added)
         try:
             svg = render_svg(drawing.dot)
         except LayoutError as e:
@@ -156,10 +215,11 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState) -> None:
         st.caption(legend)
     with inspector_col:
         st.markdown("**TF node**")
-        rows = T.node_rows(ix, state.selected) if state.selected else []
+        rows = T.node_rows(ix, state.selected, step.graph) if state.selected else []
         if not rows:
             st.caption("Click a node in the graph, or pick one:")
-        names = [n.name for n in ix.main.graph.nodes] if ix.main else []
+        graph = step.graph or (ix.main.graph if ix.main else None)
+        names = [n.name for n in graph.nodes] if graph is not None else []
         pick = "tf-pick-node"
         if len(names) <= MAX_PICKER:
             choices = [""] + names
@@ -178,7 +238,8 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState) -> None:
                 st.warning(f"No node {code(state.selected)} in the step graph.")
         if rows:
             st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
-            _hlo_buttons(dump, ix, state.selected)
+            if step.graph is None:
+                _hlo_buttons(dump, ix, state.selected)
 
 
 def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
@@ -210,7 +271,7 @@ def _clusters_table(ix: TfIndex) -> None:
             if c.module is not None:
                 st.button(f"Open {c.name}'s HLO (module {c.module.id})",
                           key=f"tf-open-{c.name}", on_click=go,
-                          args=(N.choose_module, c.module.id))
+                          args=(_open_module, c.module.id))
 
 
 def _jit_table(ix: TfIndex) -> None:
@@ -222,7 +283,7 @@ def _jit_table(ix: TfIndex) -> None:
     with st.container(horizontal=True):
         for j in ix.jit:
             st.button(f"Open module {j.module.id}", key=f"tf-jit-{j.module.id}", on_click=go,
-                      args=(N.choose_module, j.module.id))
+                      args=(_open_module, j.module.id))
 
 
 def _reasons(ix: TfIndex) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from compiler_bridge.tf import ReasonGroup, TfIndex, TfNode
+from compiler_bridge.dumps import DumpModule
+from compiler_bridge.tf import ReasonGroup, TfGraph, TfIndex, TfNode
 
 from .dot import quote, quote_text
 
@@ -23,6 +24,7 @@ PALETTE = (("#1971c2", "#e7f5ff"), ("#2f9e44", "#ebfbee"), ("#e8590c", "#fff4e6"
            ("#9c36b5", "#f8f0fc"), ("#0c8599", "#e3fafc"), ("#c2255c", "#fff0f6"),
            ("#5c940d", "#f4fce3"), ("#e67700", "#fff9db"))
 REASON_BORDER = "#e03131"       # nodes the log says XLA cannot compile
+ADDED_FILL = "#d3f9d8"          # nodes a pass added (the stepper's diff)
 BUDGET = 300                    # unclustered nodes drawn one by one; more fold by scope
 MAX_LABEL = 40
 
@@ -53,15 +55,30 @@ def _uncompilable(ix: TfIndex, name: str) -> bool:
     return r is not None and "top level _Arg or _Retval" not in r.reason
 
 
+@dataclass(frozen=True)
+class _Box:
+    name: str
+    nodes: list[TfNode]
+    module: DumpModule | None
+
+
 def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str = "",
-                budget: int = BUDGET) -> TfDrawing:
-    """The step graph as mark_for_compilation left it."""
-    if ix.main is None:
-        return TfDrawing("digraph tf {}\n", 0, 0, False, {})
-    graph = ix.main.graph
-    cluster_of = {n.name: c.name for c in ix.clusters for n in c.nodes}
+                budget: int = BUDGET, graph: TfGraph | None = None,
+                added: frozenset[str] = frozenset()) -> TfDrawing:
+    """The step graph as mark_for_compilation left it, or ``graph`` (another pass's dump
+    of it, its clusters read from its own nodes); ``added``: nodes to mark as new in this
+    pass (green)."""
+    if graph is None:
+        if ix.main is None:
+            return TfDrawing("digraph tf {}\n", 0, 0, False, {})
+        graph = ix.main.graph
+    modules = {c.name: c.module for c in ix.clusters}
+    boxes = [_Box(name, nodes, modules.get(name)) for name, nodes in graph.clusters().items()]
+    cluster_of = {n.name: b.name for b in boxes for n in b.nodes}
     index = {c.name: i for i, c in enumerate(ix.clusters)}
-    reasons = {n.name for n in graph.nodes if _uncompilable(ix, n.name)}
+    for b in boxes:
+        index.setdefault(b.name, len(index))
+    reasons = {n.name for n in graph.nodes if _uncompilable(ix, n.base_name)}
     unclustered = [n for n in graph.nodes if n.name not in cluster_of]
     folded = len(unclustered) > budget
     ids: dict[str, str] = {}
@@ -91,13 +108,19 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         if n.name in reasons:
             attrs["color"] = REASON_BORDER
             attrs["penwidth"] = "2"
+        if n.name in added:
+            attrs["fillcolor"] = ADDED_FILL
+        if n.op in index:           # after encapsulation: the cluster as one call
+            line, _ = colour(index[n.op])
+            attrs.update(shape="box3d", style="filled", fillcolor=line, fontcolor="#ffffff",
+                         color=line)
         if n.name == selected:
             attrs["penwidth"] = "3"
         parts = ", ".join(f"{k}={quote_text(v) if k in ('label', 'tooltip') else quote(v)}"
                           for k, v in attrs.items())
         return f"{indent}{quote(n.name)} [{parts}];"
 
-    for c in ix.clusters:
+    for c in boxes:
         line, fill = colour(index[c.name])
         module = f"module {c.module.id}" if c.module is not None else "no module"
         if c.name in opened:
@@ -140,11 +163,11 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
                     edges.add((src, dst, control))
     data_pairs = {(a, b) for a, b, control in edges if not control}
     kept = 0
-    for a, b, control in sorted(edges):
-        if control and (a, b) in data_pairs:
+    for src_id, dst_id, control in sorted(edges):
+        if control and (src_id, dst_id) in data_pairs:
             continue        # a data edge already joins them
         style = ' [style=dashed, color="#adb5bd"]' if control else ""
-        lines.append(f"  {quote(_dot_name(a))} -> {quote(_dot_name(b))}{style};")
+        lines.append(f"  {quote(_dot_name(src_id))} -> {quote(_dot_name(dst_id))}{style};")
         kept += 1
     lines.append("}")
     return TfDrawing("\n".join(lines) + "\n", drawn, kept, folded, ids)
@@ -177,19 +200,25 @@ def jit_rows(ix: TfIndex) -> list[dict]:
     return [{"function": j.function, "module": j.module.label} for j in ix.jit]
 
 
-def node_rows(ix: TfIndex, name: str) -> list[tuple[str, str]]:
-    """The inspector of a TF node: op, device, cluster or why not, inputs, attrs."""
-    if ix.main is None:
+def node_rows(ix: TfIndex, name: str, graph: TfGraph | None = None) -> list[tuple[str, str]]:
+    """The inspector of a TF node of ``graph`` (default: the step graph as
+    mark_for_compilation left it): op, device, cluster or why not, inputs, attrs."""
+    graph = graph if graph is not None else ix.main.graph if ix.main is not None else None
+    if graph is None:
         return []
-    n = ix.main.graph.node(name)
+    n = graph.node(name)
     if n is None:
         return []
-    c = ix.cluster_of(name)
+    modules = {c.name: c.module for c in ix.clusters}
     rows = [("node", n.name), ("op", n.op), ("device", n.device or "(not placed)")]
-    if c is not None:
-        rows.append(("cluster", c.name + (f" → module {c.module.label}" if c.module else "")))
+    if n.cluster is not None:
+        m = modules.get(n.cluster)
+        rows.append(("cluster", n.cluster + (f" → module {m.label}" if m else "")))
+    elif n.op in modules:
+        m = modules[n.op]
+        rows.append(("cluster", f"the call of {n.op}" + (f" → module {m.label}" if m else "")))
     else:
-        r = ix.reason(name)
+        r = ix.reason(n.base_name)
         if r is not None:
             why = r.reason
         elif ix.log is None:
@@ -202,7 +231,7 @@ def node_rows(ix: TfIndex, name: str) -> list[tuple[str, str]]:
     rows.append(("inputs", ", ".join(n.inputs) or "-"))
     if n.controls:
         rows.append(("control inputs", ", ".join("^" + x for x in n.controls)))
-    users = [m.name for m in ix.main.graph.nodes if name in m.inputs or name in m.controls]
+    users = [u.name for u in graph.nodes if name in u.inputs or name in u.controls]
     rows.append(("users", ", ".join(users[:20]) + (" …" if len(users) > 20 else "") or "-"))
     for k, v in n.attrs:
         rows.append((f"attr {k}", v if len(v) <= 200 else v[:199] + "…"))
