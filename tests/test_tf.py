@@ -320,3 +320,32 @@ def test_tf_nodes_and_hlo_instructions_link_both_ways(name):
             assert inst.name in instructions_of(hlo, node)
             linked += 1
     assert linked >= 1
+
+
+def test_a_clusters_hlo_is_grouped_by_the_tf_name_scopes_of_its_nodes():
+    """The explorer's 'layers' grouping reads op_name, which holds the TF node name: the
+    boxes of a cluster's module are the name scopes of the cluster's TF nodes."""
+    from viz import GraphOptions, build_graph
+    d = open_dump(sample("tf_autocluster"))
+    c = tf_index(d).clusters[0]
+    view = build_graph(d.stage(c.module), None, GraphOptions(grouping="layers"))
+    scopes = {n.name.rsplit("/", 1)[0] for n in c.nodes if "/" in n.name}
+    scopes |= {s.rsplit("/", k)[0] for s in scopes for k in range(1, s.count("/") + 1)}
+    groups = {g[2:] for g in view.groups if g.startswith("L:")}
+    assert {"gradient_tape", "gradient_tape/dense1"} <= groups <= scopes
+
+
+def test_graphs_and_xla_files_in_sub_folders_of_a_zip_open_as_one(tmp_path):
+    import zipfile
+    src = sample("tf_uncompilable")
+    out = tmp_path / "run.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for f in sorted(os.listdir(src)):
+            sub = "graphs" if f.endswith(".pbtxt") else "xla" if f.startswith("module_") else ""
+            z.write(os.path.join(src, f), "/".join(x for x in ("run", sub, f) if x))
+    flat = tf_index(open_dump(src)).to_json()
+    nested = tf_index(open_dump(out)).to_json()
+    assert nested["main"]["file"] == "graphs/" + flat["main"]["file"]
+    for key in ("clusters", "unclustered"):
+        assert nested["main"][key] == flat["main"][key]
+    assert len(nested["graphs"]) == len(flat["graphs"])

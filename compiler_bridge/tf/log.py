@@ -77,12 +77,16 @@ class TfLog:
     runs: list[LogRun]
 
     def run_of(self, path: str) -> LogRun | None:
-        """The run that dumped the file at ``path`` (matched by its trailing path parts)."""
+        """The run that dumped the file at ``path``: matched by its trailing path parts,
+        else (the folder was moved or rearranged after the run) by its name alone when
+        only one logged file has it."""
         for run in self.runs:
             for d in run.dumped:
                 if _same_file(d, path):
                     return run
-        return None
+        base = path.rsplit("/", 1)[-1]
+        named = [run for run in self.runs for d in run.dumped if d.rsplit("/", 1)[-1] == base]
+        return named[0] if len(named) == 1 else None
 
 
 def _same_file(logged: str, path: str) -> bool:
