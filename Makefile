@@ -47,6 +47,7 @@ bench: $(STAMP) scale
 	$(PY) bench/view_bench.py
 	$(PY) bench/pass_bench.py
 	$(PY) bench/runtime_bench.py
+	$(PY) bench/tf_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts

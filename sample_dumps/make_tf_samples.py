@@ -15,7 +15,8 @@ Each sample runs one ``sample_dumps/programs/tf_*.py`` in its own process with
 ``TF_XLA_FLAGS`` (auto-clustering or not, always ``--tf_xla_clustering_debug``) and
 ``TF_CPP_VMODULE`` set so that stderr (kept as ``<sample>/tf_log.txt``) has the
 ``Found uncompilable node`` reasons, the ``Clustering info`` summary and the
-``Dumped Graph to`` lines. Afterwards object files (``*.o``), LLVM IR and XLA files other
+``Dumped Graph to`` lines (``tf_binary``: binary GraphDefs, ``TF_DUMP_GRAPH_FMT=BIN``, and no
+log, as a user who did not ask for one has). Afterwards object files (``*.o``), LLVM IR and XLA files other
 than the HLO text are deleted, and so are the XLA modules of TF's own eager helpers
 (anything not a cluster or a jit function), to keep the samples small.
 """
@@ -53,6 +54,8 @@ class Sample:
     program: str
     tf_xla_flags: str
     description: str
+    binary: bool = False     # TF_DUMP_GRAPH_FMT=BIN: binary GraphDefs (*.pb)
+    log: bool = True         # keep stderr (with TF_CPP_VMODULE) as tf_log.txt
 
 
 SAMPLES = [
@@ -62,6 +65,9 @@ SAMPLES = [
            "auto-clustering cut by string ops and the remapper's _FusedMatMul"),
     Sample("tf_jit", "tf_jit.py", "--tf_xla_clustering_debug",
            "tf.function(jit_compile=True), called directly and from a tf.function"),
+    Sample("tf_binary", "tf_uncompilable.py", AUTO_JIT,
+           "tf_uncompilable's program with binary graph dumps and no log",
+           binary=True, log=False),
 ]
 
 
@@ -80,21 +86,24 @@ def run(sample: Sample, folder: Path) -> None:
         "TF_XLA_FLAGS": sample.tf_xla_flags,
         "TF_DUMP_GRAPH_PREFIX": rel,
         "XLA_FLAGS": f"--xla_dump_to={rel} --xla_dump_hlo_as_text",
-        "TF_CPP_VMODULE": VMODULE,
-        "TF_CPP_MIN_LOG_LEVEL": "0",
+        "TF_CPP_VMODULE": VMODULE if sample.log else "",
+        "TF_CPP_MIN_LOG_LEVEL": "0" if sample.log else "1",
         "CUDA_VISIBLE_DEVICES": "",
         "PYTHONHASHSEED": "0",
     })
+    if sample.binary:
+        env["TF_DUMP_GRAPH_FMT"] = "BIN"
     folder.mkdir(parents=True)
     cmd = [str(TF_PYTHON), f"sample_dumps/programs/{sample.program}"]
     print(f"[{sample.name}] TF_XLA_FLAGS={sample.tf_xla_flags!r} $ {' '.join(cmd)}", flush=True)
-    with open(folder / "tf_log.txt", "w", encoding="utf-8") as log:
-        proc = subprocess.run(cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
-                              stderr=log)
+    proc = subprocess.run(cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    if sample.log:
+        (folder / "tf_log.txt").write_text(proc.stderr, encoding="utf-8")
     print(f"[{sample.name}]   {proc.stdout.strip()}")
     if proc.returncode != 0:
-        raise SystemExit(f"[{sample.name}] program failed ({proc.returncode}); "
-                         f"see {rel}/tf_log.txt")
+        raise SystemExit(f"[{sample.name}] program failed ({proc.returncode}):\n"
+                         + proc.stderr[-3000:])
 
 
 def prune(sample: Sample, folder: Path) -> None:
@@ -130,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         prune(sample, folder)
         size = folder_bytes(folder)
         total += size
-        graphs = sum(1 for p in folder.iterdir() if p.suffix == ".pbtxt")
+        graphs = sum(1 for p in folder.iterdir() if p.suffix in (".pbtxt", ".pb"))
         print(f"[{sample.name}] {graphs} graph files, {size:,} bytes")
     print(f"TF samples: {total:,} bytes (budget {BUDGET:,})")
     return 1 if total > BUDGET else 0

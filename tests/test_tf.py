@@ -349,3 +349,18 @@ def test_graphs_and_xla_files_in_sub_folders_of_a_zip_open_as_one(tmp_path):
     for key in ("clusters", "unclustered"):
         assert nested["main"][key] == flat["main"][key]
     assert len(nested["graphs"]) == len(flat["graphs"])
+
+
+def test_binary_graph_dumps_from_tf_read_like_the_text_ones():
+    """tf_binary: the same program as tf_uncompilable, dumped by TF as binary GraphDefs
+    (TF_DUMP_GRAPH_FMT=BIN) and without a log: the same clusters, per TF's own summary in
+    the text sample's log."""
+    binary = tf_index(open_dump(sample("tf_binary")))
+    assert binary.main is not None and binary.main.path.endswith(".pb")
+    size, clusters, _ = _summary(_run_lines("tf_uncompilable", "mark_for_compilation_3.pbtxt"))
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in binary.clusters} == clusters
+    assert len(binary.main.graph.nodes) + 2 == size
+    text = tf_index(open_dump(sample("tf_uncompilable")))
+    assert binary.main.graph.nodes == text.main.graph.nodes
+    assert binary.log is None and [g.kind for g in reason_groups(binary)] == ["no_log"]
+    assert binary.clusters[0].module is not None
