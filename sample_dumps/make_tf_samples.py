@@ -56,11 +56,13 @@ class Sample:
     description: str
     binary: bool = False     # TF_DUMP_GRAPH_FMT=BIN: binary GraphDefs (*.pb)
     log: bool = True         # keep stderr (with TF_CPP_VMODULE) as tf_log.txt
+    trace: bool = False      # the program writes a profiler trace to <sample>/trace
 
 
 SAMPLES = [
     Sample("tf_autocluster", "tf_autocluster.py", AUTO_JIT,
-           "MLP train step, auto-clustered (tf_xla_auto_jit=2 on CPU)"),
+           "MLP train step, auto-clustered (tf_xla_auto_jit=2 on CPU), profiler trace",
+           trace=True),
     Sample("tf_uncompilable", "tf_uncompilable.py", AUTO_JIT,
            "auto-clustering cut by string ops and the remapper's _FusedMatMul"),
     Sample("tf_jit", "tf_jit.py", "--tf_xla_clustering_debug",
@@ -95,6 +97,8 @@ def run(sample: Sample, folder: Path) -> None:
         env["TF_DUMP_GRAPH_FMT"] = "BIN"
     folder.mkdir(parents=True)
     cmd = [str(TF_PYTHON), f"sample_dumps/programs/{sample.program}"]
+    if sample.trace:
+        cmd.append(f"{rel}/trace")
     print(f"[{sample.name}] TF_XLA_FLAGS={sample.tf_xla_flags!r} $ {' '.join(cmd)}", flush=True)
     proc = subprocess.run(cmd, cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE)

@@ -364,3 +364,23 @@ def test_binary_graph_dumps_from_tf_read_like_the_text_ones():
     assert binary.main.graph.nodes == text.main.graph.nodes
     assert binary.log is None and [g.kind for g in reason_groups(binary)] == ["no_log"]
     assert binary.clusters[0].module is not None
+
+
+def test_a_clusters_measured_runtime_comes_from_the_profiler_trace():
+    """tf_autocluster ran 5 steps under TF's profiler: every kernel event in the trace
+    belongs to the cluster's module, and the table's runtime is those kernels' medians."""
+    from compiler_bridge.perf import measure
+    from viz.tf import cluster_rows, module_runtimes
+    d = open_dump(sample("tf_autocluster"))
+    ix = tf_index(d)
+    m = measure(d)
+    assert m.unmatched_events == 0 and m.matched_events > 0
+    mid = ix.clusters[0].module.id
+    timings = m.module(mid)
+    assert list(m.modules) == [mid]
+    rt = module_runtimes(d)[mid]
+    assert rt.executions == 5
+    assert rt.us == pytest.approx(sum(k.median_us for k in timings.kernels.values()))
+    row = cluster_rows(ix, module_runtimes(d))[0]
+    assert row["measured"].endswith("µs per run (5 runs)")
+    assert "measured" not in cluster_rows(tf_index(open_dump(sample("tf_uncompilable"))), {})[0]

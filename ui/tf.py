@@ -136,7 +136,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
             + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
         shown = _stepper(ix, state)
         _graph(nav, dump, ix, state, shown)
-        _clusters_table(ix)
+        _clusters_table(dump, ix)
     _jit_table(ix)
     if ix.main is not None:
         _reasons(ix)
@@ -259,13 +259,17 @@ def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
                   args=(_to_instruction, c.module.id, name))
 
 
-def _clusters_table(ix: TfIndex) -> None:
+def _clusters_table(dump: Dump, ix: TfIndex) -> None:
     st.markdown("**Clusters**")
-    rows = T.cluster_rows(ix)
+    runtimes = dump.derived("tf-runtimes", T.module_runtimes)
+    rows = T.cluster_rows(ix, runtimes)
     if not rows:
         st.caption("Auto-clustering built no cluster in the step graph.")
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="tf-clusters")
+    if runtimes:
+        st.caption("measured: each kernel's median self time in the profiler trace, summed "
+                   "per run of the cluster's module")
     with st.container(horizontal=True):
         for c in ix.clusters:
             if c.module is not None:

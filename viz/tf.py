@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from compiler_bridge import Dump
 from compiler_bridge.dumps import DumpModule
+from compiler_bridge.perf import TraceError, measure
 from compiler_bridge.tf import ReasonGroup, TfGraph, TfIndex, TfNode
 
 from .dot import quote, quote_text
@@ -180,19 +182,51 @@ def _dot_name(svg_id: str) -> str:
 
 # --------------------------------------------------------------------------- tables
 
-def cluster_rows(ix: TfIndex) -> list[dict]:
-    """One row per cluster of the step graph: nodes, share, op histogram, XLA module."""
+@dataclass(frozen=True)
+class Runtime:
+    """A module's measured kernel time per execution: each kernel's median self time,
+    summed (the profiler trace's events, matched by ``compiler_bridge.perf``)."""
+
+    us: float
+    executions: int
+
+
+def module_runtimes(dump: Dump) -> dict[str, Runtime]:
+    """Module id -> its measured runtime, from the profiler traces in the dump (none: {})."""
+    if not dump.traces:
+        return {}
+    try:
+        measured = measure(dump)
+    except TraceError:
+        return {}
+    out = {}
+    for mid, timings in measured.modules.items():
+        kernels = list(timings.kernels.values())
+        if kernels:
+            out[mid] = Runtime(sum(k.median_us for k in kernels),
+                               max(k.count for k in kernels))
+    return out
+
+
+def cluster_rows(ix: TfIndex, runtimes: dict[str, Runtime] | None = None) -> list[dict]:
+    """One row per cluster of the step graph: nodes, share, op histogram, XLA module, and
+    its measured runtime when the dump has a profiler trace."""
     total = len(ix.main.graph.nodes) if ix.main is not None else 0
     rows = []
     for c in ix.clusters:
         ops = sorted(c.ops.items(), key=lambda kv: (-kv[1], kv[0]))
-        rows.append({
+        row = {
             "cluster": c.name,
             "nodes": len(c.nodes),
             "share": f"{100 * len(c.nodes) / total:.1f}%" if total else "",
             "ops": ", ".join(f"{op} ×{k}" for op, k in ops),
             "module": c.module.label if c.module is not None else "(not compiled in this dump)",
-        })
+        }
+        if runtimes:
+            rt = runtimes.get(c.module.id) if c.module is not None else None
+            row["measured"] = (f"{rt.us:,.1f} µs per run ({rt.executions} runs)"
+                               if rt is not None else "no events")
+        rows.append(row)
     return rows
 
 

@@ -3,10 +3,15 @@
 --tf_xla_cpu_global_jit``, set by ``sample_dumps/make_tf_samples.py``). Batch 16,
 16 -> 32 -> 4, float32; inputs are NumPy arrays with a fixed seed; 2 steps run.
 
+With a folder argument the steps run under TF's profiler, which writes its trace there
+(``<dir>/plugins/profile/<session>/<host>.xplane.pb``, with one event per XLA kernel).
+
 Usage (normally via ``make_tf_samples.py``, which sets TF_XLA_FLAGS, XLA_FLAGS,
 TF_DUMP_GRAPH_PREFIX and TF_CPP_VMODULE):
-    python tf_autocluster.py
+    python tf_autocluster.py [trace_dir]
 """
+import sys
+
 import numpy as np
 import tensorflow as tf
 
@@ -36,6 +41,11 @@ def train_step(x, y):
     return loss
 
 
-for _ in range(2):
+STEPS = 5
+if len(sys.argv) > 1:
+    tf.profiler.experimental.start(sys.argv[1])
+for _ in range(STEPS):
     loss = train_step(tf.constant(x), tf.constant(y))
 print("loss", float(loss))
+if len(sys.argv) > 1:
+    tf.profiler.experimental.stop()
