@@ -9,6 +9,8 @@ import shutil
 from conftest import sample
 from test_app import _mount, app, ok, query, texts
 
+from compiler_bridge import open_dump
+from compiler_bridge.tf import pass_of, tf_index
 from ui.tf import TF_GRAPH_KEY
 
 _seq = iter(range(1, 1_000_000))
@@ -42,22 +44,25 @@ def test_a_tf_dump_opens_on_its_clusters(monkeypatch):
     assert "mark_for_compilation_3.pbtxt" in page
     assert "String ops (AsString, StringLength)" in page
     assert "'remapper': False" in page
+    assert "cluster_0 and cluster_1 stay two clusters" in page.replace("*", "")
     svg = _svg(at)
-    assert 'id="group:cluster_0"' in svg and 'id="node:text/AsString"' in svg
-    assert [b.label for b in at.button if b.label.startswith("Open cluster_0")] == [
-        "Open cluster_0's HLO (module 0000)"]
+    assert 'id="group:cluster_0"' in svg and 'id="group:cluster_1"' in svg
+    assert 'id="node:text/AsString"' in svg
+    assert [b.label for b in at.button if b.label.startswith("Open cluster_")] == [
+        "Open cluster_0's HLO (module 0000)", "Open cluster_1's HLO (module 0001)"]
 
 
 def test_clicks_open_a_cluster_and_inspect_a_node(monkeypatch):
     at = app(sample("tf_uncompilable"), monkeypatch)
     click(at, "group:cluster_0")
     assert query(at).get("expanded") == "cluster_0"
-    assert 'id="node:post/Mean"' in _svg(at)
+    assert 'id="node:pre/Sum"' in _svg(at) and 'id="node:post/Mean"' not in _svg(at)
     click(at, "node:text/AsString")
     assert query(at).get("selected") == "text/AsString"
     page = _plain(at)
     assert "No registered 'AsString' OpKernel for XLA_CPU_JIT devices" in page
-    assert "pre/Sum" in page
+    ix = tf_index(open_dump(sample("tf_uncompilable")))
+    assert all(x in page for x in ix.main.graph.node("text/AsString").inputs)
 
 
 def test_the_cluster_button_opens_its_module_and_the_sidebar_leads_back(monkeypatch):
@@ -122,21 +127,21 @@ def test_from_a_tf_node_to_its_hlo_and_back(monkeypatch):
 def test_the_pass_stepper_shows_each_dump_of_the_step_graph(monkeypatch):
     at = app(sample("tf_uncompilable"), monkeypatch)
     slider = at.get("select_slider")[0]
-    passes = [o.split(". ", 1)[1] for o in slider.proto.options]
-    # the order the log dumped them in (per-cluster dumps between before and after)
-    assert passes == ["before_mark_for_compilation", "mark_for_compilation",
-                      "mark_for_compilation_annotated",
-                      "before_increase_dynamism_for_auto_jit_pass", "encapsulate_subgraphs_before",
-                      "encapsulate_subgraphs_subgraph_cluster_0",
-                      "encapsulate_fdef_graph_cluster_0", "encapsulate_subgraphs_after",
-                      "build_xla_ops"]
+    files = [o.split(". ", 1)[1] for o in slider.proto.options]
+    ix = tf_index(open_dump(sample("tf_uncompilable")))
+    # the order the log dumped the step graph's GraphDefs in (FunctionDefs left out)
+    run = ix.log.run_of(ix.main.path)
+    logged = [pass_of(p.rsplit("/", 1)[1]).name for p in run.dumped
+              if "fdef_cluster" not in p]
+    assert files == logged and len(files) >= 9
     at = app(sample("tf_uncompilable"), monkeypatch,
              {"stage": "tf:encapsulate_subgraphs_after_5.pbtxt"})
     svg = _svg(at)
     # after encapsulation the cluster is one call node named after it
     assert 'id="node:cluster_0"' in svg and 'id="node:post/Mean"' not in svg
     page = _plain(at)
-    # the cluster's 6 nodes became one call node
-    assert "against encapsulate_subgraphs_before: +1 nodes, −6" in page
+    # each cluster's nodes became one call node
+    clustered = sum(len(c.nodes) for c in ix.clusters)
+    assert f"against encapsulate_subgraphs_before: +2 nodes, −{clustered}" in page
     click(at, "node:cluster_0")
     assert "the call of cluster_0" in _plain(at)

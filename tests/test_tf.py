@@ -110,6 +110,7 @@ def test_the_string_ops_sample_says_why_each_was_left_out():
     ops = {u["op"] for u in ix.to_json()["main"]["unclustered"] if u["reason"]}
     assert {"AsString", "StringLength", "_FusedMatMul"} <= ops
     assert any(set(c.via) == {"text/AsString", "text/StringLength"} for c in ix.cycles)
+    assert len(ix.clusters) == 2
 
 
 @pytest.mark.parametrize("name", AUTO + ["tf_jit"])
@@ -255,24 +256,35 @@ def test_read_graph_rejects_what_is_not_a_graph():
 @pytest.mark.parametrize("name", AUTO)
 def test_networkx_finds_the_cycles_tf_logged(name):
     """'Could not contract A -> B because contracting the edge would create a cycle via
-    [...]': the same node and path, found on the step graph with networkx."""
+    [...]': the same two parts (a node or the cluster it ended in) and the same path,
+    found on the step graph with networkx."""
     ix = tf_index(open_dump(sample(name)))
+    cluster_of = {n.name: c.name for c in ix.clusters for n in c.nodes}
     logged = set()
     for line in _run_lines(name, ix.main.path):
-        if m := re.search(r"Could not contract <(.+?)(?: \+ \d+ others)? #\d+> -> <.+? #\d+> "
-                          r"because contracting the edge would create a cycle via \[(.*)\]", line):
-            logged.add((m.group(1), frozenset(m.group(2).split(","))))
+        if m := re.search(r"Could not contract <(.+?)(?: \+ \d+ others)? #\d+> -> <(.+?)"
+                          r"(?: \+ \d+ others)? #\d+> because contracting the edge would "
+                          r"create a cycle via \[(.*)\]", line):
+            a, b = (cluster_of.get(x, x) for x in m.group(1, 2))
+            logged.add((frozenset((a, b)), frozenset(m.group(3).split(","))))
     assert logged
-    assert {(b.node, frozenset(b.via)) for b in cycle_blocks(ix)} == logged
+    assert {(frozenset((b.node, b.cluster)), frozenset(b.via)) for b in cycle_blocks(ix)} \
+        == logged
 
 
 def test_reasons_are_grouped_with_fixes():
-    groups = {g.kind: g for g in reason_groups(tf_index(open_dump(sample("tf_uncompilable"))))}
+    ix = tf_index(open_dump(sample("tf_uncompilable")))
+    groups = {g.kind: g for g in reason_groups(ix)}
     assert {n for n, _ in groups["strings"].nodes} == {"text/AsString", "text/StringLength"}
-    assert [n for n, _ in groups["remapper"].nodes] == ["fused/add"]
+    fused = [n.name for n in ix.main.graph.nodes if n.op == "_FusedMatMul"]
+    assert [n for n, _ in groups["remapper"].nodes] == fused and len(fused) == 1
     assert "'remapper': False" in groups["remapper"].fix
-    assert [n for n, _ in groups["cycle"].nodes] == ["pre/Sum"]
     assert "no_log" not in groups
+    # the two clusters kept apart by the string ops: a cluster pair, not a node's reason
+    assert "cycle" not in groups
+    assert [(b.node, b.cluster) for b in cycle_blocks(ix)] == [("cluster_0", "cluster_1")]
+    auto = {g.kind: g for g in reason_groups(tf_index(open_dump(sample("tf_autocluster"))))}
+    assert [n for n, _ in auto["cycle"].nodes] == ["dense2/MatMul/ReadVariableOp"]
 
 
 def test_without_a_log_the_reasons_say_how_to_get_them(tmp_path):
@@ -297,7 +309,8 @@ def test_a_folder_of_tf_graphs_alone_is_a_dump_the_store_keeps(tmp_path):
     stored = Store(str(tmp_path / "data")).add_path(str(folder), "graphs")
     assert stored.modules == []
     ix = tf_index(open_dump(folder))
-    assert [c.name for c in ix.clusters] == ["cluster_0"] and ix.clusters[0].module is None
+    assert [c.name for c in ix.clusters] == ["cluster_0", "cluster_1"]
+    assert all(c.module is None for c in ix.clusters)
 
 
 @pytest.mark.parametrize("name", AUTO)

@@ -16,8 +16,8 @@ import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
-from compiler_bridge.tf import (GRAPH, LOG_COMMAND, TfGraph, TfIndex, has_tf, instructions_of, reason_groups,
-                                tf_index, tf_node_of)
+from compiler_bridge.tf import (GRAPH, LOG_COMMAND, TfGraph, TfIndex, cycle_blocks, has_tf,
+                                instructions_of, reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import tf as T
 
@@ -306,6 +306,11 @@ def _reasons(ix: TfIndex) -> None:
         if g.fix:
             text += f"  \n  *Fix:* {md(g.fix)}"
         st.markdown(text)
+    for b in cycle_blocks(ix):
+        if b.node_is_cluster:
+            st.markdown(f"- **{md(b.node)}** and **{md(b.cluster)}** stay two clusters: "
+                        "merging them would close a cycle through "
+                        + ", ".join(code(v) for v in b.via) + " (unclustered).")
     for note in ix.cycles:
         st.caption(f"TF's log: {md(note.source)} was kept out of the cluster of "
                    f"{md(note.target)}: merging would close a cycle via "

@@ -9,6 +9,7 @@ import sys
 
 from ..dumps import open_dump
 from .index import tf_index
+from .reasons import cycle_blocks
 
 
 def cmd_clusters(args: argparse.Namespace) -> int:
@@ -39,6 +40,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         for reason, nodes in reasons.items():
             print(f"  not clustered: {reason}: {', '.join(nodes[:6])}"
                   + (f" and {len(nodes) - 6} more" if len(nodes) > 6 else ""))
+        for b in cycle_blocks(ix):
+            if b.node_is_cluster:
+                print(f"  {b.node} and {b.cluster} stay apart: merging them would close a "
+                      f"cycle through {', '.join(b.via)}")
         if ix.log is None:
             print("  (no log: run with TF_CPP_VMODULE=mark_for_compilation_pass=3,"
                   "compilability_check_util=3 and keep stderr in the folder for the reasons)")

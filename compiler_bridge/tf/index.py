@@ -300,11 +300,23 @@ def build_index(dump: Dump) -> TfIndex:
         for name, nodes in main.graph.clusters().items():
             clusters.append(Cluster(name, nodes, _cluster_module(dump, name, nodes)))
     log = _find_log(dump)
+    if log is not None:
+        _log_order(groups, log)
     run = None
     if log is not None and main is not None:
         run = log.run_of(main.path)
     return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
                    errors)
+
+
+def _log_order(groups: list[GraphGroup], log: TfLog) -> None:
+    """Put each graph's files in the order the log says they were dumped (per-cluster
+    dumps cluster by cluster), where the log names them all."""
+    order = {d.rsplit("/", 1)[-1]: i for i, d in enumerate(d for r in log.runs for d in r.dumped)}
+    for g in groups:
+        names = [posixpath.basename(f.path) for f in g.files]
+        if all(n in order for n in names):
+            g.files.sort(key=lambda f: order[posixpath.basename(f.path)])
 
 
 def tf_index(dump: Dump) -> TfIndex:

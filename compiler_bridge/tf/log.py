@@ -132,11 +132,12 @@ def parse_log(text: str, file: str) -> TfLog:
             path = m.group(1)
             p = pass_of(path.rsplit("/", 1)[-1])
             rank = p.rank
-            if rank < last_rank or (rank == last_rank and not p.per_cluster):
+            # per-cluster dumps (any order, cluster by cluster) never start a graph
+            if not p.per_cluster and rank <= last_rank:
                 run = LogRun()
                 runs.append(run)
             run.dumped.append(path)
-            last_rank = rank
+            last_rank = max(last_rank, rank) if p.per_cluster else rank
         elif m := _UNCOMPILABLE.search(line):
             run.uncompilable.append(Uncompilable(m.group(1), m.group(2), m.group(3).strip()))
         elif m := _INFO.search(line):

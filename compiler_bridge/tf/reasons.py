@@ -46,11 +46,13 @@ class ReasonGroup:
 
 @dataclass(frozen=True, slots=True)
 class CycleBlock:
-    """Merging ``node`` (or its cluster) into ``cluster`` would close a cycle via ``via``."""
+    """Merging ``node`` (an unclustered node, or a cluster) into ``cluster`` would close a
+    cycle via ``via`` (unclustered nodes on the other path between them)."""
 
     node: str
     cluster: str
     via: tuple[str, ...]
+    node_is_cluster: bool = False
 
 
 def step_digraph(graph: TfGraph) -> nx.DiGraph:
@@ -69,9 +71,9 @@ def step_digraph(graph: TfGraph) -> nx.DiGraph:
 
 def cycle_blocks(ix: TfIndex) -> list[CycleBlock]:
     """Each unclustered node next to a cluster that is compilable as far as the log says
-    (no 'uncompilable' line), whose merge into that cluster would close a cycle through
-    other unclustered nodes: the path from the node to the cluster avoiding the direct
-    edges, with the cluster contracted to one vertex."""
+    (no 'uncompilable' line), and each cluster next to another, whose merge would close a
+    cycle through unclustered nodes: the path between the two avoiding their direct
+    edge, with each cluster contracted to one vertex."""
     if ix.main is None:
         return []
     graph = ix.main.graph
@@ -83,23 +85,33 @@ def cycle_blocks(ix: TfIndex) -> list[CycleBlock]:
         cu, cv = cluster_of.get(u, u), cluster_of.get(v, v)
         if cu != cv:
             h.add_edge(cu, cv)
+    def detour(a: str, b: str) -> tuple[str, ...] | None:
+        """The other path a -> b (their direct edge left out), or None."""
+        if not h.has_edge(a, b):
+            return None
+        h.remove_edge(a, b)
+        try:
+            return tuple(nx.shortest_path(h, a, b)[1:-1])
+        except nx.NetworkXNoPath:
+            return None
+        finally:
+            h.add_edge(a, b)
+
     out: list[CycleBlock] = []
-    for node in graph.nodes:
-        if node.name in cluster_of or ix.reason(node.name) is not None or node.name not in h:
-            continue
-        for c in ix.clusters:
-            for a, b in ((node.name, c.name), (c.name, node.name)):
-                if not h.has_edge(a, b):
-                    continue
-                h.remove_edge(a, b)
-                try:
-                    path = nx.shortest_path(h, a, b)
-                except nx.NetworkXNoPath:
-                    path = None
-                finally:
-                    h.add_edge(a, b)
-                if path is not None:
-                    out.append(CycleBlock(node.name, c.name, tuple(path[1:-1])))
+    names = [c.name for c in ix.clusters]
+    candidates = [(n.name, False) for n in graph.nodes
+                  if n.name not in cluster_of and ix.reason(n.name) is None and n.name in h]
+    candidates += [(c, True) for c in names if c in h]
+    for unit, is_cluster in candidates:
+        for c in names:
+            if c == unit:
+                continue
+            for a, b in ((unit, c), (c, unit)):
+                if is_cluster and a != unit:
+                    continue        # each pair of clusters once, in edge direction
+                via = detour(a, b)
+                if via is not None:
+                    out.append(CycleBlock(unit, c, via, is_cluster))
     return out
 
 
@@ -148,7 +160,7 @@ def reason_groups(ix: TfIndex) -> list[ReasonGroup]:
     if ix.main is None:
         return []
     clustered = {n.name for c in ix.clusters for n in c.nodes}
-    blocks = {b.node: b for b in cycle_blocks(ix)}
+    blocks = {b.node: b for b in cycle_blocks(ix) if not b.node_is_cluster}
     groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for n in ix.main.graph.nodes:
         if n.name in clustered:

@@ -22,13 +22,13 @@ def step(x):
     with tf.name_scope("fused"):
         h = tf.nn.relu(tf.matmul(x, w) + b)       # remapper: _FusedMatMul
     with tf.name_scope("pre"):
-        a = tf.reduce_sum(tf.square(h) * 0.5, axis=1)
+        a = tf.reduce_sum(tf.square(h) * 0.5 + tf.sin(h), axis=1) * 2.0 - 1.0
     with tf.name_scope("text"):
         s = tf.strings.as_string(a, precision=2)  # string dtype: no XLA kernel
         n = tf.cast(tf.strings.length(s), tf.float32)
     with tf.name_scope("post"):
-        # uses both the string path and `a`: a cluster of `pre` and `post` would close a
-        # cycle through the unclustered string ops
+        # uses both the string path and `a`: merging the clusters of `pre` and `post` would
+        # close a cycle through the unclustered string ops, so they stay two clusters
         out = tf.reduce_mean(n * a + tf.exp(-a))
     return out
 
