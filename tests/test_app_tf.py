@@ -4,6 +4,7 @@ in the explorer; broken graph files are named and the rest still shows."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from conftest import sample
@@ -22,6 +23,11 @@ def click(at, target: str):
     at.run()
     ok(at)
     return at
+
+
+def _label(button) -> str:
+    """A button's label as shown (labels are markdown, names in them escaped)."""
+    return button.label.replace("\\", "")
 
 
 def _plain(at) -> str:
@@ -48,7 +54,7 @@ def test_a_tf_dump_opens_on_its_clusters(monkeypatch):
     svg = _svg(at)
     assert 'id="group:cluster_0"' in svg and 'id="group:cluster_1"' in svg
     assert 'id="node:text/AsString"' in svg
-    assert [b.label for b in at.button if b.label.startswith("Open cluster_")] == [
+    assert [_label(b) for b in at.button if _label(b).startswith("Open cluster_")] == [
         "Open cluster_0's HLO (module 0000)", "Open cluster_1's HLO (module 0001)"]
 
 
@@ -67,7 +73,7 @@ def test_clicks_open_a_cluster_and_inspect_a_node(monkeypatch):
 
 def test_the_cluster_button_opens_its_module_and_the_sidebar_leads_back(monkeypatch):
     at = app(sample("tf_autocluster"), monkeypatch)
-    next(b for b in at.button if b.label.startswith("Open cluster_0")).click().run()
+    next(b for b in at.button if _label(b).startswith("Open cluster_0")).click().run()
     ok(at)
     assert query(at).get("module") == "0000"
     assert not any(h.value == "TensorFlow clusters" for h in at.subheader)
@@ -110,13 +116,13 @@ def test_broken_graph_files_are_named_and_the_rest_shows(monkeypatch, tmp_path):
 def test_from_a_tf_node_to_its_hlo_and_back(monkeypatch):
     at = app(sample("tf_autocluster"), monkeypatch,
              {"selected": "gradient_tape/dense2/MatMul/MatMul"})
-    show = [b for b in at.button if b.label.startswith("Show ")]
-    assert [b.label for b in show] == ["Show MatMul.4 in module 0000"]
+    show = [b for b in at.button if _label(b).startswith("Show ")]
+    assert [_label(b) for b in show] == ["Show MatMul.4 in module 0000"]
     show[0].click().run()
     ok(at)
     assert query(at).get("module") == "0000" and query(at).get("selected") == "MatMul.4"
-    back = [b for b in at.sidebar.button if b.label.startswith("◀ TF node")]
-    assert [b.label for b in back] == ["◀ TF node gradient_tape/dense2/MatMul/MatMul"]
+    back = [b for b in at.sidebar.button if _label(b).startswith("◀ TF node")]
+    assert [_label(b) for b in back] == ["◀ TF node gradient_tape/dense2/MatMul/MatMul"]
     back[0].click().run()
     ok(at)
     assert "module" not in query(at)
@@ -145,3 +151,22 @@ def test_the_pass_stepper_shows_each_dump_of_the_step_graph(monkeypatch):
     assert f"against encapsulate_subgraphs_before: +2 nodes, −{clustered}" in page
     click(at, "node:cluster_0")
     assert "the call of cluster_0" in _plain(at)
+
+
+def test_hostile_node_names_reach_the_page_escaped(monkeypatch, tmp_path):
+    folder = tmp_path / "hostile"
+    shutil.copytree(sample("tf_uncompilable"), folder)
+    evil = "text/<img src=x onerror=alert(1)>*b*_`c`"
+    for f in folder.iterdir():
+        if f.suffix in (".pbtxt", ".txt") and not f.name.startswith("module_"):
+            f.write_text(f.read_text().replace("text/AsString", evil))
+    at = app(str(folder), monkeypatch, {"selected": evil})
+    shown = 0
+    for m in at.markdown:
+        if "img" in m.value and not m.value.startswith("<style>"):
+            outside_code = re.sub(r"`[^`]*`", "", m.value)     # code spans show text as is
+            assert "<img" not in outside_code.replace("\\<img", ""), m.value
+            shown += 1
+    assert shown >= 2
+    svg = _svg(at)
+    assert "<img" not in svg and "&lt;img" in svg

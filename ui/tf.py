@@ -98,7 +98,7 @@ def back_button(nav: Navigator, opened: Opened) -> None:
         return
     node = tf_node_of(hlo, state.selected)
     if node and ix.cluster_of(node) is cluster:
-        st.sidebar.button(f"◀ TF node {node}", key="tf-back-node", on_click=go,
+        st.sidebar.button(f"◀ TF node {md(node)}", key="tf-back-node", on_click=go,
                           args=(_to_node, node, cluster.name), width="stretch",
                           help="The TF node this HLO instruction was compiled from")
 
@@ -255,7 +255,7 @@ def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
     if not names:
         st.caption("No HLO instruction names this node (XLA folded it away).")
     for name in names[:4]:
-        st.button(f"Show {name} in module {c.module.id}", key=f"tf-hlo-{name}", on_click=go,
+        st.button(f"Show {md(name)} in module {c.module.id}", key=f"tf-hlo-{name}", on_click=go,
                   args=(_to_instruction, c.module.id, name))
 
 
@@ -273,7 +273,7 @@ def _clusters_table(dump: Dump, ix: TfIndex) -> None:
     with st.container(horizontal=True):
         for c in ix.clusters:
             if c.module is not None:
-                st.button(f"Open {c.name}'s HLO (module {c.module.id})",
+                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
                           key=f"tf-open-{c.name}", on_click=go,
                           args=(_open_module, c.module.id))
 
