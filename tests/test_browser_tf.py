@@ -80,13 +80,11 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
     shot(page, artifacts_dir, "browser-tf-02b-node.png")
 
     # open the cluster's HLO module from the table: the HLO explorer shows it
-    t0 = time.time()
     page.get_by_role("button", name=f"Open {cluster.name}'s HLO (module {cluster.module.id})")\
         .click()
     wait_param(page, "module", cluster.module.id)
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_idle(page)
-    assert time.time() - t0 < 60
     assert not page.get_by_role("heading", name="TensorFlow clusters").is_visible()
     visible_text(page, cluster.module.name[:30]).wait_for()
     shot(page, artifacts_dir, "browser-tf-03-module.png")
