@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
 
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
@@ -19,6 +20,7 @@ from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
 from .log import CycleNote, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
 from .passes import ANNOTATED, MARK, GraphPass, pass_of
 
+T = TypeVar("T")
 MAX_LOG_BYTES = 64 << 20
 _SIMILAR = 0.5          # share of the smaller graph's node names two dumps of one graph share
 
@@ -90,15 +92,21 @@ class TfIndex:
     run: LogRun | None                # the log's run of the step graph
     jit: list[JitUnit]
     errors: list[tuple[str, str]] = field(default_factory=list)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, what: str, compute: Callable[["TfIndex"], T]) -> T:
+        """``compute(self)`` once per index (the index lives as long as its dump)."""
+        if what not in self.memo:
+            self.memo[what] = compute(self)
+        return self.memo[what]
 
     @property
     def empty(self) -> bool:
         return not self.files and not self.jit
 
     def reason(self, node: str) -> Uncompilable | None:
-        if self.run is None:
-            return None
-        return self.run.reasons().get(node)
+        """The log's 'uncompilable' line for a node of the step graph, if any."""
+        return self.derived("reasons", _run_reasons).get(node)
 
     def cluster_of(self, node: str) -> Cluster | None:
         for c in self.clusters:
@@ -136,6 +144,10 @@ class TfIndex:
                     "unclustered": unclustered}
         return {"graphs": graphs, "main": main,
                 "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
+
+
+def _run_reasons(ix: TfIndex) -> dict[str, Uncompilable]:
+    return ix.run.reasons() if ix.run is not None else {}
 
 
 # --------------------------------------------------------------------------- names

@@ -70,6 +70,16 @@ def step_digraph(graph: TfGraph) -> nx.DiGraph:
 
 
 def cycle_blocks(ix: TfIndex) -> list[CycleBlock]:
+    """(Computed once per index; see :func:`find_cycle_blocks`.)"""
+    return ix.derived("cycle-blocks", find_cycle_blocks)
+
+
+def reason_groups(ix: TfIndex) -> list[ReasonGroup]:
+    """The step graph's unclustered nodes, grouped by cause (once per index)."""
+    return ix.derived("reason-groups", group_reasons)
+
+
+def find_cycle_blocks(ix: TfIndex) -> list[CycleBlock]:
     """Each unclustered node next to a cluster that is compilable as far as the log says
     (no 'uncompilable' line), and each cluster next to another, whose merge would close a
     cycle through unclustered nodes: the path between the two avoiding their direct
@@ -155,8 +165,7 @@ _TEXT = {
 }
 
 
-def reason_groups(ix: TfIndex) -> list[ReasonGroup]:
-    """The step graph's unclustered nodes, grouped by cause."""
+def group_reasons(ix: TfIndex) -> list[ReasonGroup]:
     if ix.main is None:
         return []
     clustered = {n.name for c in ix.clusters for n in c.nodes}
