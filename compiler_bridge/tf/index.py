@@ -109,10 +109,7 @@ class TfIndex:
         return self.derived("reasons", _run_reasons).get(node)
 
     def cluster_of(self, node: str) -> Cluster | None:
-        for c in self.clusters:
-            if any(n.name == node for n in c.nodes):
-                return c
-        return None
+        return self.derived("cluster-of", _cluster_map).get(node)
 
     @property
     def cycles(self) -> list[CycleNote]:
@@ -144,6 +141,10 @@ class TfIndex:
                     "unclustered": unclustered}
         return {"graphs": graphs, "main": main,
                 "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
+
+
+def _cluster_map(ix: TfIndex) -> dict[str, Cluster]:
+    return {n.name: c for c in ix.clusters for n in c.nodes}
 
 
 def _run_reasons(ix: TfIndex) -> dict[str, Uncompilable]:
