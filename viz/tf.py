@@ -1,7 +1,7 @@
 """TF cluster view builders: the step graph as DOT with each XLA cluster a coloured box
 (open: its nodes inside; closed: one node standing for them), unclustered nodes outside,
 data edges solid and control ('^') edges dashed, variables and resources as cylinders; the
-clusters table, a TF node's inspector rows and the reasons table.
+clusters table and a TF node's inspector rows.
 
 Ids in the SVG: ``node:<tf node>`` for nodes, ``group:<cluster>`` for a cluster (closed
 node or open box), ``group:scope:<name>`` for unclustered nodes folded by name scope when
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from compiler_bridge import Dump
 from compiler_bridge.dumps import DumpModule
 from compiler_bridge.perf import TraceError, measure
-from compiler_bridge.tf import ReasonGroup, TfGraph, TfIndex, TfNode
+from compiler_bridge.tf import TfGraph, TfIndex, TfNode
 
 from .dot import quote, quote_text
 
@@ -270,9 +270,3 @@ def node_rows(ix: TfIndex, name: str, graph: TfGraph | None = None) -> list[tupl
     for k, v in n.attrs:
         rows.append((f"attr {k}", v if len(v) <= 200 else v[:199] + "…"))
     return rows
-
-
-def reason_rows(groups: list[ReasonGroup]) -> list[dict]:
-    return [{"why": g.title, "nodes": len(g.nodes),
-             "which": ", ".join(n for n, _ in g.nodes[:8]) + (" …" if len(g.nodes) > 8 else ""),
-             "fix": g.fix} for g in groups]
