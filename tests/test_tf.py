@@ -397,3 +397,27 @@ def test_a_clusters_measured_runtime_comes_from_the_profiler_trace():
     row = cluster_rows(ix, module_runtimes(d))[0]
     assert row["measured"].endswith("µs per run (5 runs)")
     assert "measured" not in cluster_rows(tf_index(open_dump(sample("tf_uncompilable"))), {})[0]
+
+
+def test_a_big_step_graph_draws_closed_clusters_and_folds_unclustered_nodes(tmp_path):
+    """bench/make_tf_graph.py's repeated train step, 2,000 nodes: each closed cluster is one
+    node, the unclustered nodes fold by name scope (one box per block), and every edge
+    joins what is drawn."""
+    sys.path.insert(0, ROOT)
+    from bench.make_tf_graph import build
+    from viz.tf import cluster_dot
+    g = build(2000)
+    (tmp_path / "mark_for_compilation.pbtxt").write_text(text_format.MessageToString(g))
+    ix = tf_index(open_dump(tmp_path))
+    blocks = len(g.node) // 43
+    assert len(ix.clusters) == blocks and all(len(c.nodes) == 30 for c in ix.clusters)
+    d = cluster_dot(ix)
+    assert d.folded and d.drawn == 2 * blocks
+    drawn = set(d.ids.values())
+    assert len(drawn) == 2 * blocks
+    for line in d.dot.splitlines():
+        if " -> " in line:
+            a, b = re.findall(r'"([^"]+)"', line)[:2]
+            assert a in drawn and b in drawn
+    opened = cluster_dot(ix, frozenset({"cluster_0"}))
+    assert opened.drawn == 2 * blocks - 1 + 30
