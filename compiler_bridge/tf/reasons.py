@@ -109,8 +109,10 @@ def find_cycle_blocks(ix: TfIndex) -> list[CycleBlock]:
 
     out: list[CycleBlock] = []
     names = [c.name for c in ix.clusters]
+    # a function's _Arg/_Retval never joins a cluster: no question to ask about them
     candidates = [(n.name, False) for n in graph.nodes
-                  if n.name not in cluster_of and ix.reason(n.name) is None and n.name in h]
+                  if n.name not in cluster_of and ix.reason(n.name) is None and n.name in h
+                  and n.op not in ("_Arg", "_Retval")]
     candidates += [(c, True) for c in names if c in h]
     for unit, is_cluster in candidates:
         for c in names:
