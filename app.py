@@ -24,8 +24,9 @@ with kit.section("Opening the dump"):
 if opened is None:
     opening.welcome()
     st.stop()
+tf_page = tf.shows(nav, opened)                  # TF graphs, no module chosen: read them
 opening.dump_errors(opened)                      # files that could not be read, by name
-if tf.shows(nav, opened):                        # TF graphs and no module chosen:
+if tf_page:
     with kit.section("TensorFlow clusters"):     # clusters, their modules, reasons
         tf.cluster_page(nav, opened)
     st.stop()

@@ -31,8 +31,12 @@ MAX_PICKER = 1000      # nodes listed in the node picker; more: a name box
 
 
 def shows(nav: Navigator, opened: Opened) -> bool:
-    """Whether this run shows the cluster view."""
-    return not nav.state.module and has_tf(opened.dump)
+    """Whether this run shows the cluster view; if so the TF graphs are read now, so that
+    the dump's list of unreadable files, drawn next, names the graph files too."""
+    if nav.state.module or not has_tf(opened.dump):
+        return False
+    tf_index(opened.dump)
+    return True
 
 
 def _back(state: ViewState) -> ViewState:
@@ -117,9 +121,7 @@ def _events(nav: Navigator, ix: TfIndex) -> None:
 def cluster_page(nav: Navigator, opened: Opened) -> None:
     dump = opened.dump
     ix = tf_index(dump)
-    st.subheader("TensorFlow clusters")
-    for _, error in ix.errors:
-        st.warning(f"Graph file skipped: {code(error)}")
+    st.subheader("TensorFlow clusters")      # unreadable graph files: in the dump's errors
     _events(nav, ix)
     state = nav.state
     if ix.main is None:
