@@ -59,7 +59,7 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
 
     # a click on the closed cluster opens it: its nodes are drawn inside
     page.locator(f'[id="group:{cluster.name}"]').first.click()
-    wait_param(page, "expanded", cluster.name)
+    wait_param(page, "expanded", cluster.name, timeout=60)
     page.wait_for_function(
         """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
             .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
@@ -69,7 +69,7 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
 
     # a click on an unclustered node inspects it: op, and why XLA left it out (the log's words)
     page.locator('[id="node:text/AsString"]').first.click()
-    wait_param(page, "selected", "text/AsString")
+    wait_param(page, "selected", "text/AsString", timeout=60)
     wait_idle(page)
     inspector = page.locator('[data-testid="stMarkdownContainer"]').filter(
         has_text="not clustered:").first
@@ -82,21 +82,25 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
     # open the cluster's HLO module from the table: the HLO explorer shows it
     page.get_by_role("button", name=f"Open {cluster.name}'s HLO (module {cluster.module.id})")\
         .click()
-    wait_param(page, "module", cluster.module.id)
+    wait_param(page, "module", cluster.module.id, timeout=60)
+    # the cluster page goes (its elements stay on screen until the new run replaces them)
+    page.get_by_role("heading", name="TensorFlow clusters").wait_for(state="hidden",
+                                                                      timeout=60_000)
+    visible_text(page, cluster.module.name[:30]).wait_for(timeout=60_000)
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_idle(page)
-    assert not page.get_by_role("heading", name="TensorFlow clusters").is_visible()
-    visible_text(page, cluster.module.name[:30]).wait_for()
     shot(page, artifacts_dir, "browser-tf-03-module.png")
 
     # and back to the clusters from the sidebar
     page.get_by_role("button", name="◀ TensorFlow clusters").click()
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while "module" in params(page) and time.time() < deadline:
         time.sleep(0.05)
     assert "module" not in params(page)
-    page.get_by_role("heading", name="TensorFlow clusters").wait_for()
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    page.get_by_role("heading", name="TensorFlow clusters").wait_for(timeout=60_000)
+    page.wait_for_function(
+        """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+            .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
+        arg=f"group:{cluster.name}", timeout=60_000)
     wait_idle(page)
-    assert _in_graph(page, f"group:{cluster.name}")
     shot(page, artifacts_dir, "browser-tf-04-back.png")
