@@ -159,8 +159,8 @@ _TEXT = {
             "longer sit between the two parts."),
     UNLOGGED: ("Compilable but not clustered (the log gives no reason: e.g. a cluster below "
                "--tf_xla_min_cluster_size, or a node TF keeps on the host)",
-               "Small pieces are dropped on purpose; set TF_XLA_FLAGS=--tf_xla_min_cluster_size"
-               "=1 to see them clustered."),
+               "If they would have made a cluster below the minimum size (TF drops those on "
+               "purpose), TF_XLA_FLAGS=--tf_xla_min_cluster_size=1 lifts that limit."),
     NO_LOG: ("Not clustered; why is only in TF's log, and this folder has none",
              "Run again with the log kept in the folder: " + LOG_COMMAND),
     OTHER: ("{reason}", ""),
