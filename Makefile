@@ -33,6 +33,7 @@ lint: $(STAMP)
 
 samples: $(STAMP)
 	$(PY) sample_dumps/make_samples.py
+	$(PY) sample_dumps/make_tf_samples.py     # TF graphs + XLA files (own .venv-tf)
 
 scale: $(STAMP)
 	$(PY) bench/make_scale.py
@@ -48,6 +49,7 @@ bench: $(STAMP) scale
 	$(PY) bench/runtime_bench.py
 	$(PY) bench/memory_bench.py
 	$(PY) bench/compare_bench.py
+	$(PY) bench/tf_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts

@@ -13,7 +13,7 @@ from functools import partial
 
 import streamlit as st
 
-from ui import compare, explorer, kit, memory, opening, passes, runtimes, sharing, workspace
+from ui import compare, explorer, kit, memory, opening, passes, runtimes, sharing, tf, workspace
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 opening.warm_up()                                # Graphviz (wasm) compiles while we read
@@ -26,11 +26,17 @@ with kit.section("Opening the dump"):
 if opened is None:
     opening.welcome(nav)
     st.stop()
+tf_page = tf.shows(nav, opened)                  # TF graphs, no module chosen: read them
 opening.dump_errors(opened)                      # files that could not be read, by name
+if tf_page:
+    with kit.section("TensorFlow clusters"):     # clusters, their modules, reasons
+        tf.cluster_page(nav, opened)
+    st.stop()
 compare.apply_cli(nav, opened)                   # --dump A --compare B: B vs baseline A
 
 with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
+    tf.back_button(nav, opened)                  # sidebar: back to the TF clusters
 with kit.section("Compare"):
     compare.sidebar(nav, opened)                 # sidebar: a baseline dump, recompilations
 if picked is None:

@@ -336,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_runtime_commands(sub)
     from .memory import add_memory_command
     add_memory_command(sub)
+    from .tf import add_tf_commands           # clusters (compiler_bridge/tf/cli.py)
+    add_tf_commands(sub)
     return p
 
 

@@ -7,7 +7,7 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
 - ``compiler_bridge`` never imports viz, ui, streamlit or plotly; ``viz`` never imports ui or
   streamlit; only ``ui`` and ``app.py`` import streamlit;
 - inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
-  perf and memory only hlo and dumps.
+  perf, memory and tf (TensorFlow graphs) only hlo and dumps; tf never imports tensorflow.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge": {"viz", "ui", "plotly"},     # streamlit: the rule below, for all
     "viz": {"ui"},
     "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
-                            "compiler_bridge.perf", "compiler_bridge.memory"},
+                            "compiler_bridge.perf", "compiler_bridge.memory",
+                            "compiler_bridge.tf"},
     "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
-                              "compiler_bridge.memory"},
+                              "compiler_bridge.memory", "compiler_bridge.tf"},
     "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
+    "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow"},
     "compiler_bridge.passes": {"compiler_bridge.perf"},
     "compiler_bridge.perf": {"compiler_bridge.passes"},
 }

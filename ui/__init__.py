@@ -11,14 +11,15 @@ parts top to bottom, each a function of the view (``viz.ViewState``, kept in the
 - ``visitor``: which stored dumps a visitor is shown (their own, or all on a team server);
 - ``compare``: the dump shown against a baseline compile (another dump, or another
   compile of one function): pairing, counts, flags, memory, measured times, graph diff;
+- ``tf``: the TensorFlow cluster view (clusters, their modules, why nodes stayed out);
 - ``workspace``: search, toolbar, breadcrumb, graph and inspector as one fragment, the
   part a click reruns alone.
 """
 
 from . import (compare, explorer, graph, inspector, kit, memory, opening, passes, runtimes,
-               sharing, visitor, workspace)
+               sharing, tf, visitor, workspace)
 
 __all__ = [
     "compare", "explorer", "graph", "inspector", "kit", "memory", "opening", "passes",
-    "runtimes", "sharing", "visitor", "workspace",
+    "runtimes", "sharing", "tf", "visitor", "workspace",
 ]

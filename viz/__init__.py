@@ -5,7 +5,7 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import compare, dot, layout, memory, navigation, panels, passes, runtime
+from . import compare, dot, layout, memory, navigation, panels, passes, runtime, tf
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -85,6 +85,7 @@ __all__ = [
     "prefetching",
     "start_layout",
     "text_diff_html",
+    "tf",
     "timeline_figure",
     "timeline_rows",
     "warm",

@@ -64,6 +64,11 @@ HLO_PROTO = "hlo_proto"
 TRACE = "trace"
 XPLANE = "xplane"
 UNKNOWN = "unknown"
+# --- TF graph dumps (TF_DUMP_GRAPH_PREFIX): GraphDef / FunctionDef files, read by
+# compiler_bridge.tf; this module only names them
+TF_GRAPH = "tf_graph"
+_TF_GRAPH_SUFFIXES = (".pbtxt", ".pb")
+# ---
 
 HLO_TEXT_KINDS = (BEFORE, AFTER, PASS)
 
@@ -180,6 +185,8 @@ def classify(path: str, size: int = 0, module_names: dict[str, str] | None = Non
                         kernel=fv.group(1))
     m = _MODULE.fullmatch(base)
     if not m:
+        if base.endswith(_TF_GRAPH_SUFFIXES):       # TF graph dumps
+            return DumpFile(path, size, TF_GRAPH)
         return DumpFile(path, size, UNKNOWN)
     mid, rest = m.group(2), m.group(3)
     known = (module_names or {}).get(mid)

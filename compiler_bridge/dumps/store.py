@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator
 
 from . import archive
-from .dump import Dump, open_dump
+from .dump import TF_GRAPH, Dump, open_dump
 from .errors import DumpError
 from ..hlo import EXPECTED
 
@@ -549,9 +549,10 @@ class Store:
             dump = open_dump(folder)
         except DumpError as e:
             raise StoreError(f"{name}: {e}") from None
-        if not dump.modules:
+        if not dump.modules and not any(f.kind == TF_GRAPH for f in dump.files):
             raise StoreError(f"{name}: no XLA dump files found (expected files named "
-                             "module_NNNN.<name>.*, as --xla_dump_to writes, or "
+                             "module_NNNN.<name>.*, as --xla_dump_to writes, TF graph "
+                             "dumps *.pbtxt from TF_DUMP_GRAPH_PREFIX, or "
                              f"{EXPECTED.removeprefix('expected ')})")
         entries = _entries(folder)
         h, size, nfiles = dump_hash_of(entries)

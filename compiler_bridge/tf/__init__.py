@@ -1,0 +1,95 @@
+"""TensorFlow's side of a dump: the graphs ``TF_DUMP_GRAPH_PREFIX`` wrote (GraphDef and
+FunctionDef, text or binary, read with TF's protos as the ``tensorboard`` package ships
+them; TensorFlow is never imported), grouped by graph across the clustering passes; the XLA
+clusters auto-clustering made, each with its XLA module; ``jit_compile`` functions and
+their modules; and why nodes stayed out, from TF's log when the folder has one.
+"""
+
+from __future__ import annotations
+
+from .cli import add_tf_commands
+from .graphdef import (
+    CLUSTER_ATTR,
+    FUNCTION,
+    GRAPH,
+    MUST_COMPILE_ATTR,
+    GraphReadError,
+    TfFunction,
+    TfGraph,
+    TfNode,
+    read_graph,
+)
+from .hlo_links import instructions_of, tf_node_of
+from .index import (
+    Cluster,
+    GraphFile,
+    GraphGroup,
+    JitUnit,
+    TfIndex,
+    build_index,
+    group_files,
+    has_tf,
+    mangle,
+    modules_named,
+    tf_index,
+)
+from .log import (
+    ClusteringInfo,
+    ClusterSummary,
+    CycleNote,
+    LogRun,
+    TfLog,
+    Uncompilable,
+    parse_log,
+)
+from .passes import ORDER, GraphPass, pass_of
+from .reasons import (
+    LOG_COMMAND,
+    CycleBlock,
+    ReasonGroup,
+    cycle_blocks,
+    reason_groups,
+    step_digraph,
+)
+
+__all__ = [
+    "add_tf_commands",
+    "CLUSTER_ATTR",
+    "CycleBlock",
+    "LOG_COMMAND",
+    "ReasonGroup",
+    "cycle_blocks",
+    "reason_groups",
+    "step_digraph",
+    "tf_node_of",
+    "Cluster",
+    "ClusterSummary",
+    "ClusteringInfo",
+    "CycleNote",
+    "FUNCTION",
+    "GRAPH",
+    "GraphFile",
+    "GraphGroup",
+    "GraphPass",
+    "GraphReadError",
+    "JitUnit",
+    "LogRun",
+    "MUST_COMPILE_ATTR",
+    "ORDER",
+    "TfFunction",
+    "TfGraph",
+    "TfIndex",
+    "TfLog",
+    "TfNode",
+    "Uncompilable",
+    "build_index",
+    "group_files",
+    "has_tf",
+    "instructions_of",
+    "mangle",
+    "modules_named",
+    "parse_log",
+    "pass_of",
+    "read_graph",
+    "tf_index",
+]

@@ -1,0 +1,47 @@
+"""TF node <-> HLO instruction: XLA's TF bridge writes the TF node name into each HLO
+instruction's ``metadata={op_name=...}``; a fusion stands for the nodes of the
+instructions it fused."""
+
+from __future__ import annotations
+
+from ..hlo import HloInstruction, HloModule
+
+
+def _fused_names(hlo: HloModule, inst: HloInstruction) -> list[str]:
+    out: list[str] = []
+    for callee in inst.called_names if inst.opcode == "fusion" else ():
+        comp = hlo.get_computation(callee)
+        if comp is None:
+            continue
+        for i in comp.instructions:
+            if i.op_name:
+                out.append(i.op_name)
+            out.extend(_fused_names(hlo, i))
+    return out
+
+
+def instructions_of(hlo: HloModule, tf_name: str) -> list[str]:
+    """The ENTRY instructions that come from the TF node ``tf_name``: named after it, or
+    fusions holding an instruction that is."""
+    out = []
+    for inst in hlo.entry.instructions:
+        if inst.op_name == tf_name or tf_name in _fused_names(hlo, inst):
+            out.append(inst.name)
+    return out
+
+
+def tf_node_of(hlo: HloModule, instruction: str) -> str:
+    """The TF node an HLO instruction comes from ('' when its metadata names none): its
+    own op_name, else (a fusion) that of its root, else of the first fused instruction."""
+    inst = hlo.find(instruction)
+    if inst is None:
+        return ""
+    if inst.op_name and inst.op_name not in ("XLA_Args", "XLA_Retvals"):
+        return inst.op_name
+    names = [n for n in _fused_names(hlo, inst) if n not in ("XLA_Args", "XLA_Retvals")]
+    if inst.opcode == "fusion" and inst.called_names:
+        comp = hlo.get_computation(inst.called_names[0])
+        root = comp.root if comp is not None else None
+        if root is not None and root.op_name:
+            return root.op_name
+    return names[0] if names else ""

@@ -1,0 +1,106 @@
+"""The TensorFlow cluster view in a real browser (Playwright driving Debian's Chromium):
+open the TF sample, see its clusters, open one cluster's HLO module from the table, come
+back. Screenshots go to test-artifacts/browser-tf-*.png.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import sample
+
+from compiler_bridge import open_dump
+from compiler_bridge.tf import tf_index
+from test_browser import (  # noqa: F401 - fixtures
+    GRAPH_DRAWN,
+    browser,
+    new_page,
+    params,
+    sample_zip,
+    server,
+    shot,
+    upload,
+    visible_text,
+    wait_idle,
+    wait_param,
+)
+
+pytestmark = [pytest.mark.browser]
+
+
+def _in_graph(page, element_id: str) -> bool:
+    return page.evaluate(
+        """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+            .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
+        element_id)
+
+
+def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, artifacts_dir,  # noqa: F811
+                                                          tmp_path_factory):
+    name = "tf_uncompilable"
+    ix = tf_index(open_dump(sample(name)))
+    cluster = ix.clusters[0]
+    assert cluster.module is not None
+    page = new_page()
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, sample_zip(tmp_path_factory, name))
+
+    # the cluster view: the step graph with the cluster as a box, the clusters table
+    visible_text(page, "TensorFlow clusters").wait_for(timeout=60_000)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_param(page, "dump")
+    wait_idle(page)
+    assert _in_graph(page, f"group:{cluster.name}")
+    assert _in_graph(page, "node:text/AsString")          # unclustered, outside the box
+    visible_text(page, "String ops (AsString, StringLength)").wait_for()
+    shot(page, artifacts_dir, "browser-tf-01-clusters.png")
+
+    # a click on the closed cluster opens it: its nodes are drawn inside
+    page.locator(f'[id="group:{cluster.name}"]').first.click()
+    wait_param(page, "expanded", cluster.name, timeout=60)
+    page.wait_for_function(
+        """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+            .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
+        arg=f"node:{cluster.nodes[0].name}", timeout=30_000)
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-tf-02-cluster-open.png")
+
+    # a click on an unclustered node inspects it: op, and why XLA left it out (the log's words)
+    page.locator('[id="node:text/AsString"]').first.click()
+    wait_param(page, "selected", "text/AsString", timeout=60)
+    wait_idle(page)
+    inspector = page.locator('[data-testid="stMarkdownContainer"]').filter(
+        has_text="not clustered:").first
+    inspector.wait_for()
+    text = inspector.inner_text()
+    assert "AsString" in text and "No registered 'AsString' OpKernel" in text
+    assert all(x in text for x in ix.main.graph.node("text/AsString").inputs)   # inputs
+    shot(page, artifacts_dir, "browser-tf-02b-node.png")
+
+    # open the cluster's HLO module from the table: the HLO explorer shows it
+    page.get_by_role("button", name=f"Open {cluster.name}'s HLO (module {cluster.module.id})")\
+        .click()
+    wait_param(page, "module", cluster.module.id, timeout=60)
+    # the cluster page goes (its elements stay on screen until the new run replaces them)
+    page.get_by_role("heading", name="TensorFlow clusters").wait_for(state="hidden",
+                                                                      timeout=60_000)
+    visible_text(page, cluster.module.name[:30]).wait_for(timeout=60_000)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-tf-03-module.png")
+
+    # and back to the clusters from the sidebar
+    page.get_by_role("button", name="◀ TensorFlow clusters").click()
+    deadline = time.time() + 60
+    while "module" in params(page) and time.time() < deadline:
+        time.sleep(0.05)
+    assert "module" not in params(page)
+    page.get_by_role("heading", name="TensorFlow clusters").wait_for(timeout=60_000)
+    page.wait_for_function(
+        """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+            .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
+        arg=f"group:{cluster.name}", timeout=60_000)
+    wait_idle(page)
+    shot(page, artifacts_dir, "browser-tf-04-back.png")
