@@ -585,7 +585,7 @@ def _other_forms(files: list[DumpFile], source: _Source) -> list[DumpFile]:
     a proto-only dump as its stages. A dump with HLO text files is left as it was."""
     if not any(f.module_id is not None for f in files):
         return loose.index_loose(files, source.read, before=BEFORE, after=AFTER,
-                                 unknown=UNKNOWN)
+                                 unknown=UNKNOWN, also=(TF_GRAPH,))
     with_text = {f.module_id for f in files if f.kind in (BEFORE, AFTER)}
     if all(f.module_id in with_text for f in files if f.kind == HLO_PROTO):
         return files

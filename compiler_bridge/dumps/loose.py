@@ -47,12 +47,13 @@ class _Found:
 
 
 def index_loose(files: list, read: Callable[[str], bytes], *, before: str, after: str,
-                unknown: str) -> list:
+                unknown: str, also: tuple[str, ...] = ()) -> list:
     """``files`` (DumpFile) again, those holding a module given a module id, name and
-    stage; files that hold none are left as they were."""
+    stage; files that hold none are left as they were. ``also``: other kinds a module's
+    file may have been taken for by its name (``*.pb``/``*.pbtxt``: TF graphs too)."""
     found: list[_Found] = []
     for f in files:
-        if f.kind != unknown or f.module_id is not None:
+        if (f.kind != unknown and f.kind not in also) or f.module_id is not None:
             continue
         try:
             data = read(f.path)

@@ -623,8 +623,10 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
     2. ``conditional``: each quantity of its largest branch; ours: each branch's kernels;
     3. ``sort``: n·⌈log2 n⌉ flops for n elements, the comparator not counted; ours: the
        comparator's ops per comparison;
-    4. a fusion parameter reached through a ``bitcast`` before a slice: read whole (XLA
-       sees slices only as the parameter's direct users); ours: as far as the slice.
+    4. a fusion's parameters are read as XLA's ``FusionParameterReadBytes`` reads them:
+       its direct users only (a slice through a ``bitcast`` reads the whole parameter), a
+       ``broadcast`` or ``reshape`` user reading it whole once more; ours: looking through
+       bitcasts and reshapes, each parameter read at most once.
 
     With these, ``tests/test_costs.py`` finds every sample's totals equal to XLA's."""
     costs = {k.instruction: k for k in costs_of(module)}
@@ -641,7 +643,7 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
         if inst.opcode == "fusion" and inst.called_names:
             fused = module.get_computation(inst.called_names[0])
             if fused is not None:
-                read += _xla_whole_reads(fused)
+                read = sum(_xla_param_read(p) for p in fused.parameters)
         return flops, c.transcendentals, read + c.bytes_written
 
     # callees before callers (module order), without recursion: call chains can be
@@ -666,16 +668,28 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
     return CostTotals(f, t, b)
 
 
-def _xla_whole_reads(fused: HloComputation) -> float:
-    """Bytes XLA reads beyond ours in a fused computation: parameters we count as sliced
-    through a bitcast, which XLA reads whole (rule 4 of ``xla_cost_totals``)."""
-    extra = 0.0
-    in_place = _in_place_dus(fused)
-    for p in fused.parameters:
-        uses = _through_bitcasts(p)
-        if any(seen is not p and user.opcode in SLICING for user, seen in uses):
-            extra += p.shape.byte_size - _param_read_bytes(p, fused, in_place)
-    return extra
+def _xla_param_read(param: HloInstruction) -> float:
+    """Bytes of a fused parameter read, by the rule of XLA's ``FusionParameterReadBytes``
+    (rule 4 of ``xla_cost_totals``): a slice reads its own size, a dynamic-slice of it too,
+    a dynamic-update-slice into it nothing (it aliases the output), a broadcast or reshape
+    the whole parameter each, and the other users one whole read between them."""
+    full = float(param.shape.byte_size)
+    size, shared = 0.0, False
+    for user in param.users:
+        op = user.opcode
+        first = bool(user.operand_names) and user.operand_names[0] == param.name
+        if op == "slice":
+            size += user.shape.byte_size
+        elif op == "dynamic-slice" and first:
+            size += user.shape.byte_size
+        elif op == "dynamic-update-slice" and first:
+            continue
+        elif op in ("broadcast", "reshape"):
+            size += full
+        elif not shared:
+            shared = True
+            size += full
+    return size
 
 
 # --------------------------------------------------------------------------- roofline
