@@ -100,11 +100,19 @@ def test_item8_the_computation_picker_follows_the_stage(site, zips):
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_param(page, "dump")
     wait_idle(page)
+    page.wait_for_function(     # the combobox's value is set after it is drawn
+        "() => (document.querySelector('.st-key-pick-computation input') || {}).value",
+        timeout=30_000)
     assert f"({after:,})" in select_value(page, "pick-computation")
     pick_stage(page, "before", "before optimizations")
     wait_param(page, "stage", "before_optimizations")
     wait_idle(page)
-    shown = select_value(page, "pick-computation")
+    # the picker is redrawn (its old copy is marked stale until then): read the live one
+    page.wait_for_function("""(want) => [...document.querySelectorAll(
+        '.st-key-pick-computation[data-stale=false] input')].some(i => i.value.includes(want))""",
+                           arg=f"({before:,})", timeout=30_000)
+    shown = page.evaluate("""() => [...document.querySelectorAll(
+        '.st-key-pick-computation[data-stale=false] input')].map(i => i.value).join(' ')""")
     assert f"({before:,})" in shown and f"({after:,})" not in shown, shown
 
 
