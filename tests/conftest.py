@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 
@@ -135,3 +136,44 @@ class HealthProbe:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(10)
+
+
+@contextmanager
+def app_server(data, *, env: dict | None = None, port: int | None = None,
+               options: tuple[str, ...] = (), keep_log: str = ""):
+    """An app server (``streamlit run app.py``) on the store folder ``data``, started
+    without --dump; yields its URL and stops it after. A server that does not start
+    fails the test with the end of its log."""
+    from bench.common import start_app, stop_app
+    full = dict(os.environ, HLOLENS_DATA=str(data))
+    full.pop("HLOLENS_DUMP", None)
+    full.update(env or {})
+    log_path = os.path.join(str(data), "server.log")
+    log = open(log_path, "wb")  # noqa: SIM115 - open while the server runs
+    try:
+        proc, url = start_app(full, log, timeout=60, port=port, options=options)
+    except RuntimeError as e:
+        log.close()
+        pytest.fail(f"{e}:\n" + open(log_path, encoding="utf-8", errors="replace").read()[-3000:])
+    try:
+        yield url
+    finally:
+        stop_app(proc)
+        log.close()
+        if keep_log and os.environ.get("HLOLENS_KEEP_LOG"):
+            import shutil
+            shutil.copy(log_path, os.path.join(ROOT, "test-artifacts", keep_log))
+
+
+@contextmanager
+def chromium_browser():
+    """Debian's Chromium, headless, through Playwright (never ``playwright install``)."""
+    from playwright.sync_api import sync_playwright
+
+    from bench.common import CHROMIUM, CHROMIUM_ARGS
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import urllib.parse
 import zipfile
 
 import pytest
-from conftest import ROOT, HealthProbe, missing, sample
+from conftest import ROOT, HealthProbe, app_server, chromium_browser, missing, sample
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
+from bench.common import CHROMIUM
 from compiler_bridge import open_dump
 from viz.passes import ADDED_FILL, CHANGED_FILL
 
@@ -32,33 +31,18 @@ TIMINGS: dict[str, float] = {}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    data = tmp_path_factory.mktemp("hlolens-data")
-    env = dict(os.environ, HLOLENS_DATA=str(data))
-    env.pop("HLOLENS_DUMP", None)
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
-    try:
-        proc, url = start_app(env, log, timeout=60)
-    except RuntimeError as e:
-        log.close()
-        pytest.fail(f"{e}:\n" + (data / "server.log").read_text()[-3000:])
-    probe = HealthProbe(url)                # one visitor never freezes it for the others
-    yield url
-    probe.stop()
-    stop_app(proc)
-    log.close()
+    with app_server(tmp_path_factory.mktemp("hlolens-data"), keep_log="server.log") as url:
+        probe = HealthProbe(url)            # one visitor never freezes it for the others
+        yield url
+        probe.stop()
     with open(os.path.join(ROOT, "test-artifacts", "health.json"), "w") as f:
         json.dump({"asked": probe.asked, "worst_s": round(probe.worst, 3)}, f)
-    if os.environ.get("HLOLENS_KEEP_LOG"):
-        shutil.copy(data / "server.log", os.path.join(ROOT, "test-artifacts", "server.log"))
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -373,10 +357,17 @@ def pick_stage(page, typed: str, option: str) -> None:
 
 
 def select_value(page, key: str) -> str:
-    """What a keyed selectbox shows (its text, or its search input's value)."""
-    box = page.locator(f".st-key-{key}")
-    inputs = box.locator("input")
-    return box.inner_text() + " " + (inputs.first.input_value() if inputs.count() else "")
+    """What a keyed selectbox shows (its text, or its search input's value). A combobox's
+    value is set just after it is drawn, and a redrawn one keeps a stale copy until the new
+    one is in: the live copy is read, once it shows something (up to 10 s)."""
+    read = f"""() => [...document.querySelectorAll('.st-key-{key}[data-stale=false]')]
+        .map(b => b.innerText + ' ' + [...b.querySelectorAll('input')].map(i => i.value)
+        .join(' ')).join(' ')"""
+    try:
+        page.wait_for_function(f"() => ({read})().trim().length > 0", timeout=10_000)
+    except Exception:              # nothing shown: the caller's assertion says so
+        pass
+    return page.evaluate(read)
 
 
 def stage_value(page) -> str:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 
 import pytest
-from conftest import ROOT, missing, sample
+from conftest import app_server, chromium_browser, missing, sample
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
+from bench.common import CHROMIUM
 from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
 
@@ -43,29 +42,14 @@ def stored(tmp_path_factory):
     store = Store(str(data))
     base = store.add_path(sample(BASE), name=BASE).share_id
     new = store.add_path(sample(NEW), name=NEW).share_id
-    env = dict(os.environ, HLOLENS_DATA=str(data))
-    env.pop("HLOLENS_DUMP", None)
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
-    try:
-        proc, url = start_app(env, log, timeout=60)
-    except RuntimeError as e:
-        log.close()
-        pytest.fail(f"{e}:\n" + (data / "server.log").read_text()[-3000:])
-    yield url, base, new
-    stop_app(proc)
-    log.close()
-    if os.environ.get("HLOLENS_KEEP_LOG"):
-        shutil.copy(data / "server.log", os.path.join(ROOT, "test-artifacts",
-                                                      "server-compare.log"))
+    with app_server(data, keep_log="server-compare.log") as url:
+        yield url, base, new
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 def _page(browser):

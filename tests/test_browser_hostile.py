@@ -13,11 +13,11 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import HealthProbe, missing
+from conftest import HealthProbe, app_server, chromium_browser, missing
 from hostile_inputs import PAYLOAD, deep_op_name_dump
 from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
+from bench.common import CHROMIUM
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -27,25 +27,16 @@ if not os.path.exists(CHROMIUM):
 
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory):
-    data = tmp_path_factory.mktemp("hlolens-data")
-    env = dict(os.environ, HLOLENS_DATA=str(data))
-    env.pop("HLOLENS_DUMP", None)
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
-    proc, url = start_app(env, log, timeout=60)
-    probe = HealthProbe(url)
-    yield url, probe
-    probe.stop()
-    stop_app(proc)
-    log.close()
+    with app_server(tmp_path_factory.mktemp("hlolens-data")) as url:
+        probe = HealthProbe(url)
+        yield url, probe
+        probe.stop()
 
 
 @pytest.fixture(scope="module")
 def chromium():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import os
 import urllib.parse
 
 import pytest
-from conftest import PEER, ROOT, missing
+from conftest import PEER, ROOT, app_server, chromium_browser, missing
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app
+from bench.common import CHROMIUM
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -38,26 +38,14 @@ DROP = """([dropzone, name, text]) => {
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     data = tmp_path_factory.mktemp("hlolens-open-data")
-    env = dict(os.environ, HLOLENS_DATA=str(data))
-    env.pop("HLOLENS_DUMP", None)
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - open while the server runs
-    try:
-        proc, url = start_app(env, log, timeout=60)
-    except RuntimeError as e:
-        log.close()
-        pytest.fail(f"{e}:\n" + (data / "server.log").read_text()[-3000:])
-    yield url, str(data)
-    stop_app(proc)
-    log.close()
+    with app_server(data) as url:
+        yield url, str(data)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium_browser() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import missing
+from conftest import app_server, missing
 from test_browser import GRAPH_DRAWN, sample_zip, upload, wait_idle, wait_param
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, free_port, start_app, stop_app
+from bench.common import CHROMIUM, CHROMIUM_ARGS, free_port
 from compiler_bridge.dumps import Store
 
 pytestmark = [pytest.mark.browser]
@@ -47,18 +47,9 @@ def team_server(tmp_path_factory):
             f'server_metadata_url = "http://localhost:{provider.server_port}'
             '/.well-known/openid-configuration"\n')
         data = home / "data"
-        env = dict(os.environ, HLOLENS_DATA=str(data))
-        env.pop("HLOLENS_DUMP", None)
-        log = open(home / "server.log", "wb")  # noqa: SIM115 - open while it runs
-        try:
-            proc, url = start_app(env, log, timeout=60, port=port,
-                                  options=("--secrets.files", str(secrets_toml)))
-        except RuntimeError as e:
-            log.close()
-            pytest.fail(f"{e}:\n" + (home / "server.log").read_text()[-3000:])
-        yield url, str(data)
-        stop_app(proc)
-        log.close()
+        data.mkdir()
+        with app_server(data, port=port, options=("--secrets.files", str(secrets_toml))) as url:
+            yield url, str(data)
 
 
 def sign_in(browser, url: str, sub: str):

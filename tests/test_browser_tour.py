@@ -7,7 +7,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import time
 
 import pytest
 from conftest import sample
@@ -46,6 +45,20 @@ def entry_count(name: str, stage: str = "after_optimizations") -> int:
     return sum(1 for line in body.splitlines() if " = " in line)
 
 
+def live_value(page, key: str, want: str, timeout: float = 30_000) -> str:
+    """A keyed selectbox's shown value once it holds ``want`` (or what it holds after
+    ``timeout`` ms): the combobox's value is set after it is drawn, and a redrawn one
+    keeps a stale copy until the new one is in."""
+    read = f"""() => [...document.querySelectorAll(
+        '.st-key-{key}[data-stale=false] input')].map(i => i.value).join(' ')"""
+    try:
+        page.wait_for_function(f"(want) => ({read})().includes(want)", arg=want,
+                               timeout=timeout)
+    except Exception:                  # the assertion that follows says what it showed
+        pass
+    return page.evaluate(read)
+
+
 def open_two(page, url: str, zips) -> None:
     page.goto(url)
     page.get_by_text("See what XLA did to your program").wait_for()
@@ -64,10 +77,7 @@ def open_two(page, url: str, zips) -> None:
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_idle(page)
     # the page settles on the new dump (the old one's page can still be up a moment)
-    count = f"({entry_count('mlp_train'):,})"
-    deadline = time.time() + 30
-    while count not in select_value(page, "pick-computation") and time.time() < deadline:
-        page.wait_for_timeout(200)
+    live_value(page, "pick-computation", f"({entry_count('mlp_train'):,})")
     wait_idle(page)
 
 
@@ -81,7 +91,7 @@ def test_item8_the_computation_picker_shows_the_new_dumps_count(site, zips, arti
     open_two(page, url, zips)
     # the page settles on the new dump (the old one's graph can still be up a moment)
     shot(page, artifacts_dir, "tour-08-second-upload.png")
-    shown = select_value(page, "pick-computation")
+    shown = live_value(page, "pick-computation", f"({new:,})")
     assert f"({new:,})" in shown and f"({old:,})" not in shown, shown
 
 
@@ -100,19 +110,11 @@ def test_item8_the_computation_picker_follows_the_stage(site, zips):
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_param(page, "dump")
     wait_idle(page)
-    page.wait_for_function(     # the combobox's value is set after it is drawn
-        "() => (document.querySelector('.st-key-pick-computation input') || {}).value",
-        timeout=30_000)
-    assert f"({after:,})" in select_value(page, "pick-computation")
+    assert f"({after:,})" in live_value(page, "pick-computation", f"({after:,})")
     pick_stage(page, "before", "before optimizations")
     wait_param(page, "stage", "before_optimizations")
     wait_idle(page)
-    # the picker is redrawn (its old copy is marked stale until then): read the live one
-    page.wait_for_function("""(want) => [...document.querySelectorAll(
-        '.st-key-pick-computation[data-stale=false] input')].some(i => i.value.includes(want))""",
-                           arg=f"({before:,})", timeout=30_000)
-    shown = page.evaluate("""() => [...document.querySelectorAll(
-        '.st-key-pick-computation[data-stale=false] input')].map(i => i.value).join(' ')""")
+    shown = live_value(page, "pick-computation", f"({before:,})")
     assert f"({before:,})" in shown and f"({after:,})" not in shown, shown
 
 
@@ -138,11 +140,12 @@ def test_item8_the_compare_picker_follows_the_step(site):
     pick_stage(page, "(0023)", "algsimp")
     wait_param(page, "stage", "pass:0023")
     wait_idle(page)
-    assert f"previous step ({prev_of_start})" in select_value(page, "pass-compare")
+    assert f"previous step ({prev_of_start})" in live_value(page, "pass-compare",
+                                                           f"({prev_of_start})")
     button(page, "pass-next").click()
     wait_param(page, "stage", nxt.stage)
     wait_idle(page)
-    shown = select_value(page, "pass-compare")
+    shown = live_value(page, "pass-compare", f"({prev_of_next})")
     assert f"previous step ({prev_of_next})" in shown, shown
 
 
