@@ -350,12 +350,13 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing
 
 
 def _on_kernel(key: str, rows: list[dict], opened: Opened, shown: Shown) -> None:
+    from .passes import select_and_show     # (ui.passes -> inspector -> graph -> this)
     row = selected_row(key, len(rows))
     if row is None:
         return
     name = str(rows[row].get("this dump", ""))
     if name and name != "(none)" and shown.module.find(name) is not None:
-        go(_select_and_show, opened, shown, name)
+        go(select_and_show, opened, shown, name)
     elif rows[row].get("baseline kernel") not in (None, "(none)"):
         removed = str(rows[row]["baseline kernel"])       # only in the baseline: its ghost
         go(lambda s: (s.with_(selected=removed), ""))
@@ -422,6 +423,7 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
 
 
 def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing) -> None:
+    from .passes import on_diff_row         # the pass stepper's row click, shared
     d = cmp.diff
     st.markdown(md(V.diff_summary(d)))
     tables = _tables(cmp.report)
@@ -442,7 +444,7 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing) -
     rows = tables[kind]
     table_key = f"compare-rows:{cmp.pair.a}:{cmp.pair.b}:{kind}"
     st.dataframe(rows, hide_index=True, key=table_key,
-                 on_select=partial(_on_row, table_key, rows, kind, opened, shown),
+                 on_select=partial(on_diff_row, table_key, rows, kind, opened, shown),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 420))
     st.caption("Click a row to select that instruction in the graph (a removed one is "
                "explained in the inspector).")
@@ -450,30 +452,6 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing) -
 
 def _tables(report: PairReport) -> dict[str, list[dict]]:
     return V.diff_tables(report.comparison.diff)
-
-
-_NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "instruction",
-                "fusions": "fusion", "layout changes": "instruction",
-                "layout conflicts": "inserted"}
-
-
-def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
-    row = selected_row(key, len(rows))
-    if row is None:
-        return
-    name = str(rows[row].get(_NAME_COLUMN[kind], ""))
-    if not name:
-        return
-    if kind == "removed" or shown.module.find(name) is None:
-        go(lambda s: (s.with_(selected=name), ""))
-        return
-    go(_select_and_show, opened, shown, name)
-
-
-def _select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
-    from .inspector import show_in_graph       # (imports ui.graph, which imports this)
-    new, center = show_in_graph(state, opened, shown, name)
-    return new.with_(selected=name), center
 
 
 def _text_tab(nav: Navigator, shown: Shown, cmp: Comparing) -> None:

@@ -340,7 +340,7 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> 
                    f"{V.human_bytes(moved)} moved in all")
     table_key = f"diff-rows:{tl.module_id}:{index}:{against}:{kind}"
     st.dataframe(rows, hide_index=True, key=table_key,
-                 on_select=partial(_on_row, table_key, rows, kind, opened, shown),
+                 on_select=partial(on_diff_row, table_key, rows, kind, opened, shown),
                  selection_mode="single-row",
                  height=min(38 + 35 * len(rows), 420))
     if len(rows) >= 2000:
@@ -354,7 +354,10 @@ _NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "in
                 "layout conflicts": "inserted"}
 
 
-def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
+def on_diff_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
+    """A click on a row of a diff table (``viz.passes.diff_tables``): select that
+    instruction and show it in the graph (a removed one: select it, the inspector says
+    where it went). The pass stepper's and the comparison's tables share it."""
     row = selected_row(key, len(rows))
     if row is None:
         return
@@ -364,10 +367,10 @@ def _on_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown)
     if kind == "removed" or shown.module.find(name) is None:
         go(lambda s: (s.with_(selected=name), ""))       # the inspector tells its story
         return
-    go(_select_and_show, opened, shown, name)
+    go(select_and_show, opened, shown, name)
 
 
-def _select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
+def select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
     new, center = show_in_graph(state, opened, shown, name)
     return new.with_(selected=name), center
 
