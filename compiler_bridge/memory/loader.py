@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
                      MEMORY_USAGE_REPORT, Dump, DumpModule)
 from ..hlo import HloModule, HloParseError
 from .analysis import MemoryTotals, ModuleMemory, build_memory
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
-from .live_range import LiveRange, parse_live_range
+from .live_range import parse_live_range
 from .derive import derive_live_range
 from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
+
+T = TypeVar("T")
 
 __all__ = ["memory_totals", "module_memory"]
 
@@ -37,14 +42,17 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
             "'*-buffer-assignment.txt' with --xla_dump_hlo_as_text after optimizations")
     missing: list[str] = []
     try:
-        assignment = parse_buffer_assignment(_read(dump, ba_file.path), ba_file.path)
+        ba_text = _read(dump, ba_file.path)
+        assignment = parse_buffer_assignment(ba_text, ba_file.path)
     except MemoryFileError as e:
         dump.report(ba_file.path, str(e))
         raise
     lr_file = mod.first(LIVE_RANGE)
     live_range = None
     if lr_file is None:
-        live_range = _embedded_live_range(dump, ba_file.path)
+        # JAX 0.4.30's XLA appends HloLiveRange's text to the assignment's file
+        live_range = _embedded(dump, ba_text, ba_file.path, "\nHloLiveRange (max ",
+                               parse_live_range)
         if live_range is None:
             missing.append(NO_LIVE_RANGE)
     else:
@@ -83,7 +91,8 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
         elif isinstance(got, ValuesFile):
             values = got
     if values is None and assignment.total_bytes_used is not None:
-        values = _embedded_values(dump, ba_file.path)
+        # older XLA writes the values after the allocations, in the assignment's file
+        values = _embedded(dump, ba_text, ba_file.path, "\nTotal bytes used:", parse_values)
     if live_range is None and NO_LIVE_RANGE in missing and hlo is not None \
             and hlo.is_scheduled and values is not None:
         live_range = derive_live_range(hlo, assignment, values, f"derived ({ba_file.path})")
@@ -93,27 +102,16 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     return mem
 
 
-def _embedded_live_range(dump: Dump, path: str) -> LiveRange | None:
-    """JAX 0.4.30's XLA appends HloLiveRange's text to the buffer assignment's file."""
-    text = _read(dump, path)
-    at = text.find("\nHloLiveRange (max ")
+def _embedded(dump: Dump, text: str, path: str, marker: str,
+              parse: Callable[..., T]) -> T | None:
+    """What ``parse`` reads from the part of the assignment's file that starts at
+    ``marker`` (line numbers those of the file); None when there is none, or it cannot
+    be read (then in the dump's errors)."""
+    at = text.find(marker)
     if at < 0:
         return None
     try:
-        return parse_live_range(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
-    except MemoryFileError as e:
-        dump.report(path, str(e))
-        return None
-
-
-def _embedded_values(dump: Dump, path: str) -> ValuesFile | None:
-    """Older XLA writes the values after the allocations, in the assignment's own file."""
-    text = _read(dump, path)
-    at = text.find("\nTotal bytes used:")
-    if at < 0:
-        return None
-    try:
-        return parse_values(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
+        return parse(text[at + 1:], path, first_line=text.count("\n", 0, at) + 2)
     except MemoryFileError as e:
         dump.report(path, str(e))
         return None
