@@ -91,12 +91,9 @@ def cmd_passes(args: argparse.Namespace) -> int:
 
     dump = open_dump(args.path)
     try:
-        module = dump.module(args.module) if args.module else dump.main
+        module = dump.pick(args.module)
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2
-    if module is None:
-        print(f"error: {dump.name} has no modules", file=sys.stderr)
         return 2
     timeline = pass_timeline(dump, module)
     if args.diff is not None:

@@ -426,6 +426,15 @@ class Dump:
                 return self._derived.setdefault(what, value)
 
     # -- lookup
+    def pick(self, key: str | None) -> DumpModule:
+        """The module ``key`` names (as ``module``), or the main one when ``key`` is empty;
+        KeyError, with a message, when there is no such module or none at all."""
+        if key:
+            return self.module(key)
+        if self.main is None:
+            raise KeyError(f"{self.name} has no modules")
+        return self.main
+
     def module(self, key: str) -> DumpModule:
         """A module by id ('0006', '6') or name ('jit_train_step')."""
         for m in self.modules:

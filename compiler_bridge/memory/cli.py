@@ -26,12 +26,9 @@ def _bytes(n: int | None) -> str:
 def cmd_memory(args: argparse.Namespace) -> int:
     dump = open_dump(args.path)
     try:
-        module = dump.module(args.module) if args.module else dump.main
+        module = dump.pick(args.module)
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2
-    if module is None:
-        print(f"error: {dump.name} has no modules", file=sys.stderr)
         return 2
     try:
         mem = module_memory(dump, module)
