@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .analysis import layout_change, layout_changes
 from .attributes import replica_groups
-from .errors import HloParseError
+from .errors import HloParseError, diagnostic
 from .formats import (
     EXPECTED,
     HLO_PROTO_BINARY,
@@ -37,6 +37,7 @@ from .records import FileLocation, Metadata, SourceLocation, StackFrame, StackFr
 from .shapes import UNBOUNDED, Layout, Shape, parse_shape
 
 __all__ = [
+    "diagnostic",
     "EXPECTED",
     "HLO_PROTO_BINARY",
     "HLO_PROTO_TEXT",

@@ -23,21 +23,28 @@ class HloParseError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = self.source or "<text>"
-        if self.line:
-            where += f":{self.line}"
-            if self.column:
-                where += f":{self.column}"
-        out = f"{where}: {self.message}"
-        if self.text:
-            shown = self.text if len(self.text) <= 300 else self.text[:297] + "..."
-            out += "\n  " + shown
-            if self.column and self.column <= len(shown) + 1:
-                out += "\n  " + " " * (self.column - 1) + "^"
-        return out
+        return diagnostic(self.message, self.source, self.line, self.column, self.text)
 
     def with_source(self, source: str | None) -> "HloParseError":
         if source is None or self.source == source:
             return self
         return HloParseError(self.message, source=source, line=self.line,
                              column=self.column, text=self.text)
+
+
+def diagnostic(message: str, source: str | None, line: int = 0, column: int = 0,
+               text: str = "", width: int = 300) -> str:
+    """``file:line:col: message``, then the offending line (cut at ``width``) and a caret
+    under the column: how the readers of XLA's files report what they cannot read."""
+    where = source or "<text>"
+    if line:
+        where += f":{line}"
+        if column:
+            where += f":{column}"
+    out = f"{where}: {message}"
+    if text:
+        shown = text if len(text) <= width else text[:width - 3] + "..."
+        out += "\n  " + shown
+        if column and column <= len(shown) + 1:
+            out += "\n  " + " " * (column - 1) + "^"
+    return out

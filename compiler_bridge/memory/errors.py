@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..hlo import diagnostic
+
 
 class MemoryFileError(ValueError):
     """A buffer-assignment / live-range / memory-usage file that cannot be read, or a
@@ -21,11 +23,4 @@ class MemoryFileError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = self.source or "<text>"
-        if self.line:
-            where += f":{self.line}"
-        out = f"{where}: {self.message}"
-        if self.text:
-            shown = self.text if len(self.text) <= 200 else self.text[:197] + "..."
-            out += "\n  " + shown
-        return out
+        return diagnostic(self.message, self.source, self.line, text=self.text, width=200)
