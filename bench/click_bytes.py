@@ -19,10 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, ROOT, start_app, stop_app  # noqa: E402
+from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, ROOT, start_app,  # noqa: E402
+                          stop_app)
 
-GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 DRAWN = """() => { for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
     if (h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))
       return [...h.shadowRoot.querySelectorAll('svg g.node')].map(n => n.id)

@@ -23,6 +23,17 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-component-update", "--disable-sync"]
 
 
+# page predicates for Playwright's wait_for_function: the graph component drew a node;
+# how many nodes it drew; Streamlit finished its run
+GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
+NODES = """() => { let n = 0;
+  for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
+    if (h.shadowRoot) n = Math.max(n, h.shadowRoot.querySelectorAll('svg g.node').length);
+  return n; }"""
+IDLE = "() => !document.querySelector('[data-testid=stStatusWidget]')"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

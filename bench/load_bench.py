@@ -26,12 +26,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tests"))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, ROOT, command, machine,  # noqa: E402
-                          start_app, stop_app, write_section)
+from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
+                          command, machine, start_app, stop_app, write_section)
 
-GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
-IDLE = "() => !document.querySelector('[data-testid=stStatusWidget]')"
 TICK = os.sysconf("SC_CLK_TCK")
 
 

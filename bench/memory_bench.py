@@ -28,8 +28,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, ROOT, command, machine, start_app,  # noqa: E402
-                          stop_app, write_section)
+from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
+                          command, machine, start_app, stop_app, write_section)
 
 DUMP = os.path.join(ROOT, "generated", "scale_20k")
 GOAL_WARM_S = 1.0
@@ -69,8 +69,6 @@ PEAK_DRAWN = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]
 SUMMARY_DRAWN = """() => [...document.querySelectorAll('[data-testid=stMarkdownContainer]')]
     .some(m => m.textContent.includes('ENTRY instructions') && m.textContent.includes('Computations'))
     && !document.querySelector('[data-testid=stPlotlyChart]')"""
-GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 
 
 def in_process(repeat: int) -> dict:
@@ -82,7 +80,7 @@ def in_process(repeat: int) -> dict:
 
 def idle(page) -> None:
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000)
+        IDLE, timeout=120_000)
 
 
 def in_browser(repeat: int) -> dict:

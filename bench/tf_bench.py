@@ -24,13 +24,9 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, ROOT, command, machine,  # noqa: E402
+from bench.common import (CHROMIUM, CHROMIUM_ARGS, NODES, ROOT, command, machine,  # noqa: E402
                           start_app, stop_app, write_section)
 
-NODES = """() => { let n = 0;
-  for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
-    if (h.shadowRoot) n = Math.max(n, h.shadowRoot.querySelectorAll('svg g.node').length);
-  return n; }"""
 BIG = os.path.join(ROOT, "generated", "tf_10k")
 
 

@@ -16,7 +16,7 @@ import zipfile
 import pytest
 from conftest import ROOT, HealthProbe, app_server, chromium_browser, missing, sample
 
-from bench.common import CHROMIUM
+from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE
 from compiler_bridge import open_dump
 from viz.passes import ADDED_FILL, CHANGED_FILL
 
@@ -24,8 +24,6 @@ pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
     missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
             module_level=True)
-GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 TIMINGS: dict[str, float] = {}
 
 
@@ -96,7 +94,7 @@ def wait_param(page, key: str, value: str | None = None, timeout: float = 20) ->
 def wait_idle(page) -> None:
     """Until Streamlit finished the current run."""
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=30_000)
+        IDLE, timeout=30_000)
 
 
 VISIBLE_NODES = """() => {

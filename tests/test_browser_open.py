@@ -14,15 +14,13 @@ import urllib.parse
 import pytest
 from conftest import PEER, ROOT, app_server, chromium_browser, missing
 
-from bench.common import CHROMIUM
+from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
     missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it",
             module_level=True)
 
-GRAPH_DRAWN = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
-    .some(h => h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))"""
 
 # a file dropped the way a browser delivers it: a DataTransfer on a drop event
 DROP = """([dropzone, name, text]) => {
@@ -69,7 +67,7 @@ def shot(page, artifacts_dir: str, name: str) -> None:
 
 def wait_idle(page) -> None:
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=60_000)
+        IDLE, timeout=60_000)
 
 
 def drop(page, name: str, text: str) -> None:
