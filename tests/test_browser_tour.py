@@ -14,6 +14,7 @@ from test_browser import (  # noqa: F401 - fixtures used by name
     GRAPH_DRAWN,
     browser,
     new_page,
+    open_uploaded,
     sample_zip,
     select_value,
     server,
@@ -104,12 +105,7 @@ def test_item8_the_computation_picker_follows_the_stage(site, zips):
     before = entry_count("transformer", "before_optimizations")
     assert after != before
     page = make_page()
-    page.goto(url)
-    page.get_by_text("See what XLA did to your program").wait_for()
-    upload(page, zips["transformer"])
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    wait_param(page, "dump")
-    wait_idle(page)
+    open_uploaded(page, url, zips["transformer"])
     assert f"({after:,})" in live_value(page, "pick-computation", f"({after:,})")
     pick_stage(page, "before", "before optimizations")
     wait_param(page, "stage", "before_optimizations")
@@ -122,7 +118,7 @@ def test_item8_the_compare_picker_follows_the_step(site):
     """Stepping to the next pass step: 'vs the previous step (N)' names the new step's
     previous one, not the last step's."""
     url, make_page = site
-    from test_browser import button, open_uploaded, pick_stage
+    from test_browser import button, pick_stage
 
     from compiler_bridge import open_dump
     from compiler_bridge.passes import pass_timeline
@@ -188,12 +184,7 @@ def test_item10_every_operand_chip_is_visible(site, zips, artifacts_dir):
     ops = dump.stage(dump.main, "after_optimizations").find("tuple.3").operands
     assert len(ops) == 11
     page = make_page()
-    page.goto(url)
-    page.get_by_text("See what XLA did to your program").wait_for()
-    upload(page, zips["transformer"])
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    wait_param(page, "dump")
-    wait_idle(page)
+    open_uploaded(page, url, zips["transformer"])
     page.goto(page.evaluate("location.href") + "&selected=tuple.3")
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_idle(page)
@@ -224,7 +215,6 @@ def _overlap(a, b) -> bool:
 
 
 def test_item11_the_pass_timeline_axis_title_is_clear_of_its_legend(site, artifacts_dir):
-    from test_browser import open_uploaded
     url, make_page = site
     path = os.path.join(os.path.dirname(sample("transformer")), "transformer_per_pass.tar.xz")
     page = make_page()
@@ -243,7 +233,6 @@ def test_item11_the_pass_timeline_axis_title_is_clear_of_its_legend(site, artifa
 def test_item11_log_axes_label_each_tick_once(site, zips, artifacts_dir):
     """The runtime scatter and roofline: log axes whose labels name their magnitude
     (plotly's default between decades read '2, 5, 2, 5')."""
-    from test_browser import open_uploaded
     url, make_page = site
     page = make_page()
     open_uploaded(page, url, zips["transformer"])
@@ -301,7 +290,6 @@ TIMELINE_BAR = """(name) => {
 def test_item3_the_trace_timeline_hovers_and_clicks_to_the_graph(site, tmp_path_factory,
                                                                   artifacts_dir):
     import zipfile
-    from test_browser import open_uploaded
     from test_tour import ASYNC
     url, make_page = site
     out = tmp_path_factory.mktemp("zips") / "attn_async.zip"
