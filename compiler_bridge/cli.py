@@ -251,7 +251,7 @@ def cmd_store(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 0
     if args.store_command == "list":
-        dumps = store.list()
+        dumps = store.list(damage=True)
         if args.json:
             print(json.dumps([d.to_json() for d in dumps], indent=2))
             return 0

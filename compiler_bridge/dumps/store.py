@@ -713,13 +713,17 @@ class Store:
             raise StoreError(f"dump {h[:12]} is not in the store")
         return StoredDump(sid[0], row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
 
-    def list(self) -> list[StoredDump]:
+    def list(self, *, damage: bool = False) -> list[StoredDump]:
+        """The stored dumps, newest first. ``damage``: also say which local dumps lost
+        files (a manifest read and a stat per file of every dump: ``store list`` asks, a
+        page run does not; remote dumps say so when opened)."""
         self.sync()
         with self._db() as db:
             hashes = [r[0] for r in db.execute("SELECT hash FROM dumps ORDER BY uploaded_at DESC")]
-        # a stat per file says which local dumps lost files; remote ones say so when opened
-        return [dataclasses.replace(d, damage=[] if self.remote else self.damage(h))
-                for h in hashes for d in [self._stored(h)]]
+        stored = [self._stored(h) for h in hashes]
+        if not damage or self.remote:
+            return stored
+        return [dataclasses.replace(d, damage=self.damage(d.hash)) for d in stored]
 
     def resolve(self, share_id: str) -> str:
         """The content hash a share id points to; StoreError when it is gone."""
