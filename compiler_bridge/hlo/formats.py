@@ -293,7 +293,7 @@ def text_proto_to_hlo_text(data: bytes, source: str = "") -> str:
     from google.protobuf import text_format
     text = data.decode("utf-8", "replace")
     try:
-        holder = xla_message("xla.HloProto")
+        xla_message("xla.HloProto")           # XLA's definitions, loaded once
     except Exception as e:           # no definitions in this jaxlib
         raise HloParseError(f"a text-format HLO proto, and this jaxlib's XLA definitions "
                             f"cannot be read ({e}); dump HLO text (--xla_dump_hlo_as_text)",
@@ -311,7 +311,7 @@ def text_proto_to_hlo_text(data: bytes, source: str = "") -> str:
             first = first or e
             continue
         return proto_to_hlo_text(message.SerializeToString(), source)
-    assert first is not None and holder is not None
+    assert first is not None
     line = first.GetLine() if hasattr(first, "GetLine") else None
     raise HloParseError(f"not a text-format HloProto or HloModuleProto: {first}",
                         source=source, line=int(line) if line else 0)
