@@ -857,7 +857,7 @@ class Store:
 
     def may_delete(self, share_id: str, account: str, by: str | None) -> bool:
         """Whether ``by`` may delete a note written by ``account`` (see ``delete_view``)."""
-        return by is None or bool(by) and by in (account, self.uploader(share_id))
+        return by is None or bool(by) and (by == account or by == self.uploader(share_id))
 
     def _delete(self, table: str, what: str, share_id: str, row_id: int,
                 by: str | None) -> None:
