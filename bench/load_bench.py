@@ -23,11 +23,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "tests"))
 
 from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
-                          command, machine, start_app, stop_app, write_section)
+                          HealthProbe, command, machine, start_app, stop_app, write_section)
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -104,7 +102,6 @@ def main() -> None:
     ap.add_argument("--clicks", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    from conftest import HealthProbe
     from playwright.sync_api import sync_playwright
 
     data = tempfile.mkdtemp(prefix="hlolens-load-")

@@ -5,9 +5,6 @@ from __future__ import annotations
 import glob
 import os
 import subprocess
-import threading
-import time
-import urllib.request
 from contextlib import contextmanager
 
 import pytest
@@ -103,39 +100,6 @@ def _store_outside_the_repo(monkeypatch, tmp_path):
     """The app adds every dump it opens to its store: keep that in a temporary folder
     (a test that wants a particular one sets HLOLENS_DATA itself)."""
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "hlolens-data"))
-
-
-class HealthProbe:
-    """Asks ``/_stcore/health`` every 0.2 s from a thread; the slowest answer since
-    ``reset`` (a request that fails or takes over 5 s counts as 5 s)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url + "_stcore/health"
-        self.worst = 0.0
-        self.asked = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            t0 = time.perf_counter()
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as r:
-                    r.read()
-                took = time.perf_counter() - t0
-            except OSError:
-                took = 5.0
-            self.worst = max(self.worst, took)
-            self.asked += 1
-            self._stop.wait(0.2)
-
-    def reset(self) -> None:
-        self.worst, self.asked = 0.0, 0
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
 
 
 @contextmanager

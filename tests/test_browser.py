@@ -14,9 +14,9 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import ROOT, HealthProbe, app_server, chromium_browser, missing, sample
+from conftest import ROOT, app_server, chromium_browser, missing, sample
 
-from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE
+from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE, HealthProbe
 from compiler_bridge import open_dump
 from viz.passes import ADDED_FILL, CHANGED_FILL
 

@@ -13,11 +13,11 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import HealthProbe, app_server, chromium_browser, missing
+from conftest import app_server, chromium_browser, missing
 from hostile_inputs import PAYLOAD, deep_op_name_dump
 from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
 
-from bench.common import CHROMIUM
+from bench.common import CHROMIUM, HealthProbe
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
