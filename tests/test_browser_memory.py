@@ -81,7 +81,10 @@ def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
     wait_idle(page)
 
     # the table of values live at the peak, biggest first: click its first row
-    table = page.locator('[class*="st-key-mem-peak"] [data-testid="stDataFrame"]')
+    # the table is keyed by the selection: after the click above its old copy is marked
+    # stale until the new one is in
+    table = page.locator('[class*="st-key-mem-peak"][data-stale="false"] '
+                         '[data-testid="stDataFrame"]')
     table.scroll_into_view_if_needed()
     wait_idle(page)
     t0 = time.time()
