@@ -184,6 +184,18 @@ def measure_pair(a: Dump, b: Dump, report: PairReport) -> None:
         report.kernels = kernel_deltas(report, ta, tb)
 
 
+def _partner(pairing: Pairing, a: Dump, b: Dump, module_a: str, module_b: str) -> ModulePair:
+    """The pair of the one module named (in A or in B) that pairing found."""
+    side, other, named = (a, b, module_a) if module_a else (b, a, module_b)
+    mid = side.module(named).id
+    found = pairing.of_a(mid) if module_a else pairing.of_b(mid)
+    if found is None:
+        flag = "--module-b" if module_a else "--module-a"
+        raise CannotCompare(f"module {named} of {side.name} pairs with no module of "
+                            f"{other.name}; name one with {flag}")
+    return found
+
+
 def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
                   module_a: str = "", module_b: str = "", measured: bool = True
                   ) -> DumpComparison:
@@ -196,20 +208,8 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
     try:
         if module_a and module_b:
             pairs = [chosen_pair(a, b, module_a, module_b)]
-        elif module_a:
-            mid = a.module(module_a).id
-            found = pairing.of_a(mid)
-            if found is None:
-                raise CannotCompare(f"module {module_a} of {a.name} pairs with no module of "
-                                    f"{b.name}; name one with --module-b")
-            pairs = [found]
-        elif module_b:
-            mid = b.module(module_b).id
-            found = pairing.of_b(mid)
-            if found is None:
-                raise CannotCompare(f"module {module_b} of {b.name} pairs with no module of "
-                                    f"{a.name}; name one with --module-a")
-            pairs = [found]
+        elif module_a or module_b:
+            pairs = [_partner(pairing, a, b, module_a, module_b)]
         else:
             pairs = list(pairing.pairs)
     except KeyError as e:
