@@ -112,6 +112,11 @@ def test_different_programs_do_not_pair():
     assert p.only_a == ("0000", "0002") and p.only_b == ("0000",)
     with pytest.raises(CannotCompare, match="pairs with a module"):
         compare_dumps(open_dump(sample(A)), open_dump(sample("cond_switch")))
+    # one module named, on either side: the message says which flag names its partner
+    with pytest.raises(CannotCompare, match="0002 of .* pairs with no module .*--module-b"):
+        compare_dumps(open_dump(sample(A)), open_dump(sample("cond_switch")), module_a="0002")
+    with pytest.raises(CannotCompare, match="0000 of .* pairs with no module .*--module-a"):
+        compare_dumps(open_dump(sample(A)), open_dump(sample("cond_switch")), module_b="0000")
 
 
 def test_recompilations_of_one_function_are_listed_with_their_shapes():
