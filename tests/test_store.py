@@ -537,3 +537,17 @@ def test_with_sign_in_only_the_author_or_the_uploader_deletes(tmp_path):
                          "author TEXT NOT NULL, created_at REAL NOT NULL, uid TEXT UNIQUE);")
     kept = Store(data).save_view(d.share_id, "again", {}, account="bo@x.org")
     assert [x.account for x in Store(data).views(d.share_id)] == [kept.account]
+
+
+def test_a_half_written_file_left_by_a_crash_is_cleaned_when_old(tmp_path):
+    # a local write goes to tmp/<name>.<hex> and is renamed into place; a crash between the
+    # two leaves the file. An hour later it is cleaned; a young one may be a live write.
+    data = tmp_path / "data"
+    Store(str(data))
+    old, young = data / "tmp" / "manifest.json.0a1b2c3d", data / "tmp" / "view.json.4e5f6a7b"
+    old.write_bytes(b'{"half')
+    young.write_bytes(b'{"half')
+    hour_ago = time.time() - 3700
+    os.utime(old, (hour_ago, hour_ago))
+    Store(str(data))
+    assert sorted(os.listdir(data / "tmp")) == [young.name]

@@ -231,8 +231,13 @@ class Store:
             for table in ("views", "comments"):     # indexes made before accounts
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
                 if "account" not in cols:
-                    db.execute(f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL "
-                               "DEFAULT ''")
+                    try:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL "
+                                   "DEFAULT ''")
+                    except sqlite3.OperationalError as e:
+                        # processes opening a new store at once: another one added it
+                        if "duplicate column" not in str(e):
+                            raise
         self.sync()
 
     # ------------------------------------------------------------------ plumbing
@@ -270,7 +275,10 @@ class Store:
             path = os.path.join(tmp, entry)
             try:
                 if _abandoned(path) or now - os.path.getmtime(path) > _STALE_TMP_SECONDS:
-                    shutil.rmtree(path, ignore_errors=True)
+                    if os.path.isdir(path):
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:                  # a half-written file of a crashed local write
+                        os.remove(path)
             except OSError:
                 pass
         # dump folders whose manifest was never written are leftovers of a crash
