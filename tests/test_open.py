@@ -264,6 +264,12 @@ def test_a_dumps_module_mlir_is_the_stablehlo_stage_listed_first(monkeypatch):
         assert tl.steps[0].kind == BEFORE and tl.index_of(BEFORE) == 0
         assert tl.previous_ok(0) is None and tl.previous_ok(STABLEHLO_INDEX) is None
     assert converted == []          # reading timelines converted nothing
+    old = open_dump(sample("legacy_jax0430"))   # JAX 0.4.30 wrote no module.mlir
+    tl = pass_timeline(old, old.main)
+    assert tl.stablehlo is None and tl.index_of(STABLEHLO) is None
+    assert tl.every_step == tl.steps
+    with pytest.raises(IndexError):            # never Python's last-item indexing
+        tl.step(STABLEHLO_INDEX)
     d = open_dump(sample("scan_while"))
     d.stage(d.main, STABLEHLO)
     assert converted == [d.main.stablehlo.path]
