@@ -41,7 +41,7 @@ with kit.section("Compare"):
     compare.sidebar(nav, opened)                 # sidebar: a baseline dump, recompilations
 if picked is None:
     st.stop()
-opening.stablehlo_actions(nav, opened, picked.dump_module)   # module.mlir; XLA:CPU compile
+opening.stablehlo_actions(nav, opened, picked.dump_module)   # a loose .mlir: XLA:CPU compile
 toolbar = explorer.header(opened, picked)        # title; beside it the share toolbar
 cmp = None
 with kit.section("Comparison"):                  # another compile as the baseline: its

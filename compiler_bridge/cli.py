@@ -127,6 +127,9 @@ def cmd_passes(args: argparse.Namespace) -> int:
         print(f"{s.index:4d} {seq:>4}  {s.pipeline[:40]:<40} {s.pass_name[:34]:<34} "
               f"{s.instructions:7d} {s.fusions:7d} {row['added']:6d} {row['removed']:6d} "
               f"{row['changed']:6d}{mark}")
+    if timeline.stablehlo is not None:     # listed, not converted (jaxlib runs when drawn)
+        print(f"StableHLO (before step 0): {timeline.stablehlo.file} "
+              "(viz render --stage stablehlo draws it)")
     if timeline.hint:
         print(timeline.hint)
     for problem in dump.errors:

@@ -36,9 +36,10 @@ def test_stage_picker_offers_every_pass_step(monkeypatch, mlp):
     _, tl = mlp
     at = app(sample("mlp_train"), monkeypatch)
     picker = at.selectbox(key="pick-stage")
-    assert picker.options[0] == "before optimizations"
+    # the module's StableHLO (module.mlir) first, then XLA's snapshots, numbered from 0
+    assert picker.options[:2] == ["StableHLO (as HLO)", "before optimizations"]
     assert picker.options[-1] == "after optimizations"
-    assert len(picker.options) == len(tl) == 34
+    assert len(picker.options) == len(tl) + 1 == 35
     fusion = next(o for o in picker.options if " · fusion · " in o)
     assert fusion.startswith("25 · fusion · HLO_passes_after_layout_assignment (0024)")
     assert any(o.endswith("· same text") for o in picker.options)
@@ -214,7 +215,7 @@ def test_an_error_step_shows_the_parser_message_and_the_rest_works(monkeypatch, 
 def test_without_per_pass_files_before_and_after_are_compared_on_request(monkeypatch):
     at = app(sample("transformer"), monkeypatch)
     assert PER_PASS_FLAG in texts(at)
-    assert len(at.selectbox(key="pick-stage").options) == 2
+    assert len(at.selectbox(key="pick-stage").options) == 3   # with the StableHLO
     assert "added in this step" not in texts(at)            # plain explorer by default
     at.toggle(key="pass-vs-before").set_value(True).run()
     ok(at)

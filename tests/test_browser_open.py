@@ -1,6 +1,7 @@
 """Opening single artefacts in a real browser (issue 18): a single .hlo file and a .mlir
-file dropped on the upload widget, HLO text pasted on the welcome page (its link opened in
-a fresh browser), and the link ``hlolens.show`` prints.
+file dropped on the upload widget, a dump's own module.mlir picked as its StableHLO stage,
+HLO text pasted on the welcome page (its link opened in a fresh browser), and the link
+``hlolens.show`` prints.
 
 Screenshots go to test-artifacts/browser-open-*.png.
 """
@@ -135,6 +136,53 @@ def test_drop_a_mlir_file_and_compile_it_for_cpu(served, new_page, artifacts_dir
     assert "jit_step" in header(page) and "after optimizations" in header(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     shot(page, artifacts_dir, "browser-open-3-compiled-for-cpu.png")
+
+
+DRAWN_IDS = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .flatMap(h => h.shadowRoot ? [...h.shadowRoot.querySelectorAll('svg g.node')] : [])
+    .map(g => g.id)"""
+
+
+def test_pick_the_stablehlo_stage_of_a_dump(served, new_page, artifacts_dir):
+    """A per-pass dump with module.mlir: its StableHLO is the first stage of the picker;
+    picked, the graph drawn is jaxlib's conversion of it (names XLA's passes renamed)."""
+    from test_browser import pick_stage
+
+    from compiler_bridge import open_dump
+    from compiler_bridge.dumps import STABLEHLO, Store
+    from viz import ViewState, graph_for
+    url, data = served
+    path = os.path.join(ROOT, "sample_dumps", "mlp_train")
+    d = open_dump(path)
+    stable = {i.name for i in d.stage(d.main, STABLEHLO).instructions()}
+    stored = Store(data).add_path(path)
+    page = new_page()
+    page.goto(f"{url}?dump={stored.share_id}")
+    page.wait_for_function(GRAPH_DRAWN, timeout=90_000)
+    wait_idle(page)
+    assert "after optimizations" in header(page)
+    pick_stage(page, "stablehlo", "StableHLO (as HLO)")
+    page.wait_for_function("() => location.search.includes('stage=stablehlo')",
+                           timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('h3')].some(h => "
+        "h.innerText.includes('StableHLO (as HLO)'))", timeout=60_000)
+    expected = sorted(graph_for(d, ViewState(stage=STABLEHLO)).nodes)   # nodes and boxes
+    # the graph is swapped in after the header: wait until every node drawn is the stage's
+    page.wait_for_function(
+        f"""(ids) => {{ const d = ({DRAWN_IDS})();
+                      return d.length > 0 && d.every(i => ids.includes(i)); }}""",
+        arg=expected, timeout=90_000)
+    wait_idle(page)
+    drawn = set(page.evaluate(DRAWN_IDS))
+    assert drawn <= set(expected)
+    assert not drawn <= set(graph_for(d, ViewState()).nodes)  # not the stage it left
+    names = {i[5:] for i in drawn if i.startswith("node:")}
+    assert names and names <= stable, names - stable
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("module.mlir").first.is_visible()
+    page.locator(".hl-root").first.scroll_into_view_if_needed()
+    shot(page, artifacts_dir, "browser-open-7-dump-stablehlo-stage.png")
 
 
 def test_paste_text_and_open_its_link_in_a_fresh_browser(served, new_page, browser,

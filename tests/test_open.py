@@ -24,6 +24,7 @@ import textwrap
 import pytest
 from conftest import PEER, ROOT, missing, sample
 from streamlit.testing.v1 import AppTest
+from test_app import app, card, click, link, ok, open_popover, query, texts
 
 from compiler_bridge import DumpError, HloParseError, open_dump, parse_hlo
 from compiler_bridge.dumps import AFTER, BEFORE, Store, StoreError
@@ -217,6 +218,130 @@ def test_compiling_stablehlo_for_cpu_gives_what_jax_compiles():
     ref = parse_hlo(lowered.compile().as_text(), "jax")
     assert "is_scheduled=true" in compile_for_cpu(lowered.as_text()).splitlines()[0]
     assert ours.stats()["opcodes"] == ref.stats()["opcodes"]
+
+
+# --------------------------------------------------------------------------- a dump's module.mlir
+
+def _mlir_dumps() -> list[str]:
+    """The sample dump folders whose module has a module.mlir."""
+    return sorted({os.path.dirname(os.path.dirname(p)) for p in _mlir_files()})
+
+
+def _broken_mlir_dump(tmp_path) -> tuple[str, int, str]:
+    """scan_while with one op of its module.mlir misspelt: (dump, line, module.mlir path)."""
+    out = tmp_path / "scan_while"
+    shutil.copytree(sample("scan_while"), out)
+    path = out / "module_0000.jit_step" / "module.mlir"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, t in enumerate(lines) if "= stablehlo.add " in t)
+    lines[at] = lines[at].replace("= stablehlo.add ", "= stablehlo.addd ", 1)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(out), at + 1, str(path)
+
+
+def test_a_dumps_module_mlir_is_the_stablehlo_stage_listed_first(monkeypatch):
+    """Each sample's module.mlir is its module's StableHLO stage: first in every_step,
+    addressed as 'stablehlo', while before_optimizations stays step 0 (old links and
+    step numbers keep their meaning); jaxlib does not run until it is opened."""
+    from compiler_bridge.dumps import STABLEHLO, dump as dump_module
+    from compiler_bridge.passes import STABLEHLO_INDEX, pass_timeline
+    converted: list[str] = []
+    real = dump_module.to_hlo_text
+
+    def counting(data, kind, source=""):
+        converted.append(source)
+        return real(data, kind, source)
+    monkeypatch.setattr(dump_module, "to_hlo_text", counting)
+    for folder in _mlir_dumps():
+        d = open_dump(folder)
+        m = d.main
+        tl = pass_timeline(d, m)
+        assert tl.stablehlo is not None and tl.stablehlo.file == m.stablehlo.path, folder
+        assert m.stablehlo.path.endswith("/module.mlir")
+        assert tl.every_step[0] is tl.stablehlo and tl.every_step[1:] == tl.steps
+        assert tl.index_of(STABLEHLO) == STABLEHLO_INDEX
+        assert tl.step(STABLEHLO_INDEX).stage == STABLEHLO
+        assert tl.steps[0].kind == BEFORE and tl.index_of(BEFORE) == 0
+        assert tl.previous_ok(0) is None and tl.previous_ok(STABLEHLO_INDEX) is None
+    assert converted == []          # reading timelines converted nothing
+    old = open_dump(sample("legacy_jax0430"))   # JAX 0.4.30 wrote no module.mlir
+    tl = pass_timeline(old, old.main)
+    assert tl.stablehlo is None and tl.index_of(STABLEHLO) is None
+    assert tl.every_step == tl.steps
+    with pytest.raises(IndexError):            # never Python's last-item indexing
+        tl.step(STABLEHLO_INDEX)
+    d = open_dump(sample("scan_while"))
+    d.stage(d.main, STABLEHLO)
+    assert converted == [d.main.stablehlo.path]
+
+
+def test_the_stablehlo_stage_is_jaxlibs_conversion_with_mlir_locations():
+    """Opened, the stage is the module jaxlib's mlir_module_to_xla_computation gives (its
+    instruction count), and its source lines are the MLIR's own locations."""
+    from jax._src.lib import xla_client
+
+    from compiler_bridge.dumps import STABLEHLO
+    for folder in _mlir_dumps():
+        d = open_dump(folder)
+        mlir = d.main.stablehlo
+        data = d.read_bytes(mlir.path)
+        ref = xla_client._xla.mlir.mlir_module_to_xla_computation(
+            data, use_tuple_args=False, return_tuple=False).get_hlo_module()
+        module = d.stage(d.main, STABLEHLO)
+        assert module.name == ref.name, folder
+        assert module.stats()["instructions"] == _jaxlib_instructions(ref), folder
+        text = data.decode("utf-8")
+        located = [(i, module.source_location(i)) for i in module.instructions()]
+        located = [(i, loc) for i, loc in located if loc is not None]
+        assert len(located) > 10, folder
+        for inst, loc in located:      # MLIR writes loc("file":line:col ...)
+            assert f'loc("{loc.file}":{loc.line}:{loc.column}' in text, (folder, inst.name)
+
+
+def test_stablehlo_to_before_optimizations_pairs_every_instruction():
+    """jaxlib's conversion names instructions as XLA's own does (the before-optimizations
+    file XLA wrote): the diff pairs every one, and what XLA changed is metadata."""
+    from compiler_bridge.dumps import STABLEHLO
+    from compiler_bridge.passes import STABLEHLO_INDEX, pass_timeline, step_diff
+    for folder in _mlir_dumps():
+        d = open_dump(folder)
+        tl = pass_timeline(d, d.main)
+        diff = step_diff(d, tl, 0, STABLEHLO_INDEX)
+        assert diff is not None and not diff.added and not diff.removed, folder
+        stable, before = d.stage(d.main, STABLEHLO), d.stage(d.main, BEFORE)
+        assert stable.stats()["instructions"] == before.stats()["instructions"], folder
+        assert {k for c in diff.changed for k in c.kinds} <= {"attributes", "called_computation"}, \
+            folder
+
+
+def test_module_mlir_jaxlib_refuses_names_the_file_and_line_and_the_rest_works(tmp_path):
+    from jax._src.lib import xla_client
+
+    from compiler_bridge.dumps import STABLEHLO
+    from compiler_bridge.passes import pass_timeline
+    folder, line, path = _broken_mlir_dump(tmp_path)
+    d = open_dump(folder)
+    tl = pass_timeline(d, d.main)         # the timeline reads: jaxlib has not run yet
+    assert tl.stablehlo is not None and all(s.ok for s in tl.steps)
+    with pytest.raises(HloParseError) as e:
+        d.stage(d.main, STABLEHLO)
+    with pytest.raises(Exception) as ref:          # what jaxlib itself says
+        xla_client._xla.mlir.mlir_module_to_xla_computation(open(path, "rb").read())
+    assert e.value.source == "module_0000.jit_step/module.mlir" and e.value.line == line
+    assert e.value.message.removeprefix("jaxlib: ") in str(ref.value)
+    assert f":{line}:" in str(ref.value) and "stablehlo.addd" in e.value.text
+    assert "module_0000.jit_step/module.mlir:" in str(e.value)
+    assert [x.file for x in d.errors] == ["module_0000.jit_step/module.mlir"]
+    for s in tl.steps:                     # every other stage still parses
+        assert d.parse(s.file).stats()["instructions"] > 0
+
+
+def test_viz_render_draws_the_stablehlo_stage(tmp_path):
+    out = tmp_path / "s.svg"
+    r = subprocess.run([PY, "-m", "viz", "render", sample("cond_switch"), "--stage",
+                        "stablehlo", "--format", "dot", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "nodes" in r.stdout and out.read_text().startswith("digraph")
 
 
 # --------------------------------------------------------------------------- protos
@@ -421,16 +546,67 @@ def test_stablehlo_is_its_own_stage_and_compiles_for_cpu(monkeypatch, tmp_path):
     assert "after optimizations" in _texts(at)
 
 
-def test_a_dumps_module_mlir_opens_as_its_own_stage(monkeypatch, tmp_path):
+def test_the_app_lists_a_dumps_stablehlo_first_and_draws_it(monkeypatch, tmp_path):
+    """A dump's module.mlir is a stage of its module (no separate dump, no button): first
+    in the picker, drawn, its source lines the MLIR's locations, its link reopens it."""
+    from compiler_bridge.dumps import STABLEHLO
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("HLOLENS_DUMP", sample("scan_while"))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    first = at.query_params["dump"]
-    next(b for b in at.button if b.key == "open-mlir").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.query_params["dump"] != first
-    assert "StableHLO (as HLO)" in _texts(at)
+    at = app(sample("scan_while"), monkeypatch)
+    picker = at.selectbox(key="pick-stage")
+    assert picker.options[:2] == ["StableHLO (as HLO)", "before optimizations"]
+    assert picker.options[-1] == "after optimizations"
+    assert not any(b.key == "open-mlir" for b in at.button)
+    share = query(at)["dump"]
+    picker.select(STABLEHLO).run()
+    ok(at)
+    assert query(at) == {"dump": share, "stage": STABLEHLO}     # the same dump
+    page = texts(at)
+    assert "module 0000 · StableHLO (as HLO)" in page and "module.mlir" in page
+    d = open_dump(sample("scan_while"))
+    module = d.stage(d.main, STABLEHLO)
+    drawn = [c.value for c in at.caption if " nodes, " in c.value]
+    assert drawn and drawn[0].startswith(f"**{module.entry.name}".replace(".", "\\."))
+    inst = next(i for i in module.entry.instructions if module.source_location(i))
+    click(at, "node:" + inst.name)
+    source = card(at)["source"]                   # 'file:line:col (function)'
+    where = source.rsplit(" (", 1)[0]
+    file, line, col = where.rsplit(":", 2)
+    mlir = d.read_text(d.main.stablehlo.path)
+    assert f'loc("{file}":{line}:{col}' in mlir
+    assert "stage=stablehlo" in link(open_popover(at, "pop-link"))
+    again = app(sample("scan_while"), monkeypatch, {"dump": share, "stage": STABLEHLO})
+    assert "module 0000 · StableHLO (as HLO)" in texts(again)
+
+
+def test_the_app_compares_before_optimizations_with_the_stablehlo(monkeypatch, tmp_path):
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    at = app(sample("transformer"), monkeypatch, {"stage": BEFORE})   # no per-pass files
+    at.toggle(key="pass-vs-before").set_value(True).run()
+    ok(at)
+    assert query(at)["compare"] == "stablehlo"
+    assert "vs StableHLO (as HLO):" in texts(at)
+    per_pass = app(sample("mlp_train"), monkeypatch, {"stage": BEFORE})
+    compare = per_pass.selectbox(key="pass-compare")
+    assert "vs StableHLO (as HLO)" in compare.options
+    compare.select("stablehlo").run()
+    ok(per_pass)
+    assert query(per_pass)["compare"] == "stablehlo"
+    assert "vs StableHLO (as HLO):" in texts(per_pass)
+
+
+def test_the_app_shows_jaxlibs_message_for_a_module_mlir_it_refuses(monkeypatch, tmp_path):
+    folder, line, _ = _broken_mlir_dump(tmp_path)
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    at = app(folder, monkeypatch, {"stage": "stablehlo"})
+    errors = "\n".join(e.value for e in at.error)
+    assert "jaxlib cannot convert its StableHLO" in errors
+    assert f"module_0000.jit_step/module.mlir:{line}:" in errors and "stablehlo.addd" in errors
+    at.selectbox(key="pick-stage").select(BEFORE).run()       # the other stages work
+    ok(at)
+    assert query(at)["stage"] == BEFORE
+    left = "\n".join(e.value for e in at.error)     # the dump's list of unreadable files
+    assert "cannot be drawn" not in left and "module.mlir" in left, left
+    assert any(" nodes, " in c.value for c in at.caption)
 
 
 def test_several_loose_files_uploaded_are_one_dump(monkeypatch, tmp_path):

@@ -175,6 +175,7 @@ def test_cli_passes_by_module_id_and_human_table():
     out = run_cli("passes", sample("mlp_train"), "--module", "0").stdout
     assert out.splitlines()[0].startswith("module 0000 jit_train_step: 34 steps")
     assert "layout-assignment" in out and "same text as the previous step" in out
+    assert "StableHLO (before step 0): module_0000.jit_train_step/module.mlir" in out
     out = run_cli("passes", sample("cond_switch")).stdout
     assert PER_PASS_FLAG in out
     p = run_cli("passes", sample("mlp_train"), "--module", "nope", ok=False)

@@ -12,7 +12,7 @@ import streamlit as st
 
 from compiler_bridge import Dump, DumpModule, HloModule, HloParseError
 from compiler_bridge.hlo import MLIR_TEXT, layout_changes
-from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
 
 from viz import GROUPINGS, ViewState
@@ -110,9 +110,6 @@ def stage_label(step: Step, short: bool = False) -> str:
     return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
 
 
-STABLEHLO = "StableHLO (as HLO)"     # a stage read from MLIR, converted by jaxlib
-
-
 def from_mlir(dump: Dump, path: str) -> bool:
     """The stage in ``path`` is StableHLO/MLIR that jaxlib converted to HLO."""
     try:
@@ -144,30 +141,34 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
                          on_change=go_option,
                          args=(N.choose_module, "pick-module", [c.id for c in choices]))
     tl = timeline(opened, current)
-    if not tl.steps:
+    listed = tl.every_step               # the StableHLO (module.mlir) first, as compiled
+    if not listed:
         st.error(f"Module {md(current.label)} has no HLO text (before or after "
                  "optimizations).")
         return None
-    stages = [s.stage for s in tl.steps]
+    stages = [s.stage for s in listed]
     index = tl.index_of(state.stage)
     if index is None:
         if state.stage not in (BEFORE, AFTER):
             st.warning(f"Module {md(current.label)} has no step {code(state.stage)}; "
                        "showing it after optimizations.")
         index = tl.index_of(AFTER)
-        index = len(stages) - 1 if index is None else index
-    if stages[index] != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
-        nav.go(state.with_(stage=stages[index]))
-    labels = {s.stage: stage_label(s) for s in tl.steps}
-    labels.update({s.stage: STABLEHLO for s in tl.steps if from_mlir(dump, s.file)})
-    controlled("pick-stage", stages[index])
+        index = listed[-1].index if index is None else index
+    stage = tl.step(index).stage
+    if stage != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
+        nav.go(state.with_(stage=stage))
+    labels = {s.stage: stage_label(s) for s in listed}
+    labels.update({s.stage: STAGES[STABLEHLO] for s in tl.steps if from_mlir(dump, s.file)})
+    controlled("pick-stage", stage)
+    mlir = " or its StableHLO (module.mlir, converted by jaxlib)" \
+        if tl.stablehlo is not None else ""
     st.sidebar.selectbox(
         "Stage", stages, key="pick-stage", format_func=lambda s: labels.get(s, s),
         on_change=go_option, args=(N.choose_step, "pick-stage", stages),
-        help="Before or after XLA's optimizations, or any pass step of a dump written with "
-             f"{PER_PASS_FLAG} (type a pass name to find it)"
-             if tl.per_pass else "Before or after XLA's optimizations")
-    return Picked(current, tl, index, stages[index], tl.step(index).file)
+        help=f"Before or after XLA's optimizations{mlir}, or any pass step of a dump written "
+             f"with {PER_PASS_FLAG} (type a pass name to find it)"
+             if tl.per_pass else f"Before or after XLA's optimizations{mlir}")
+    return Picked(current, tl, index, stage, tl.step(index).file)
 
 
 def parse_stage(opened: Opened, picked: Picked) -> Shown | None:
@@ -178,8 +179,10 @@ def parse_stage(opened: Opened, picked: Picked) -> Shown | None:
     except HloParseError as e:
         where = f"step {step.index} ({step.label})" if step.kind == "pass" \
             else STAGES.get(step.kind, step.kind)
-        st.error(f"Module **{md(picked.dump_module.label)}** at {md(where)} cannot be "
-                 "parsed, so it cannot be drawn; the other steps and modules still work."
+        why = "jaxlib cannot convert its StableHLO to HLO" if from_mlir(opened.dump, step.file) \
+            else "it cannot be parsed"
+        st.error(f"Module **{md(picked.dump_module.label)}** at {md(where)}: {why}, so it "
+                 "cannot be drawn; the other steps and modules still work."
                  f"{code(str(e))}")
         return None
     return Shown(picked.dump_module, picked.stage, picked.path, module, picked.timeline,
@@ -192,7 +195,7 @@ def header(opened: Opened, picked: Picked):
     step = picked.step
     where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
     if from_mlir(opened.dump, step.file):
-        where = STABLEHLO
+        where = STAGES[STABLEHLO]
     left, right = st.columns([3, 2], vertical_alignment="center")
     # md: backslash escapes keep both markdown and HTML of a name text in this HTML line
     left.markdown(f"### {md(m.name)} <span style='color:#868e96;font-weight:400;"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from compiler_bridge import Dump, DumpError, HloModule, HloParseError
-from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.passes import Timeline
 from compiler_bridge.perf import RuntimeReport
 from streamlit.runtime.caching.hashing import HashFuncsDict
@@ -28,7 +28,8 @@ log = logging.getLogger("hlolens")
 
 GRAPH_KEY = "graph"          # the graph component's key; no session_state entry has this name
 GRAPH_HEIGHT = 680
-STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations"}
+STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations",
+          STABLEHLO: "StableHLO (as HLO)"}     # the last: MLIR that jaxlib converted
 MAX_CODE = 150_000           # characters of IR shown at once
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from compiler_bridge import Dump, DumpError, open_dump, path_key
-from compiler_bridge.dumps import AFTER, BEFORE, MLIR, DumpModule, Store, StoreError, StoredDump
+from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, Store, StoreError, StoredDump
 from compiler_bridge.hlo import (
     EXPECTED,
     HLO_TEXT,
@@ -418,22 +418,16 @@ def _process_paste(nav: Navigator, text: str) -> None:
 # --------------------------------------------------------------------------- StableHLO
 
 def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> None:
-    """Sidebar, for a module that has StableHLO: open a dump's ``module.mlir`` as its own
-    (converted) stage, and compile StableHLO with XLA:CPU to add the after-optimizations
-    stage. Both store a new dump, so the result has a link."""
+    """Sidebar, for a module read from StableHLO alone (an uploaded or pasted .mlir):
+    compile it with XLA:CPU to add the after-optimizations stage (stored as a new dump, so
+    the result has a link). A dump's own ``module.mlir`` needs no button: it is a stage of
+    its module (``STABLEHLO``, first in the stage picker)."""
     dump = opened.dump
-    mlir = module.first(MLIR)
     before = module.first(BEFORE)
     from_mlir = before is not None and before.source == MLIR_TEXT
-    if mlir is None and not (from_mlir and module.first(AFTER) is None):
+    if not (from_mlir and module.first(AFTER) is None):
         return
     box = st.sidebar.container()
-    if mlir is not None and st.sidebar.button(
-            "Open its StableHLO (module.mlir)", key="open-mlir", type="tertiary",
-            help="The MLIR JAX handed to XLA, converted to HLO by jaxlib; its locations "
-                 "are the source lines"):
-        _add_derived(nav, box, f"{module.name} StableHLO",
-                     [(f"{_safe_name(module.name)}.mlir", dump.read_bytes(mlir.path))])
     if from_mlir and before is not None and module.first(AFTER) is None:
         if st.sidebar.button("Compile with XLA:CPU", key="compile-mlir",
                              help="Adds the after-optimizations stage, as XLA:CPU on this "

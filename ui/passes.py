@@ -16,11 +16,13 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
-from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.passes import (
     PER_PASS_FLAG,
     PER_PASS_HINT,
+    STABLEHLO_INDEX,
     HistoryEvent,
+    Step,
     ModuleDiff,
     Timeline,
     instruction_history,
@@ -119,6 +121,8 @@ def _tables(dump: Dump, tl: Timeline, index: int, against: int) -> dict[str, lis
 
 def _visible(tl: Timeline, index: int, hide: bool) -> list[int]:
     visible = [s.index for s in tl.visible(hide)]
+    if tl.stablehlo is not None:         # the stepper starts where the compile does
+        visible.insert(0, STABLEHLO_INDEX)
     if index not in visible:
         visible = sorted(visible + [index])
     return visible
@@ -174,7 +178,7 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
                       help="The next step (key J)")
             controlled("pass-slider", index)
             st.select_slider("Step", visible, key="pass-slider", label_visibility="collapsed",
-                             format_func=str, on_change=go_option,
+                             format_func=_slider_label, on_change=go_option,
                              args=(_to_index, "pass-slider", visible, tl), width="stretch")
         st.markdown(_step_title(tl, index))
         with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
@@ -198,8 +202,21 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
                    "one with ◀ ▶.")
 
 
+def _slider_label(index: int) -> str:
+    return "StableHLO" if index == STABLEHLO_INDEX else str(index)
+
+
+def stablehlo_note(step: Step) -> str:
+    """What the StableHLO stage is (markdown)."""
+    return (f"{code(step.file)}: what JAX handed XLA, converted to HLO by jaxlib; its MLIR "
+            "locations are the source lines.")
+
+
 def _step_title(tl: Timeline, index: int) -> str:
     s = tl.step(index)
+    if s.kind == STABLEHLO:
+        return f"**{STAGES[STABLEHLO]}** · {stablehlo_note(s)} The steps count from " \
+            "before optimizations (step 0)."
     head = f"step **{index}** of {len(tl) - 1} · "
     if s.kind != "pass":
         return head + f"**{md(stage_label(s))}**"
@@ -221,11 +238,11 @@ def _step_title(tl: Timeline, index: int) -> str:
 def _compare_picker(nav: Navigator, tl: Timeline, index: int) -> None:
     state = nav.state
     prev = tl.previous_ok(index)
-    options = ["", "none"] + [s.stage for s in tl.steps if s.index != index and s.ok
+    options = ["", "none"] + [s.stage for s in tl.every_step if s.index != index and s.ok
                               and not (s.identical and s.stage != state.compare)]
     labels = {"": "vs the previous step" + (f" ({prev})" if prev is not None else ""),
               "none": "vs nothing (plain graph)"}
-    labels.update({s.stage: "vs " + stage_label(s) for s in tl.steps})
+    labels.update({s.stage: "vs " + stage_label(s) for s in tl.every_step})
     value = state.compare if state.compare in options else ""
     controlled("pass-compare", value, [labels.get(o, o) for o in options])
     st.selectbox("Compared with", options, key="pass-compare",
@@ -245,7 +262,8 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
         return
     d, against, error = current_diff(opened, tl, index, state)
     if error:
-        st.warning(f"Cannot compare with step {against}: {code(error.splitlines()[0])}")
+        st.warning(f"Cannot compare with {_step_name(tl, against)}: "
+                   f"{code(error.splitlines()[0])}")
     elif d is None or against is None:
         if against is None and state.compare != "none":
             st.caption("The first step: nothing to compare with.")
@@ -257,7 +275,9 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
         st.caption(f"vs {_step_name(tl, against)}: {md(V.diff_summary(d))}")
 
 
-def _step_name(tl: Timeline, index: int) -> str:
+def _step_name(tl: Timeline, index: int | None) -> str:
+    if index is None:
+        return "nothing"
     s = tl.step(index)
     return f"step {index}" if s.kind == "pass" else STAGES.get(s.kind, s.kind)
 
@@ -267,21 +287,31 @@ def _before_after_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
     and say how to get per-pass files."""
     state = nav.state
     tl = picked.timeline
+    # what each stage is compared with on request: after with before; before with the
+    # StableHLO (jaxlib names instructions as XLA's conversion does, so it pairs them all)
+    earlier = {AFTER: BEFORE, BEFORE: STABLEHLO}.get(picked.stage, "")
+    if earlier and tl.index_of(earlier) is None:
+        earlier = ""
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        if picked.stage == AFTER and tl.index_of(BEFORE) is not None:
-            controlled("pass-vs-before", state.compare == BEFORE)
-            st.toggle("Show what changed since before optimizations", key="pass-vs-before",
-                      on_change=go_widget, args=(_vs_before, "pass-vs-before"),
+        if earlier:
+            controlled("pass-vs-before", state.compare == earlier)
+            st.toggle(f"Show what changed since {STAGES[earlier]}", key="pass-vs-before",
+                      on_change=go_widget, args=(_vs_earlier, "pass-vs-before", earlier),
                       help="Colour the graph by what XLA's passes added and changed, and "
-                           "fill the Changes and Text diff tabs")
+                           "fill the Changes and Text diff tabs" if earlier == BEFORE else
+                           "Colour the graph by what XLA changed converting the StableHLO "
+                           "it was handed (mostly metadata), and fill the Changes and Text "
+                           "diff tabs")
+        if picked.stage == STABLEHLO:
+            st.caption(stablehlo_note(picked.step))
         st.caption(f"No per-pass snapshots in this dump. To step through every pass, dump "
                    f"with `{PER_PASS_FLAG}`.", help=PER_PASS_HINT)
-    if state.compare == BEFORE and picked.stage == AFTER:
+    if earlier and state.compare == earlier:
         _diff_line(opened, tl, picked.index, state)
 
 
-def _vs_before(state: ViewState, on: bool) -> ViewState:
-    return N.set_compare(state, BEFORE if on else "")
+def _vs_earlier(state: ViewState, on: bool, earlier: str) -> ViewState:
+    return N.set_compare(state, earlier if on else "")
 
 
 # --------------------------------------------------------------------------- tabs
@@ -301,8 +331,8 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
 
 def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: str) -> str:
     if error:
-        return f"Cannot compare with step {against}: {code(error.splitlines()[0])}"
-    if not tl.per_pass and state.compare != BEFORE:
+        return f"Cannot compare with {_step_name(tl, against)}: {code(error.splitlines()[0])}"
+    if not tl.per_pass and state.compare not in (BEFORE, STABLEHLO):
         return ("Nothing is compared yet: turn on *Show what changed since before "
                 "optimizations* above (at the after-optimizations stage).")
     if state.compare == "none":
@@ -425,8 +455,14 @@ def _text_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> Non
     back = {v: k for k, v in d.computation_map.items()}
     wanted = None if chosen == ALL_TEXT else {chosen, back.get(chosen, chosen)}
     diffs = text_diff(d, context=int(context), computations=wanted)
-    st.html(V.text_diff_html(diffs, old_title=f"step {against}: {stage_label(tl.step(against))}",
-                             new_title=f"step {index}: {stage_label(tl.step(index))}"))
+    st.html(V.text_diff_html(diffs, old_title=_titled(tl, against),
+                             new_title=_titled(tl, index)))
+
+
+def _titled(tl: Timeline, index: int) -> str:
+    """'step 3: 3 · algsimp · …', or the StableHLO's label (it has no step number)."""
+    label = stage_label(tl.step(index))
+    return label if index == STABLEHLO_INDEX else f"step {index}: {label}"
 
 
 def _steps_tab(opened: Opened, shown: Shown, tl: Timeline) -> None:
@@ -486,13 +522,14 @@ def _removed_here(nav: Navigator, opened: Opened, tl: Timeline, index: int,
     if ref is None and change is None:
         return None
     if change is not None:
-        st.info(f"In step {against} this was {code(name)}; this step made it "
+        st.info(f"In {_step_name(tl, against)} this was {code(name)}; this step made it "
                 f"{code(change.new.name)}: {md(change.describe())}")
         st.button(f"Select {change.new.name}", key=f"renamed:{name}", on_click=go,
                   args=(lambda s: (s.with_(selected=change.new.name), ""),))
     elif ref is not None:
         old = d.old.find(name)
-        st.error(f"✕ Removed by this step (it was in {code(ref.where)} at step {against}).")
+        st.error(f"✕ Removed by this step (it was in {code(ref.where)} at "
+                 f"{_step_name(tl, against)}).")
         if old is not None:
             st.code(old.text, language=None, wrap_lines=True)
     return against

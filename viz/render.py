@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.passes import ModuleDiff
-from compiler_bridge.dumps import AFTER, BEFORE, PASS
+from compiler_bridge.dumps import AFTER, BEFORE, PASS, STABLEHLO
 from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
@@ -58,6 +58,11 @@ def stage_path(dump: Dump, state: ViewState) -> str:
         if f is None:
             raise KeyError(f"module {mod.label} has no HLO text")
         return f.path
+    if state.stage == STABLEHLO:        # module.mlir: Dump.parse converts it with jaxlib
+        mlir = mod.stablehlo
+        if mlir is None:
+            raise KeyError(f"module {mod.label} has no StableHLO (module.mlir)")
+        return mlir.path
     if state.stage.startswith("pass:"):
         try:
             seq = int(state.stage[5:])

@@ -30,7 +30,7 @@ from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
-from ..hlo import EXPECTED, sniff, to_hlo_text
+from ..hlo import EXPECTED, MLIR_TEXT, sniff, to_hlo_text
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
            "path_key"]
@@ -71,6 +71,10 @@ _TF_GRAPH_SUFFIXES = (".pbtxt", ".pb")
 # ---
 
 HLO_TEXT_KINDS = (BEFORE, AFTER, PASS)
+# The stage of a module's StableHLO (its module.mlir: what JAX handed XLA), converted to HLO
+# by jaxlib when opened. It precedes before_optimizations; a stage, not a file kind (the
+# file stays MLIR).
+STABLEHLO = "stablehlo"
 
 _MODULE = re.compile(r"(?:(\d+)\.)?module_(\d+)\.(.+)")
 _AFTER = re.compile(
@@ -104,7 +108,8 @@ class DumpFile:
     pass_info: PassInfo | None = None
     kernel: str | None = None   # per-kernel files (.ll, .o, .ptx)
     source: str = ""            # a stage read from MLIR or a proto ('mlir', 'hlo_proto'):
-                                # parse converts it to HLO text first (loose.py)
+                                # parse converts it to HLO text first (loose.py); a
+                                # module's .mlir files are 'mlir' too
 
     @property
     def name(self) -> str:
@@ -135,6 +140,16 @@ class DumpModule:
     @property
     def after_optimizations(self) -> DumpFile | None:
         return self.first(AFTER)
+
+    @property
+    def stablehlo(self) -> DumpFile | None:
+        """The module's StableHLO: ``module.mlir`` in its ``module_NNNN.<name>/`` folder (or
+        ``<base>module.mlir`` beside its files); other .mlir files (emitters' MLIR) are not
+        StableHLO."""
+        for f in self.of_kind(MLIR):
+            if f.name == "module.mlir" or f.name.endswith(".module.mlir"):
+                return f
+        return None
 
     @property
     def passes(self) -> list[DumpFile]:
@@ -178,7 +193,7 @@ def classify(path: str, size: int = 0, module_names: dict[str, str] | None = Non
                 "topology.textproto": TOPOLOGY}.get(base)
         if kind is None:
             kind = MLIR if base.endswith(".mlir") else UNKNOWN
-        return DumpFile(path, size, kind, mid, mname)
+        return DumpFile(path, size, kind, mid, mname, source=MLIR_TEXT if kind == MLIR else "")
     fv = _FUSION_VIS.fullmatch(base)
     if fv:
         return DumpFile(path, size, FUSION_VISUALIZATION, fv.group(2), fv.group(3),
@@ -233,7 +248,7 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     if rest.endswith(".html"):
         return DumpFile(path, size, HTML, mid, mname)
     if rest.endswith(".mlir"):
-        return DumpFile(path, size, MLIR, mid, mname)
+        return DumpFile(path, size, MLIR, mid, mname, source=MLIR_TEXT)
     if rest.endswith(".pb") or rest.endswith(".pbtxt"):
         return DumpFile(path, size, HLO_PROTO, mid, mname)
     return DumpFile(path, size, UNKNOWN, mid, mname)
@@ -510,10 +525,11 @@ class Dump:
                 self.errors.append(FileError(path, error))
 
     def stage(self, module: DumpModule | str, stage: str = AFTER) -> HloModule:
-        """A module at ``before_optimizations``, ``after_optimizations`` or a pass file path."""
+        """A module at ``before_optimizations``, ``after_optimizations``, ``stablehlo``
+        (converted by jaxlib) or a pass file path."""
         mod = self.module(module) if isinstance(module, str) else module
-        if stage in (BEFORE, AFTER):
-            f = mod.first(stage)
+        if stage in (BEFORE, AFTER, STABLEHLO):
+            f = mod.stablehlo if stage == STABLEHLO else mod.first(stage)
             if f is None:
                 raise KeyError(f"module {mod.label} has no {stage} file")
             return self.parse(f.path)

@@ -30,6 +30,7 @@ from .textdiff import ComputationTextDiff, TextRow, text_diff
 from .timeline import (
     PER_PASS_FLAG,
     PER_PASS_HINT,
+    STABLEHLO_INDEX,
     HistoryEvent,
     Step,
     Timeline,
@@ -62,6 +63,7 @@ __all__ = [
     "ModuleDiff",
     "PER_PASS_FLAG",
     "PER_PASS_HINT",
+    "STABLEHLO_INDEX",
     "Step",
     "TextRow",
     "Timeline",

@@ -19,6 +19,17 @@ Counts per step (from the parsed module; None on an error step):
   to compare steps (a fusion pass makes it drop, a layout copy makes it grow), not a
   memory estimate (buffer assignment decides that, after the last pass).
 
+A module with StableHLO (its ``module.mlir``, see ``DumpModule.stablehlo``) has one more
+step, ``Timeline.stablehlo``: what JAX handed XLA, converted to HLO by jaxlib. It precedes
+before_optimizations but is numbered ``STABLEHLO_INDEX`` (-1), outside ``steps``, so that
+every other step keeps its index (the stepper's numbers, ``passes --diff N``, tests) whether
+or not a dump has module.mlir; links name it by its stage (``stage=stablehlo``). It is not
+converted when the timeline is read (its counts are None): jaxlib runs only when someone
+opens it. Nothing compares with it unless asked (``previous_ok`` of before_optimizations
+stays None): jaxlib's conversion names instructions as XLA's own does, so a diff to
+before_optimizations pairs every instruction and shows what XLA changed on the way (mostly
+metadata).
+
 A step whose file does not parse carries the parser's message in ``error``; the rest of
 the timeline still works, and diffs skip over it (each step is compared with the last
 step before it that parsed). Steps whose text is byte-identical to the previous step's
@@ -34,7 +45,7 @@ from dataclasses import asdict, dataclass
 
 from .changes import ModuleDiff
 from .diff import diff_modules
-from ..dumps import PASS, Dump, DumpModule
+from ..dumps import PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
 
@@ -46,6 +57,8 @@ PER_PASS_HINT = (
     f"--xla_dump_hlo_as_text {PER_PASS_FLAG}\" (XLA then writes one file per pass that "
     "changed the module; narrow the regex, e.g. 'fusion|layout', for big programs).")
 
+STABLEHLO_INDEX = -1      # Step.index of the StableHLO step (see the module docstring)
+
 _ALIASING = frozenset({"tuple", "get-tuple-element", "bitcast"})
 
 
@@ -53,9 +66,11 @@ _ALIASING = frozenset({"tuple", "get-tuple-element", "bitcast"})
 class Step:
     """One snapshot of the module."""
 
-    index: int                 # position in the timeline (0 = before_optimizations)
+    index: int                 # position in the timeline (0 = before_optimizations;
+                               # STABLEHLO_INDEX = the StableHLO, before it)
     file: str                  # path inside the dump
     kind: str                  # 'before_optimizations' | 'pass' | 'after_optimizations'
+                               # | 'stablehlo'
     pipeline: str              # '' for before/after
     pass_name: str             # the pass that ran; 'before_optimizations' / 'after_optimizations'
     next_pass: str = ""        # the pass that runs next ('' when the name does not say)
@@ -99,6 +114,7 @@ class Timeline:
     per_pass: bool             # False: only before/after; show PER_PASS_HINT
     hint: str = ""
     dump_key: str = ""         # Dump.key of the dump it was read from
+    stablehlo: Step | None = None   # the module's StableHLO, before ``steps`` (index -1)
 
     @property
     def key(self) -> str:
@@ -112,7 +128,17 @@ class Timeline:
         return iter(self.steps)
 
     def step(self, index: int) -> Step:
+        if index == STABLEHLO_INDEX and self.stablehlo is not None:
+            return self.stablehlo
+        if index < 0:          # never Python's from-the-end indexing
+            raise IndexError(f"no step {index}")
         return self.steps[index]
+
+    @property
+    def every_step(self) -> tuple[Step, ...]:
+        """The steps in the compile's order: the StableHLO (when there is one), then
+        ``steps`` (what the stage picker lists)."""
+        return ((self.stablehlo,) if self.stablehlo is not None else ()) + self.steps
 
     def index_of(self, stage: str) -> int | None:
         """The step for a ``ViewState.stage`` ('pass:0017', 'pass:17',
@@ -123,13 +149,16 @@ class Timeline:
             except ValueError:
                 return None
             stage = f"pass:{seq:04d}"
-        for s in self.steps:
+        for s in self.every_step:
             if s.stage == stage:
                 return s.index
         return None
 
     def previous_ok(self, index: int) -> int | None:
-        """The last step before ``index`` that parsed (what ``index`` is compared with)."""
+        """The last step before ``index`` that parsed (what ``index`` is compared with);
+        None for before_optimizations and the StableHLO (compared only when asked)."""
+        if index <= 0:
+            return None
         for k in range(index - 1, -1, -1):
             if self.steps[k].ok:
                 return k
@@ -205,8 +234,12 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
         steps.append(step)
         prev_hash, prev_counts, prev_error = digest, counts, error
     per_pass = bool(mod.passes)
+    mlir = mod.stablehlo
+    # not converted here: jaxlib runs when the stage is opened (counts unknown until then)
+    stablehlo = Step(STABLEHLO_INDEX, mlir.path, STABLEHLO, "", STABLEHLO) \
+        if mlir is not None else None
     return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT,
-                    dump.key)
+                    dump.key, stablehlo)
 
 
 # --------------------------------------------------------------------------- diffs
@@ -243,10 +276,11 @@ def _diff_between(dump: Dump, timeline: Timeline, index: int, against: int) -> M
         if s.error:
             raise HloParseError(s.error, source=s.file)
     lo, hi = sorted((against, index))
-    # neighbours: consecutive per-pass snapshots (only error or identical steps between);
+    # neighbours: consecutive per-pass snapshots (only error or identical steps between),
+    # or the StableHLO and before_optimizations (XLA's conversion, no pass between);
     # before -> after with nothing between is many passes apart
-    adjacent = timeline.per_pass and all(not timeline.step(k).ok or timeline.step(k).identical
-                                         for k in range(lo + 1, hi))
+    adjacent = (timeline.per_pass or (lo, hi) == (STABLEHLO_INDEX, 0)) and all(
+        not timeline.step(k).ok or timeline.step(k).identical for k in range(lo + 1, hi))
     key = (old_step.file, new_step.file, not adjacent)
     cache = _diff_cache(dump)
     with _lock:
