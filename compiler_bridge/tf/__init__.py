@@ -17,6 +17,8 @@ from .graphdef import (
     TfFunction,
     TfGraph,
     TfNode,
+    base_name,
+    node_texts,
     read_graph,
 )
 from .hlo_links import instructions_of, tf_node_of
@@ -43,6 +45,16 @@ from .log import (
     parse_log,
 )
 from .passes import ORDER, GraphPass, pass_of
+from .timeline import (
+    NODE_KINDS,
+    GraphDiff,
+    NodeChange,
+    graph_diff,
+    graph_step_changes,
+    graph_step_diff,
+    graph_text_diff,
+    graph_timeline,
+)
 from .reasons import (
     LOG_COMMAND,
     CycleBlock,
@@ -53,6 +65,16 @@ from .reasons import (
 )
 
 __all__ = [
+    "GraphDiff",
+    "NODE_KINDS",
+    "NodeChange",
+    "base_name",
+    "graph_diff",
+    "graph_step_changes",
+    "graph_step_diff",
+    "graph_text_diff",
+    "graph_timeline",
+    "node_texts",
     "add_tf_commands",
     "CLUSTER_ATTR",
     "CycleBlock",
