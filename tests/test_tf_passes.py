@@ -131,3 +131,22 @@ def test_step_changes_count_every_steps_diff(step):
     i = _at(tl, "mark_for_compilation")
     mark, before = proto(tl.step(i).file), proto(tl.step(i - 1).file)
     assert ch[i]["changed"] == len(set(clustered(mark)) - set(clustered(before)))
+
+
+def test_the_pass_explorers_chart_and_tables_draw_a_tf_timeline(step):
+    from viz import passes as V
+    dump, ix, tl = step
+    ch = graph_step_changes(ix, tl)
+    fig = V.timeline_figure(tl, current=1, changes=ch)
+    assert [t.name for t in fig.data] == ["nodes", "clusters", "nodes in clusters"]
+    assert list(fig.data[0].customdata) == [s.index for s in tl.steps]   # a click: the step
+    assert list(fig.data[0].y) == [len(proto(s.file).node) for s in tl.steps]
+    rows = V.timeline_rows(tl, ch)
+    assert [r["file"] for r in rows] == [s.file for s in tl.steps]
+    assert [r["+"] for r in rows] == [c["added"] for c in ch]
+    i = _at(tl, "mark_for_compilation")
+    tables = V.diff_tables(graph_step_diff(ix, tl, i))
+    assert set(tables) == {"changed", "added", "removed"}
+    assert {r["node"] for r in tables["changed"]} == set(clustered(proto(tl.step(i).file))) \
+        - set(clustered(proto(tl.step(i - 1).file)))
+    assert all(r["cluster"] for r in tables["changed"])      # the row's click opens it

@@ -138,7 +138,8 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
                 lines.append(f"+{c['added']} −{c['removed']} ~{c['changed']} {unit} vs "
                              "previous step")
         if s.identical:
-            lines.append("<i>same as the previous step</i>")
+            lines.append("<i>same nodes as the previous step</i>" if s.nodes is not None
+                         else "<i>same text as the previous step</i>")
         return "<br>".join(lines)
 
     texts = [hover(s) for s in ok]
