@@ -1,6 +1,7 @@
 """TensorFlow's side of a dump: the graphs ``TF_DUMP_GRAPH_PREFIX`` wrote (GraphDef and
 FunctionDef, text or binary, read with TF's protos as the ``tensorboard`` package ships
-them; TensorFlow is never imported), grouped by graph across the clustering passes; the XLA
+them; TensorFlow is never imported), grouped by graph across the clustering passes (one
+graph's dumps are a pass timeline of ``compiler_bridge.steps``, diffed node by node); the XLA
 clusters auto-clustering made, each with its XLA module; ``jit_compile`` functions and
 their modules; and why nodes stayed out, from TF's log when the folder has one.
 """
