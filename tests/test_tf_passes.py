@@ -19,10 +19,15 @@ from compiler_bridge.tf import (CLUSTER_ATTR, graph_step_changes, graph_step_dif
 NAME = "tf_uncompilable"
 
 
-def proto(path: str) -> graph_pb2.GraphDef:
+def proto(path: str, name: str = NAME) -> graph_pb2.GraphDef:
     g = graph_pb2.GraphDef()
-    with open(os.path.join(sample(NAME), path), encoding="utf-8") as f:
-        text_format.Parse(f.read(), g)
+    full = os.path.join(sample(name), path)
+    if path.endswith(".pb"):
+        with open(full, "rb") as fb:
+            g.ParseFromString(fb.read())
+    else:
+        with open(full, encoding="utf-8") as f:
+            text_format.Parse(f.read(), g)
     return g
 
 
@@ -62,10 +67,13 @@ def test_the_step_graphs_dumps_are_the_steps_in_the_logs_order(step):
     assert not tl.step(tl.previous_ok(after)).part
 
 
-def test_mark_for_compilation_changed_exactly_the_nodes_it_clustered(step):
-    dump, ix, tl = step
+@pytest.mark.parametrize("name", [NAME, "tf_autocluster", "tf_binary"])
+def test_mark_for_compilation_changed_exactly_the_nodes_it_clustered(name):
+    dump = open_dump(sample(name))
+    ix = tf_index(dump)
+    tl = graph_timeline(dump, ix)
     i = _at(tl, "mark_for_compilation")
-    before, after = proto(tl.step(i - 1).file), proto(tl.step(i).file)
+    before, after = proto(tl.step(i - 1).file, name), proto(tl.step(i).file, name)
     assert tl.step(i - 1).pass_name == "before_mark_for_compilation"
     got = clustered(after)
     expected = {n for n in got if n not in clustered(before)}
