@@ -19,9 +19,9 @@ import streamlit as st
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import Timeline
-from compiler_bridge.tf import (LOG_COMMAND, TfGraph, TfIndex, base_name, cycle_blocks,
-                                graph_timeline, has_tf, instructions_of, reason_groups,
-                                tf_index, tf_node_of)
+from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
+                                cycle_blocks, graph_timeline, has_tf, instructions_of,
+                                reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import tf as T
 
@@ -182,20 +182,25 @@ def _step_index(ix: TfIndex, tl: Timeline, state: ViewState) -> int:
 
 
 @dataclass(frozen=True)
-class Step:
+class ShownGraph:
+    """The pass step's graph on screen and what its diff marks."""
+
     graph: TfGraph | None       # None: the step graph as mark_for_compilation left it
     added: frozenset[str]       # nodes the step added, changed against the one compared
     changed: frozenset[str]
 
 
-def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewState) -> Step:
+def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewState
+           ) -> ShownGraph:
     assert ix.main is not None
     path = tl.step(index).file if len(tl) else ix.main.path
     graph = next((f.graph for f in ix.files if f.path == path), None)
     d, _, _ = P.current_diff(opened, tl, index, state) if len(tl) > 1 else (None, None, "")
-    added = frozenset(n.name for n in getattr(d, "added", ()))
-    changed = frozenset(c.new.name for c in getattr(d, "changed", ()))
-    return Step(None if path == ix.main.path else graph, added, changed)
+    if not isinstance(d, GraphDiff):
+        return ShownGraph(None if path == ix.main.path else graph, frozenset(), frozenset())
+    return ShownGraph(None if path == ix.main.path else graph,
+                      frozenset(n.name for n in d.added),
+                      frozenset(c.new.name for c in d.changed))
 
 
 def _here(graph: TfGraph | None, name: str) -> str:
@@ -221,7 +226,8 @@ def _diff_tabs(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None
                 draw()
 
 
-def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step) -> None:
+def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: ShownGraph
+           ) -> None:
     state = state.with_(selected=_here(step.graph or (ix.main.graph if ix.main else None),
                                        state.selected))
     names = [c.name for c in ix.clusters]
