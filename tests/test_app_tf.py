@@ -216,8 +216,29 @@ def test_the_pass_stepper_steps_through_the_step_graphs_dumps(monkeypatch):
     ok(at)
     html = "\n".join(h.value for h in at.get("html"))
     assert 'class="hl-diff"' in html and "removed node" in html and "<script" not in html
+    # a removed node picked in the Changes table: the inspector says the pass removed it
+    tabs = next(k for k in at.session_state if str(k).startswith("tf-details:"))
+    at.session_state[tabs] = "Changes"
+    at.run()
+    ok(at)
+    at.button_group(key="diff-table").set_value("removed").run()
+    ok(at)
+    table = next(d for d in at.dataframe if "node" in d.value.columns
+                 and "device" in d.value.columns)
+    gone = table.value["node"][0]
+    select_row(at, "diff-rows:", 0)
+    assert query(at).get("selected") == gone
+    assert f"{gone} was removed by this pass" in _plain(at).replace("`", "")
     click(at, "node:cluster_0")
     assert "the call of cluster_0" in _plain(at)
+    # the Steps tab: a row per dump; a click goes to that step
+    at.session_state[tabs] = "Steps"
+    at.run()
+    ok(at)
+    steps = next(d for d in at.dataframe if "nodes in clusters" in d.value.columns)
+    assert list(steps.value["file"]) == [s.file for s in tl.visible(True)]
+    select_row(at, "steps:", 0)
+    assert query(at)["stage"] == tl.step(0).stage
 
 
 def test_an_older_links_pass_stage_still_opens(monkeypatch):

@@ -188,6 +188,7 @@ class ShownGraph:
     graph: TfGraph | None       # None: the step graph as mark_for_compilation left it
     added: frozenset[str]       # nodes the step added, changed against the one compared
     changed: frozenset[str]
+    removed: frozenset[str] = frozenset()   # nodes of the compared dump this one lacks
 
 
 def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewState
@@ -200,7 +201,8 @@ def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewSta
         return ShownGraph(None if path == ix.main.path else graph, frozenset(), frozenset())
     return ShownGraph(None if path == ix.main.path else graph,
                       frozenset(n.name for n in d.added),
-                      frozenset(c.new.name for c in d.changed))
+                      frozenset(c.new.name for c in d.changed),
+                      frozenset(n.name for n in d.removed))
 
 
 def _here(graph: TfGraph | None, name: str) -> str:
@@ -280,6 +282,9 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
                           on_change=lambda: go(_select, st.session_state.get(pick) or ""))
             if state.selected and not rows:
                 st.warning(f"No node {code(state.selected)} in the step graph.")
+        if state.selected and not rows and state.selected in step.removed:
+            st.error(f"✕ {code(state.selected)} was removed by this pass (it is in the "
+                     "dump this one is compared with; see Changes below).")
         if rows:
             st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
             if step.graph is None:
