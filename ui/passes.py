@@ -393,7 +393,8 @@ def _changes_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int,
                  selection_mode="single-row",
                  height=min(38 + 35 * len(rows), 420))
     if len(rows) >= 2000:
-        st.caption("The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
+        st.caption("The first 2,000 rows." if tl.source == TF_GRAPH else
+                   "The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
                    "--json` lists them all.")
     st.caption(f"Click a row to select that {tl.unit} in the graph.")
 
