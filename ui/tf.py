@@ -153,11 +153,14 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
             + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
         tl = graph_timeline(dump, ix)
         index = _step_index(ix, tl, state)
-        if len(tl) > 1:
-            with section("Passes"):
-                P.stepper(nav, opened, tl, index)
+        # the stepper sits above the graph but is sent after it: its chart's script is
+        # large, and the graph is what the page is opened for
+        panel = st.container()
         shown = _shown(opened, ix, tl, index, nav.state)
         _graph(nav, dump, ix, nav.state, shown)
+        if len(tl) > 1:
+            with panel, section("Passes"):
+                P.stepper(nav, opened, tl, index)
         _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
     _jit_table(ix)
