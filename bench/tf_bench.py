@@ -1,7 +1,9 @@
 """TF cluster view: page load to the cluster graph drawn, in headless Chromium, for a
 10k-node TF step graph (``bench/make_tf_graph.py``, made here when missing) and, as the
-reference measured in the same run, the tf_autocluster sample (43 nodes); the HLO
-explorer's transformer page is timed too, for scale.
+reference measured in the same run, the tf_autocluster sample (43 nodes); the same 10k-node
+graph with its before_mark_for_compilation dump too (``make_tf_graph.py --passes``, made in
+the run's temporary folder), whose page draws the pass stepper and a diff of 10k nodes; the
+HLO explorer's transformer page is timed too, for scale.
 
 Starts the app with a temporary store holding both dumps, opens each dump's link (no
 module: the cluster view) in a fresh browser context and times navigation start -> the
@@ -54,9 +56,14 @@ def main() -> None:
     data = tempfile.mkdtemp(prefix="hlolens-bench-")
     store = Store(data)
     small_path = os.path.join(ROOT, "sample_dumps", "tf_autocluster")
+    stepped = os.path.join(data, "tf_10k_passes")
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_tf_graph.py"),
+                    "--out", stepped, "--passes"], check=True)
     views = {}
     for label, path in (("10k-node TF step graph (generated/tf_10k), 233 clusters", BIG),
-                        ("reference: tf_autocluster sample", small_path)):
+                        ("reference: tf_autocluster sample", small_path),
+                        ("10k-node graph with its before_mark_for_compilation dump: pass "
+                         "stepper and a 10k-node diff drawn", stepped)):
         stored = store.add_path(path, os.path.basename(path))
         nodes, want = drawn(path)
         views[label] = ({"dump": stored.share_id}, nodes, want)
@@ -98,7 +105,7 @@ def main() -> None:
     finally:
         stop_app(proc)
         log.close()
-    ref = rows[1][4] if len(rows) > 1 else 0.0
+    ref = next((r[4] for r in rows if r[0].startswith("reference")), 0.0)
     lines = [
         "## TF cluster view: page load to cluster graph drawn",
         "",

@@ -7,6 +7,9 @@ Four sub-packages, each with its own face (its ``__init__``):
 - ``compiler_bridge.passes``: pass timelines and module diffs;
 - ``compiler_bridge.perf``: traces, cost models and runtime reports.
 
+(and ``steps``, the pass timeline model HLO passes and TF graph dumps share; ``tf``, the
+TensorFlow graphs; ``memory``).
+
 The names most callers need are here too.
 """
 

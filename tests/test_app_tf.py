@@ -4,14 +4,16 @@ in the explorer; broken graph files are named and the rest still shows."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 
 from conftest import sample
 from test_app import _mount, app, ok, query, texts
+from test_app_runtime import select_row
 
 from compiler_bridge import open_dump
-from compiler_bridge.tf import pass_of, tf_index
+from compiler_bridge.tf import graph_timeline, tf_index
 from ui.tf import TF_GRAPH_KEY
 
 _seq = iter(range(1, 1_000_000))
@@ -130,27 +132,119 @@ def test_from_a_tf_node_to_its_hlo_and_back(monkeypatch):
     assert query(at).get("expanded") == "cluster_0"
 
 
-def test_the_pass_stepper_shows_each_dump_of_the_step_graph(monkeypatch):
+def _step(tl, pass_name: str) -> int:
+    return next(s.index for s in tl.steps if s.pass_name == pass_name)
+
+
+def _clustered(path: str) -> set[str]:
+    """The nodes TF marked _XlaCluster in a pbtxt, read with TF's own protos."""
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+    g = graph_pb2.GraphDef()
+    with open(path, encoding="utf-8") as f:
+        text_format.Parse(f.read(), g)
+    return {n.name for n in g.node if "_XlaCluster" in n.attr}
+
+
+def test_the_pass_stepper_steps_through_the_step_graphs_dumps(monkeypatch):
+    """The HLO pass explorer's stepper, chart, compare picker and diff tabs, on the TF
+    step graph's dumps."""
+    dump = open_dump(sample("tf_uncompilable"))
+    ix = tf_index(dump)
+    tl = graph_timeline(dump, ix)
     at = app(sample("tf_uncompilable"), monkeypatch)
-    slider = at.get("select_slider")[0]
-    files = [o.split(". ", 1)[1] for o in slider.proto.options]
-    ix = tf_index(open_dump(sample("tf_uncompilable")))
-    # the order the log dumped the step graph's GraphDefs in (FunctionDefs left out)
+    # the step graph as mark_for_compilation left it, diffed with the dump before it
+    mark = _step(tl, "mark_for_compilation")
+    assert at.select_slider(key="pass-slider").value == mark
+    assert [int(o) for o in at.select_slider(key="pass-slider").proto.options] == \
+        [s.index for s in tl.visible(True)]
+    # the slider's steps are the dumps in the order TF's log wrote them
     run = ix.log.run_of(ix.main.path)
-    logged = [pass_of(p.rsplit("/", 1)[1]).name for p in run.dumped
-              if "fdef_cluster" not in p]
-    assert files == logged and len(files) >= 9
-    at = app(sample("tf_uncompilable"), monkeypatch,
-             {"stage": "tf:encapsulate_subgraphs_after_5.pbtxt"})
+    logged = [p.rsplit("/", 1)[1] for p in run.dumped if "fdef_cluster" not in p]
+    assert [s.file for s in tl.steps] == logged and len(logged) >= 9
+    assert len(at.get("plotly_chart")) == 1                  # the timeline chart
+    page = _plain(at)
+    folder = sample("tf_uncompilable")
+    newly = _clustered(os.path.join(folder, tl.step(mark).file)) - _clustered(
+        os.path.join(folder, tl.step(mark - 1).file))
+    assert f"0 nodes added, 0 removed, {len(newly)} changed ({len(newly)} clustered)" in page
+    options = at.button_group(key="diff-table").options
+    assert options == [f"Changed ({len(newly)})"]
+    table = next(d for d in at.dataframe if "node" in d.value.columns
+                 and "what" in d.value.columns)
+    assert set(table.value["node"]) == newly
+    assert set(table.value["what"]) == {"clustered"}
+    # the closed cluster boxes say what the pass did inside them
+    for c in ix.clusters:
+        assert f"{len({n.name for n in c.nodes} & newly)} changed" in _svg(at)
+
+    # Next ▶: the annotated dump, every node renamed (not removed and added again)
+    at.button(key="pass-next").click().run()
+    ok(at)
+    assert query(at)["stage"] == tl.step(mark + 1).stage
+    nodes = tl.step(mark).nodes
+    assert f"0 nodes added, 0 removed, {nodes} changed ({nodes} renamed)" in _plain(at)
+    # a row of the Changes table selects that node in the TF graph, opening its cluster
+    table = next(d for d in at.dataframe if "node" in d.value.columns
+                 and "what" in d.value.columns)
+    row = next(i for i, n in enumerate(table.value["node"]) if n.startswith("cluster_0/"))
+    name = table.value["node"][row]
+    select_row(at, "diff-rows:", row)
+    assert query(at).get("selected") == name
+    assert "cluster_0" in query(at).get("expanded", "")
+    assert f'id="node:{name}"' in _svg(at)
+    assert f"node: {name}" in _plain(at).replace("`", "")       # the inspector
+
+    # the slider, and a compare target in the URL: encapsulation vs before_mark
+    after = _step(tl, "encapsulate_subgraphs_after")
+    at.select_slider(key="pass-slider").set_value(after).run()
+    ok(at)
+    assert query(at)["stage"] == tl.step(after).stage
     svg = _svg(at)
     # after encapsulation the cluster is one call node named after it
     assert 'id="node:cluster_0"' in svg and 'id="node:post/Mean"' not in svg
-    page = _plain(at)
-    # each cluster's nodes became one call node
     clustered = sum(len(c.nodes) for c in ix.clusters)
-    assert f"against encapsulate_subgraphs_before: +2 nodes, −{clustered}" in page
+    assert f"2 nodes added, {clustered} removed" in _plain(at)
+    at.selectbox(key="pass-compare").select(tl.step(0).stage).run()
+    ok(at)
+    assert query(at)["compare"] == tl.step(0).stage
+    assert f"2 nodes added, {clustered} removed" in _plain(at)
+    # the text diff: each node's NodeDef side by side
+    at.session_state[next(k for k in at.session_state if str(k).startswith("tf-details:"))] \
+        = "Text diff"
+    at.run()
+    ok(at)
+    html = "\n".join(h.value for h in at.get("html"))
+    assert 'class="hl-diff"' in html and "removed node" in html and "<script" not in html
+    # a removed node picked in the Changes table: the inspector says the pass removed it
+    tabs = next(k for k in at.session_state if str(k).startswith("tf-details:"))
+    at.session_state[tabs] = "Changes"
+    at.run()
+    ok(at)
+    at.button_group(key="diff-table").set_value("removed").run()
+    ok(at)
+    table = next(d for d in at.dataframe if "node" in d.value.columns
+                 and "device" in d.value.columns)
+    gone = table.value["node"][0]
+    select_row(at, "diff-rows:", 0)
+    assert query(at).get("selected") == gone
+    assert f"{gone} was removed by this pass" in _plain(at).replace("`", "")
     click(at, "node:cluster_0")
     assert "the call of cluster_0" in _plain(at)
+    # the Steps tab: a row per dump; a click goes to that step
+    at.session_state[tabs] = "Steps"
+    at.run()
+    ok(at)
+    steps = next(d for d in at.dataframe if "nodes in clusters" in d.value.columns)
+    assert list(steps.value["file"]) == [s.file for s in tl.visible(True)]
+    select_row(at, "steps:", 0)
+    assert query(at)["stage"] == tl.step(0).stage
+
+
+def test_an_older_links_pass_stage_still_opens(monkeypatch):
+    at = app(sample("tf_uncompilable"), monkeypatch,
+             {"stage": "tf:encapsulate_subgraphs_after_5.pbtxt"})
+    assert 'id="node:cluster_0"' in _svg(at) and 'id="node:post/Mean"' not in _svg(at)
 
 
 def test_hostile_node_names_reach_the_page_escaped(monkeypatch, tmp_path):

@@ -11,10 +11,11 @@ import pytest
 from conftest import sample
 
 from compiler_bridge import open_dump
-from compiler_bridge.tf import tf_index
+from compiler_bridge.tf import graph_step_diff, graph_timeline, tf_index
 from test_browser import (  # noqa: F401 - fixtures
     GRAPH_DRAWN,
     browser,
+    button,
     new_page,
     params,
     sample_zip,
@@ -26,7 +27,14 @@ from test_browser import (  # noqa: F401 - fixtures
     wait_param,
 )
 
+from viz.passes import CHANGED_FILL
+
 pytestmark = [pytest.mark.browser]
+
+# shapes of the TF graph filled with a colour
+_FILLS = """(c) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .map(h => h.shadowRoot ? h.shadowRoot.querySelectorAll(`[fill="${c}"]`).length : 0)
+    .reduce((a, b) => a + b, 0)"""
 
 
 def _in_graph(page, element_id: str) -> bool:
@@ -56,6 +64,34 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
     assert _in_graph(page, "node:text/AsString")          # unclustered, outside the box
     visible_text(page, "String ops (AsString, StringLength)").wait_for()
     shot(page, artifacts_dir, "browser-tf-01-clusters.png")
+
+    # the pass stepper (the HLO explorer's): mark_for_compilation against the dump before
+    # it; Next ▶ goes to the annotated dump, whose renamed nodes are drawn as changed
+    dump = open_dump(sample(name))
+    tl = graph_timeline(dump, ix)
+    mark = next(s.index for s in tl.steps if s.pass_name == "mark_for_compilation")
+    newly = len(graph_step_diff(ix, tl, mark).changed)
+    visible_text(page, f"0 nodes added, 0 removed, {newly} changed ({newly} clustered)")\
+        .wait_for()
+    before = page.evaluate(_FILLS, CHANGED_FILL)
+    button(page, "pass-next").click()
+    wait_param(page, "stage", tl.step(mark + 1).stage, timeout=60)
+    page.wait_for_function(f"(c) => ({_FILLS})(c) > {before}", arg=CHANGED_FILL,
+                           timeout=30_000)
+    wait_idle(page)
+    n = tl.step(mark + 1).nodes
+    visible_text(page, f"{n} changed ({n} renamed)").wait_for()
+    page.get_by_role("tab", name="Changes", exact=True).wait_for()
+    visible_text(page, "mark_for_compilation_annotated").wait_for()
+    assert page.evaluate(_FILLS, CHANGED_FILL) > before
+    shot(page, artifacts_dir, "browser-tf-01b-pass-step.png")
+    page.get_by_role("tab", name="Changes", exact=True).scroll_into_view_if_needed()
+    visible_text(page, "Click a row to select that node in the graph.").wait_for()
+    shot(page, artifacts_dir, "browser-tf-01c-pass-changes.png")
+    button(page, "pass-prev").click()
+    wait_param(page, "stage", tl.step(mark).stage, timeout=60)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    wait_idle(page)
 
     # a click on the closed cluster opens it: its nodes are drawn inside
     page.locator(f'[id="group:{cluster.name}"]').first.click()

@@ -7,7 +7,8 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
 - ``compiler_bridge`` never imports viz, ui, streamlit or plotly; ``viz`` never imports ui or
   streamlit; only ``ui`` and ``app.py`` import streamlit;
 - inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
-  perf, memory and tf (TensorFlow graphs) only hlo and dumps; tf never imports tensorflow.
+  perf, memory and tf (TensorFlow graphs) only hlo and dumps (and steps, the timeline model
+  passes and tf share, which imports only dumps); tf never imports tensorflow.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ FORBIDDEN = {   # package prefix -> what it must never import
     "viz": {"ui"},
     "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
                             "compiler_bridge.perf", "compiler_bridge.memory",
-                            "compiler_bridge.tf"},
+                            "compiler_bridge.tf", "compiler_bridge.steps"},
     "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
-                              "compiler_bridge.memory", "compiler_bridge.tf"},
+                              "compiler_bridge.memory", "compiler_bridge.tf",
+                              "compiler_bridge.steps"},
     "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
     "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow"},
     "compiler_bridge.passes": {"compiler_bridge.perf"},
+    "compiler_bridge.steps": {"compiler_bridge.passes", "compiler_bridge.perf",
+                              "compiler_bridge.memory", "compiler_bridge.tf"},
     "compiler_bridge.perf": {"compiler_bridge.passes"},
 }
 STREAMLIT_ALLOWED = ("ui", "app")

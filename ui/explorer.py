@@ -14,6 +14,7 @@ from compiler_bridge import Dump, DumpModule, HloModule, HloParseError
 from compiler_bridge.hlo import MLIR_TEXT, layout_changes
 from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
+from compiler_bridge.steps import GRAPH_PASS
 
 from viz import GROUPINGS, ViewState
 from viz import navigation as N
@@ -101,7 +102,11 @@ def timeline(opened: Opened, module: DumpModule) -> Timeline:
 
 
 def stage_label(step: Step, short: bool = False) -> str:
-    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)'."""
+    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)';
+    a TF graph dump: '1 · mark_for_compilation'."""
+    if step.kind == GRAPH_PASS:
+        return f"{step.index} · {step.pass_name}" + (" · same nodes" if step.identical
+                                                      and not short else "")
     if step.kind != "pass":
         return STAGES.get(step.kind, step.kind)
     if short:

@@ -6,6 +6,10 @@ own tabs (the diff as tables, the side-by-side text diff, every step as a table)
 ``history`` in the inspector. The data comes from ``compiler_bridge.passes`` (cached
 by the dump's content), the views from ``viz.passes``; every move goes through
 ``viz.navigation`` and the URL, like the rest of the page.
+
+The same stepper and tabs step through a TF graph's dumps around XLA clustering
+(``compiler_bridge.tf.graph_timeline``; ``ui.tf`` places them): ``stepper`` and
+``graph_tabs``, the diff a ``GraphDiff`` of nodes instead of a ``ModuleDiff``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
+from compiler_bridge.steps import TF_GRAPH
+from compiler_bridge.tf import (GraphDiff, graph_step_changes, graph_step_diff,
+                                graph_text_diff, tf_index)
 from compiler_bridge.passes import (
     PER_PASS_FLAG,
     PER_PASS_HINT,
@@ -57,16 +64,24 @@ CHART_HEIGHT = 190
 # (one diff per changed step); above it, when the Steps tab asks for them
 CHANGES_AT_ONCE = 150_000
 ALL_TEXT = "\0all"           # the text diff's "every changed computation" choice
+MAX_NODE_TEXTS = 200         # a TF diff's node texts all at once up to this many nodes
 
 
 # --------------------------------------------------------------------------- data
 
+Diff = ModuleDiff | GraphDiff
+
+
 def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
-                 ) -> tuple[ModuleDiff | None, int | None, str]:
+                 ) -> tuple[Diff | None, int | None, str]:
     """(diff, step compared with, error) for the step on screen; no diff without a
     compare target, and none on a step that does not parse."""
     st = state.with_(stage=tl.step(index).stage)
     against = compare_step(tl, st)
+    if tl.source == TF_GRAPH:
+        if against is None:
+            return None, None, ""
+        return graph_step_diff(tf_index(opened.dump), tl, index, against), against, ""
     try:
         return diff_for(opened.dump, st, tl), against, ""
     except HloParseError as e:
@@ -76,12 +91,14 @@ def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
 @st.cache_resource(show_spinner="Counting what every step changed (once per dump)…",
                    max_entries=16, hash_funcs=BY_CONTENT)
 def _changes(dump: Dump, tl: Timeline) -> list[dict]:
+    if tl.source == TF_GRAPH:
+        return graph_step_changes(tf_index(dump), tl)
     return step_changes(dump, tl)
 
 
 def counted_at_once(tl: Timeline) -> bool:
     """Whether +/−/~ per step are counted without asking (a small enough module)."""
-    return sum(s.instructions or 0 for s in tl.steps if not s.identical) <= CHANGES_AT_ONCE
+    return sum(s.count or 0 for s in tl.steps if not s.identical) <= CHANGES_AT_ONCE
 
 
 def changes(opened: Opened, tl: Timeline, force: bool = False) -> list[dict] | None:
@@ -111,7 +128,8 @@ def _history(dump: Dump, tl: Timeline, index: int, name: str) -> list[HistoryEve
 @st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
 def _tables(dump: Dump, tl: Timeline, index: int, against: int) -> dict[str, list[dict]]:
     """The diff of step ``index`` against step ``against`` as tables."""
-    d = step_diff(dump, tl, index, against)
+    d: Diff | None = graph_step_diff(tf_index(dump), tl, index, against) \
+        if tl.source == TF_GRAPH else step_diff(dump, tl, index, against)
     if d is None:
         raise KeyError(f"step {index} has nothing to compare with")
     return V.diff_tables(d)
@@ -158,9 +176,17 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
     if not tl.per_pass:
         _before_after_panel(nav, opened, picked)
         return
+    stepper(nav, opened, tl, picked.index)
+    if picked.step.error:
+        st.caption(f"⚠ Step {picked.index} does not parse (the message is below); step to "
+                   "another one with ◀ ▶.")
+
+
+def stepper(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
+    """Previous / next / slider over the steps of ``tl`` (an HLO module's or a TF
+    graph's), the step's title, what it is compared with and the diff's one line, and the
+    timeline chart (a click on a point goes there)."""
     state = nav.state
-    index = picked.index
-    step = picked.step
     st.session_state.setdefault("pass-hide", True)
     hide = bool(st.session_state["pass-hide"])
     visible = _visible(tl, index, hide)
@@ -185,11 +211,12 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
             st.toggle("Hide identical steps", key="pass-hide",
                       help="Steps whose text equals the previous step's (XLA writes one at "
                            "each pipeline start) are skipped by the stepper and the chart")
-            controlled("pass-only", state.changed_only)
-            st.toggle("Only what changed", key="pass-only", on_change=go_widget,
-                      args=(N.set_changed_only, "pass-only"),
-                      help="Draw only the instructions this step added, changed or removed "
-                           "next to, and their neighbours")
+            if tl.source != TF_GRAPH:      # the TF graph draws every node
+                controlled("pass-only", state.changed_only)
+                st.toggle("Only what changed", key="pass-only", on_change=go_widget,
+                          args=(N.set_changed_only, "pass-only"),
+                          help="Draw only the instructions this step added, changed or "
+                               "removed next to, and their neighbours")
             _compare_picker(nav, tl, index)
         _diff_line(opened, tl, index, state)
     with right:
@@ -197,9 +224,6 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
         key = f"pass-chart:{tl.module_id}:{index}:{hide}"
         st.plotly_chart(fig, key=key, on_select=partial(_on_chart, key, tl),
                         selection_mode="points", config={"displayModeBar": False})
-    if step.error:
-        st.caption(f"⚠ Step {index} does not parse (the message is below); step to another "
-                   "one with ◀ ▶.")
 
 
 def _slider_label(index: int) -> str:
@@ -218,6 +242,13 @@ def _step_title(tl: Timeline, index: int) -> str:
         return f"**{STAGES[STABLEHLO]}** · {stablehlo_note(s)} The steps count from " \
             "before optimizations (step 0)."
     head = f"step **{index}** of {len(tl) - 1} · "
+    if tl.source == TF_GRAPH:
+        prev = tl.previous_ok(index)
+        before = tl.step(prev).nodes if prev is not None else None
+        delta = f" ({s.nodes - before:+,})" if before is not None and s.nodes is not None \
+            and s.nodes != before else ""
+        return (head + f"**{md(s.pass_name)}** · {code(s.file)}  \n:gray[{s.nodes:,} nodes"
+                f"{delta} · {s.clusters} clusters · {s.clustered:,} nodes in clusters]")
     if s.kind != "pass":
         return head + f"**{md(stage_label(s))}**"
     out = head + f"**{md(s.pass_name)}** · {code(s.pipeline)} ({s.sequence:04d})"
@@ -268,9 +299,9 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
         if against is None and state.compare != "none":
             st.caption("The first step: nothing to compare with.")
     elif d.is_empty:
-        st.caption(f"No instruction changed since {_step_name(tl, against)}"
-                   + (" (only the order or the header)" if d.reordered or d.header_changes
-                      else "") + ".")
+        st.caption(f"No {tl.unit} changed since {_step_name(tl, against)}"
+                   + (" (only the order or the header)" if isinstance(d, ModuleDiff)
+                      and (d.reordered or d.header_changes) else "") + ".")
     else:
         st.caption(f"vs {_step_name(tl, against)}: {md(V.diff_summary(d))}")
 
@@ -279,6 +310,8 @@ def _step_name(tl: Timeline, index: int | None) -> str:
     if index is None:
         return "nothing"
     s = tl.step(index)
+    if tl.source == TF_GRAPH:
+        return f"step {index} ({s.pass_name})"
     return f"step {index}" if s.kind == "pass" else STAGES.get(s.kind, s.kind)
 
 
@@ -322,11 +355,26 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
     tl = shown.timeline
     if tl is None or len(tl) < 2:
         return []
-    tabs = [("Changes", lambda: _changes_tab(nav, opened, shown, tl)),
-            ("Text diff", lambda: _text_tab(nav, opened, shown, tl))]
+    on_row = partial(on_diff_row, opened=opened, shown=shown)
+    on_screen = shown.module.entry.name if shown.module.entry else ""
+    tabs = [("Changes", lambda: _changes_tab(nav, opened, tl, shown.index, on_row)),
+            ("Text diff", lambda: _text_tab(nav, opened, tl, shown.index, on_screen))]
     if tl.per_pass:
-        tabs.append(("Steps", lambda: _steps_tab(opened, shown, tl)))
+        tabs.append(("Steps", lambda: _steps_tab(opened, tl, shown.index)))
     return tabs
+
+
+RowClick = Callable[[str, list[dict], str], None]    # (table key, rows, table kind)
+
+
+def graph_tabs(nav: Navigator, opened: Opened, tl: Timeline, index: int, on_row: RowClick
+               ) -> list[tuple[str, Callable[[], None]]]:
+    """The same diff tabs for a TF graph's timeline; ``on_row`` selects a clicked node."""
+    if len(tl) < 2:
+        return []
+    return [("Changes", lambda: _changes_tab(nav, opened, tl, index, on_row)),
+            ("Text diff", lambda: _text_tab(nav, opened, tl, index, "")),
+            ("Steps", lambda: _steps_tab(opened, tl, index))]
 
 
 def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: str) -> str:
@@ -340,8 +388,9 @@ def _no_diff_reason(tl: Timeline, index: int, state: ViewState, against, error: 
     return "The first step has nothing to compare with."
 
 
-def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> None:
-    index, state = shown.index, nav.state
+def _changes_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int,
+                 on_row: RowClick) -> None:
+    state = nav.state
     d, against, error = current_diff(opened, tl, index, state)
     if d is None or against is None:
         st.caption(_no_diff_reason(tl, index, state, against, error))
@@ -351,9 +400,9 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> 
     tables = _tables(opened.dump, tl, index, against)
     names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
              "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
-    kinds = [k for k in names if tables[k]]
+    kinds = [k for k in names if tables.get(k)]
     if not kinds:
-        st.caption("No instruction was added, removed or changed.")
+        st.caption(f"No {tl.unit} was added, removed or changed.")
         return
     pick_key = "diff-table"
     if st.session_state.get(pick_key) not in kinds:
@@ -370,13 +419,14 @@ def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> 
                    f"{V.human_bytes(moved)} moved in all")
     table_key = f"diff-rows:{tl.module_id}:{index}:{against}:{kind}"
     st.dataframe(rows, hide_index=True, key=table_key,
-                 on_select=partial(on_diff_row, table_key, rows, kind, opened, shown),
+                 on_select=partial(on_row, table_key, rows, kind),
                  selection_mode="single-row",
                  height=min(38 + 35 * len(rows), 420))
     if len(rows) >= 2000:
-        st.caption("The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
+        st.caption("The first 2,000 rows." if tl.source == TF_GRAPH else
+                   "The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
                    "--json` lists them all.")
-    st.caption("Click a row to select that instruction in the graph.")
+    st.caption(f"Click a row to select that {tl.unit} in the graph.")
 
 
 _NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "instruction",
@@ -428,18 +478,22 @@ def _changed_computations(d: ModuleDiff) -> list[str]:
     return sorted(count, key=lambda n: -count[n])
 
 
-def _text_tab(nav: Navigator, opened: Opened, shown: Shown, tl: Timeline) -> None:
-    index, state = shown.index, nav.state
+def _text_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int, on_screen: str
+              ) -> None:
+    state = nav.state
     d, against, error = current_diff(opened, tl, index, state)
     if d is None or against is None:
         st.caption(_no_diff_reason(tl, index, state, against, error))
+        return
+    if isinstance(d, GraphDiff):
+        _node_text_tab(opened, tl, index, against, d)
         return
     comps = _changed_computations(d)
     if not comps:
         st.caption("The text of every computation is the same (after pairing renamed "
                    "instructions).")
         return
-    on_screen = state.computation or (shown.module.entry.name if shown.module.entry else "")
+    on_screen = state.computation or on_screen
     small = (tl.step(index).instructions or 0) <= 4000
     options = ([ALL_TEXT] if small and len(comps) > 1 else []) + comps
     key = f"text-diff-comp:{tl.module_id}"
@@ -465,13 +519,38 @@ def _titled(tl: Timeline, index: int) -> str:
     return label if index == STABLEHLO_INDEX else f"step {index}: {label}"
 
 
-def _steps_tab(opened: Opened, shown: Shown, tl: Timeline) -> None:
-    index = shown.index
+def _node_text_tab(opened: Opened, tl: Timeline, index: int, against: int,
+                   d: GraphDiff) -> None:
+    """A TF graph diff's text: each added, removed or changed node's NodeDef side by side
+    (every one at once for a small diff, else one picked)."""
+    names = [c.new.name for c in d.changed] + [n.name for n in d.added] + \
+        [n.name for n in d.removed]
+    if not names:
+        st.caption("No node was added, removed or changed.")
+        return
+    options = ([ALL_TEXT] if len(names) <= MAX_NODE_TEXTS else []) + names
+    key = f"text-diff-node:{tl.module_id}:{index}:{against}"
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0]
+    cols = st.columns([3, 1], vertical_alignment="bottom")
+    cols[0].selectbox("Node", options, key=key,
+                      format_func=lambda c: f"every changed node ({len(names)})"
+                      if c == ALL_TEXT else c)
+    context = cols[1].number_input("Context lines", 0, 50, 3, key="text-diff-context")
+    chosen = st.session_state[key]
+    wanted = None if chosen == ALL_TEXT else {chosen}
+    diffs = graph_text_diff(opened.dump, d, wanted, context=int(context))
+    st.html(V.text_diff_html(diffs, old_title=f"step {against}: {stage_label(tl.step(against))}",
+                             new_title=f"step {index}: {stage_label(tl.step(index))}",
+                             block="node", unit="lines"))
+
+
+def _steps_tab(opened: Opened, tl: Timeline, index: int) -> None:
     hide = bool(st.session_state.get("pass-hide", True))
     ch = changes(opened, tl)
     if ch is None:
         if st.button(f"Count what every step changed ({len(tl)} diffs of "
-                     f"{max(s.instructions or 0 for s in tl.steps):,} instructions)",
+                     f"{max(s.count or 0 for s in tl.steps):,} {tl.unit}s)",
                      key="count-changes"):
             ch = changes(opened, tl, force=True)
     rows = V.shown_rows(V.timeline_rows(tl, ch, hide_identical=hide))
@@ -515,7 +594,7 @@ def _removed_here(nav: Navigator, opened: Opened, tl: Timeline, index: int,
     """The selected name is not in step ``index``: if the step removed it, say so; returns
     the step where it still exists (to follow its history from), else None."""
     d, against, _ = current_diff(opened, tl, index, nav.state)
-    if d is None or against is None:
+    if not isinstance(d, ModuleDiff) or against is None:
         return None
     ref = d.removed_ref(name)
     change = d.change_of_old(name)

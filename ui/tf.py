@@ -4,7 +4,9 @@ has TF graph dumps and no module is chosen (the URL's ``module`` is empty); a cl
 jit function's module opens in the explorer, and the sidebar leads back.
 
 The view lives in the URL like the rest: ``selected`` is the inspected TF node, ``expanded``
-the open clusters.
+the open clusters, ``stage`` the pass step shown and ``compare`` the step it is diffed with.
+The step graph's dumps go through the HLO pass explorer's stepper and diff tabs
+(``ui.passes``), from a TF graph timeline (``compiler_bridge.tf.graph_timeline``).
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
-from compiler_bridge.tf import (GRAPH, LOG_COMMAND, TfGraph, TfIndex, cycle_blocks, has_tf,
-                                instructions_of, reason_groups, tf_index, tf_node_of)
+from compiler_bridge.passes import Timeline
+from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
+                                cycle_blocks, graph_timeline, has_tf, instructions_of,
+                                reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import tf as T
 
+from . import passes as P
 from .component import graph_events, graph_view, handled
-from .kit import Navigator, code, go, md
+from .kit import Navigator, code, go, md, section, selected_row
 from .opening import Opened
 
 TF_GRAPH_KEY = "tf-graph"
-PASS_PREFIX = "tf:"     # the URL's stage in the cluster view: 'tf:<graph file>' for a pass
+PASS_PREFIX = "tf:"     # older links' stage for a pass: 'tf:<graph file>' (now 'pass:NNNN')
 MAX_PICKER = 1000      # nodes listed in the node picker; more: a name box
 
 
@@ -68,10 +73,20 @@ def _open_module(state: ViewState, module: str) -> ViewState:
                      overlay=state.overlay, trace=state.trace)
 
 
-def _set_pass(state: ViewState, key: str, main: str) -> ViewState:
-    path = st.session_state.get(key) or main
-    return state.with_(stage=PASS_PREFIX + path if path != main else ViewState().stage,
-                       selected="")
+def _select_in_graph(state: ViewState, name: str, cluster: str) -> ViewState:
+    """A node picked in a diff table: selected, its cluster opened so it is drawn."""
+    expanded = state.expanded
+    if cluster and cluster not in expanded:
+        expanded = tuple(expanded) + (cluster,)
+    return state.with_(selected=name, expanded=tuple(expanded))
+
+
+def _on_node_row(key: str, rows: list[dict], kind: str) -> None:
+    """A click on a row of the pass diff's tables (``viz.passes.graph_diff_tables``)."""
+    row = selected_row(key, len(rows))
+    if row is None or not rows[row].get("node"):
+        return
+    go(_select_in_graph, str(rows[row]["node"]), str(rows[row].get("cluster") or ""))
 
 
 def _to_node(state: ViewState, node: str, cluster: str) -> ViewState:
@@ -136,8 +151,17 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
             f"clusters holding **{clustered}** ({100 * clustered / max(n, 1):.0f}%); "
             f"{len(ix.groups)} graphs in {len(ix.files)} files"
             + (f"; log {code(ix.log.file)}" if ix.log is not None else "; no log"))
-        shown = _stepper(ix, state)
-        _graph(nav, dump, ix, state, shown)
+        tl = graph_timeline(dump, ix)
+        index = _step_index(ix, tl, state)
+        # the stepper sits above the graph but is sent after it: its chart's script is
+        # large, and the graph is what the page is opened for
+        panel = st.container()
+        shown = _shown(opened, ix, tl, index, nav.state)
+        _graph(nav, dump, ix, nav.state, shown)
+        if len(tl) > 1:
+            with panel, section("Passes"):
+                P.stepper(nav, opened, tl, index)
+        _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
     _jit_table(ix)
     if ix.main is not None:
@@ -145,51 +169,72 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
     _files(ix)
 
 
-def _stepper(ix: TfIndex, state: ViewState) -> Step:
-    """The step graph's dumps pass by pass (slider); what the shown pass added and removed
-    against the pass before it."""
+def _step_index(ix: TfIndex, tl: Timeline, state: ViewState) -> int:
+    """The step the URL's stage names (an older link's 'tf:<file>' too); by default the
+    step graph as mark_for_compilation left it."""
     assert ix.main is not None
-    files = [f for f in (ix.step.files if ix.step is not None else [ix.main])
-             if f.graph.kind == GRAPH]
-    paths = [f.path for f in files]
-    wanted = state.stage[len(PASS_PREFIX):] if state.stage.startswith(PASS_PREFIX) else ""
-    current = wanted if wanted in paths else ix.main.path
-    if wanted and wanted not in paths:
-        st.warning(f"The step graph has no dump {code(wanted)}; showing "
+    main = next((s.index for s in tl.steps if s.file == ix.main.path), 0)
+    index = tl.index_of(state.stage)
+    if index is None and state.stage.startswith(PASS_PREFIX):
+        wanted = state.stage[len(PASS_PREFIX):]
+        index = next((s.index for s in tl.steps if s.file == wanted), None)
+    if index is None and (state.stage.startswith((PASS_PREFIX, "pass:"))):
+        st.warning(f"The step graph has no step {code(state.stage)}; showing "
                    f"{code(ix.main.path)}.")
-    i = paths.index(current)
-    names = {f.path: f"{k}. {f.pass_.name}" for k, f in enumerate(files)}
-    key = "tf-pass"
-    if st.session_state.get(key) != current:
-        st.session_state[key] = current
-    if len(paths) > 1:
-        st.select_slider("Pass", paths, key=key, format_func=lambda p: names[p],
-                         on_change=go, args=(_set_pass, key, ix.main.path),
-                         help="TF's dumps of the step graph around XLA clustering, in the "
-                              "order the passes ran; green: nodes the pass added")
-    shown = files[i]
-    added: frozenset[str] = frozenset()
-    # against the pass before it that dumped the whole graph (per-cluster dumps hold one)
-    prev = next((f for f in reversed(files[:i]) if f.pass_.cluster is None), None)
-    if prev is not None:
-        before = {n.name for n in prev.graph.nodes}
-        after = {n.name for n in shown.graph.nodes}
-        added = frozenset(after - before)
-        removed = sorted(before - after)
-        gone = ", ".join(code(x) for x in removed[:8]) + (" …" if len(removed) > 8 else "")
-        st.caption(f"{md(shown.pass_.name)} ({code(shown.path)}) against "
-                   f"{md(prev.pass_.name)}: +{len(added)} nodes, −{len(removed)}"
-                   + (f" ({gone})" if removed else ""))
-    return Step(shown.graph if shown is not ix.main else None, added)
+    return main if index is None else index
 
 
 @dataclass(frozen=True)
-class Step:
+class ShownGraph:
+    """The pass step's graph on screen and what its diff marks."""
+
     graph: TfGraph | None       # None: the step graph as mark_for_compilation left it
-    added: frozenset[str]
+    added: frozenset[str]       # nodes the step added, changed against the one compared
+    changed: frozenset[str]
+    removed: frozenset[str] = frozenset()   # nodes of the compared dump this one lacks
 
 
-def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step) -> None:
+def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewState
+           ) -> ShownGraph:
+    assert ix.main is not None
+    path = tl.step(index).file if len(tl) else ix.main.path
+    graph = next((f.graph for f in ix.files if f.path == path), None)
+    d, _, _ = P.current_diff(opened, tl, index, state) if len(tl) > 1 else (None, None, "")
+    if not isinstance(d, GraphDiff):
+        return ShownGraph(None if path == ix.main.path else graph, frozenset(), frozenset())
+    return ShownGraph(None if path == ix.main.path else graph,
+                      frozenset(n.name for n in d.added),
+                      frozenset(c.new.name for c in d.changed),
+                      frozenset(n.name for n in d.removed))
+
+
+def _here(graph: TfGraph | None, name: str) -> str:
+    """``name`` as this dump names it: mark_for_compilation_annotated adds 'cluster_N/'
+    to every name, later dumps take it off again."""
+    if not name or graph is None or graph.node(name) is not None:
+        return name
+    base = base_name(name)
+    return next((n.name for n in graph.nodes if n.base_name == base), name)
+
+
+def _diff_tabs(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
+    """The pass diff's tabs (Changes, Text diff, Steps), as the HLO explorer shows them;
+    only the open one computes."""
+    tabs = P.graph_tabs(nav, opened, tl, index, _on_node_row)
+    if not tabs:
+        return
+    names = [name for name, _ in tabs]
+    drawn = st.tabs(names, key="tf-details:" + "|".join(names), on_change="rerun")
+    for k, (tab, (name, draw)) in enumerate(zip(drawn, tabs)):
+        if tab.open or (k == 0 and tab.open is None):
+            with tab, section(name):
+                draw()
+
+
+def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: ShownGraph
+           ) -> None:
+    state = state.with_(selected=_here(step.graph or (ix.main.graph if ix.main else None),
+                                       state.selected))
     names = [c.name for c in ix.clusters]
     opened = frozenset(x for x in state.expanded if x in names)
     graph_col, inspector_col = st.columns([3, 2], gap="medium")
@@ -202,7 +247,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step
                        help="An open cluster shows its nodes; a click on a closed one "
                             "opens it")
         drawing = T.cluster_dot(ix, opened, state.selected, graph=step.graph,
-                                added=step.added)
+                                added=step.added, changed=step.changed)
         try:
             svg = render_svg(drawing.dot)
         except LayoutError as e:
@@ -212,6 +257,8 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step
                    key=TF_GRAPH_KEY, height=560)
         legend = ("coloured boxes: XLA clusters · red border: XLA cannot compile (log) · "
                   "cylinders: variables/resources · dashed: control edges")
+        if step.added or step.changed:
+            legend += " · blue: added by this pass · orange: changed (see Changes below)"
         if drawing.folded:
             legend += " · folders: unclustered nodes by name scope"
         st.caption(legend)
@@ -238,6 +285,9 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Step
                           on_change=lambda: go(_select, st.session_state.get(pick) or ""))
             if state.selected and not rows:
                 st.warning(f"No node {code(state.selected)} in the step graph.")
+        if state.selected and not rows and state.selected in step.removed:
+            st.error(f"✕ {code(state.selected)} was removed by this pass (it is in the "
+                     "dump this one is compared with; see Changes below).")
         if rows:
             st.markdown("\n".join(f"- {md(k)}: {code(v)}" for k, v in rows))
             if step.graph is None:

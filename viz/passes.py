@@ -35,6 +35,8 @@ from typing import Mapping, Sequence
 from compiler_bridge.passes import ComputationTextDiff, InstructionChange, ModuleDiff, TextRow
 from compiler_bridge.hlo import HloModule
 from compiler_bridge.passes import Step, Timeline
+from compiler_bridge.steps import TF_GRAPH
+from compiler_bridge.tf import NODE_KINDS, GraphDiff, NodeChange
 
 from .grouping import GroupIndex, neighbourhood
 
@@ -60,6 +62,10 @@ _METRICS = {
     "fusions": ("fusions", "#e8590c"),
     "entry_instructions": ("ENTRY instructions", "#2b8a3e"),
     "computations": ("computations", "#7048e8"),
+    # TF graph dumps
+    "nodes": ("nodes", "#1c7ed6"),
+    "clusters": ("clusters", "#e8590c"),
+    "clustered": ("nodes in clusters", "#2b8a3e"),
 }
 
 _KIND_WORDS = {
@@ -87,9 +93,18 @@ LEGEND_ON_TOP = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0,
                  "yanchor": "bottom"}
 
 
+def step_counts(s: Step) -> str:
+    """A step's counts in one line: HLO '1,234 instructions, 56 fusions, ...'; TF graph
+    '26 nodes, 2 clusters, 17 nodes in clusters'."""
+    if s.nodes is not None:
+        return f"{s.nodes:,} nodes, {s.clusters} clusters, {s.clustered:,} nodes in clusters"
+    return (f"{s.instructions:,} instructions, {s.fusions} fusions, "
+            f"{s.computations} computations, {s.entry_instructions} in ENTRY")
+
+
 def timeline_figure(timeline: Timeline, current: int | None = None,
                     hide_identical: bool = False,
-                    metrics: Sequence[str] = ("instructions", "fusions", "entry_instructions"),
+                    metrics: Sequence[str] | None = None,
                     changes: Sequence[Mapping] | None = None, tensor_bytes: bool = True):
     """A plotly chart of counts across the steps; one point per step and metric.
 
@@ -98,9 +113,14 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
     text equals the previous one are hollow (or left out with ``hide_identical``);
     error steps are red crosses on the x axis; ``current`` gets a vertical line.
     ``changes``: ``step_changes(dump, timeline)``, shown in the hover text.
-    ``tensor_bytes`` adds that count on a second axis (dotted).
+    ``tensor_bytes`` adds that count on a second axis (dotted; HLO timelines only).
+    ``metrics``: the step counts drawn (default: the timeline's own).
     """
     import plotly.graph_objects as go
+
+    metrics = timeline.metrics if metrics is None else metrics
+    tensor_bytes = tensor_bytes and timeline.source != TF_GRAPH
+    unit = "nodes" if timeline.source == TF_GRAPH else "instructions"
 
     steps = timeline.visible(hide_identical)
     ok = [s for s in steps if s.ok]
@@ -109,15 +129,17 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
         lines = [f"<b>step {s.index}</b>: {html.escape(s.label)}"]
         if s.next_pass:
             lines.append(f"next: {html.escape(s.next_pass)}")
-        lines.append(f"{s.instructions:,} instructions, {s.fusions} fusions, "
-                     f"{s.computations} computations, {s.entry_instructions} in ENTRY")
-        lines.append(f"ENTRY tensors {human_bytes(s.tensor_bytes)}")
+        lines.append(step_counts(s))
+        if tensor_bytes:
+            lines.append(f"ENTRY tensors {human_bytes(s.tensor_bytes)}")
         if changes is not None and s.index < len(changes):
             c = changes[s.index]
             if c.get("added") is not None:
-                lines.append(f"+{c['added']} −{c['removed']} ~{c['changed']} vs previous step")
+                lines.append(f"+{c['added']} −{c['removed']} ~{c['changed']} {unit} vs "
+                             "previous step")
         if s.identical:
-            lines.append("<i>same text as the previous step</i>")
+            lines.append("<i>same nodes as the previous step</i>" if s.nodes is not None
+                         else "<i>same text as the previous step</i>")
         return "<br>".join(lines)
 
     texts = [hover(s) for s in ok]
@@ -152,7 +174,8 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
         fig.add_vline(x=current, line={"color": "#212529", "width": 1.5, "dash": "dash"})
     layout = dict(
         height=300, margin={"l": 10, "r": 10, "t": 56, "b": 10}, hovermode="closest",
-        title={"text": f"Pass timeline of {timeline.module_name} ({len(timeline)} steps)",
+        title={"text": f"Pass timeline of {html.escape(timeline.module_name)} "
+                       f"({len(timeline)} steps)",
                "font": {"size": 13}},
         xaxis={"title": {"text": "step", "standoff": 4}, "rangemode": "tozero"},
         yaxis={"title": None, "rangemode": "tozero"},
@@ -169,20 +192,28 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
 
 def timeline_rows(timeline: Timeline, changes: Sequence[Mapping] | None = None,
                   hide_identical: bool = False) -> list[dict]:
-    """The timeline as table rows (``st.dataframe``): one dict per step, same keys always."""
+    """The timeline as table rows (``st.dataframe``): one dict per step, same keys always
+    (a TF graph's: step, pass, file, nodes, Δ, clusters, nodes in clusters, +, −, ~)."""
     rows = []
     prev_instr = None
     for s in timeline.steps:
         delta = None
-        if s.instructions is not None and prev_instr is not None:
-            delta = s.instructions - prev_instr
-        if s.instructions is not None:
-            prev_instr = s.instructions
+        if s.count is not None and prev_instr is not None:
+            delta = s.count - prev_instr
+        if s.count is not None:
+            prev_instr = s.count
         if hide_identical and s.identical:
             continue
         c = changes[s.index] if changes is not None and s.index < len(changes) else {}
         status = f"error: {s.error.splitlines()[0][:160]}" if s.error else \
             "same text" if s.identical else ""
+        if timeline.source == TF_GRAPH:
+            rows.append({"step": s.index, "pass": s.pass_name, "file": s.file,
+                         "nodes": s.nodes, "Δ": delta, "clusters": s.clusters,
+                         "nodes in clusters": s.clustered, "+": c.get("added"),
+                         "−": c.get("removed"), "~": c.get("changed"),
+                         "status": "same nodes" if s.identical else ""})
+            continue
         rows.append({
             "step": s.index, "seq": s.sequence, "pipeline": s.pipeline, "pass": s.pass_name,
             "instructions": s.instructions, "Δ": delta, "fusions": s.fusions,
@@ -449,9 +480,43 @@ def changed_nodes(diff: ModuleDiff, computation: str | None = None, radius: int 
 
 # --------------------------------------------------------------------------- tables
 
-def diff_tables(diff: ModuleDiff, limit: int = 2000) -> dict[str, list[dict]]:
+_NODE_WORDS = {"renamed": "renamed", "clustered": "clustered", "declustered": "declustered",
+               "cluster": "other cluster", "op": "op", "inputs": "inputs",
+               "controls": "control inputs", "device": "device", "attributes": "attributes"}
+assert set(_NODE_WORDS) == set(NODE_KINDS)
+
+
+def _node_change_row(c: NodeChange) -> dict:
+    return {"node": c.new.name, "was": c.old.name if c.old.name != c.new.name else "",
+            "op": c.new.op, "cluster": c.new.cluster or "",
+            "what": ", ".join(_NODE_WORDS[k] for k in c.kinds), "detail": c.describe()}
+
+
+def graph_diff_tables(diff: GraphDiff, limit: int = 2000) -> dict[str, list[dict]]:
+    """A TF graph diff as tables: changed, added and removed nodes (key 'node')."""
+    return {
+        "changed": [_node_change_row(c) for c in diff.changed[:limit]],
+        "added": [{"node": n.name, "op": n.op, "cluster": n.cluster or "",
+                   "device": n.device} for n in diff.added[:limit]],
+        "removed": [{"node": n.name, "op": n.op, "cluster": n.cluster or "",
+                     "device": n.device} for n in diff.removed[:limit]],
+    }
+
+
+def graph_diff_summary(diff: GraphDiff) -> str:
+    """One line: '0 nodes added, 0 removed, 17 changed (17 clustered)'."""
+    s = diff.summary()
+    detail = ", ".join(f"{s[k]} {_NODE_WORDS[k]}" for k in NODE_KINDS if s[k])
+    return (f"{s['added']} nodes added, {s['removed']} removed, {s['changed']} changed"
+            + (f" ({detail})" if detail else ""))
+
+
+def diff_tables(diff: ModuleDiff | GraphDiff, limit: int = 2000) -> dict[str, list[dict]]:
     """The diff as tables (``st.dataframe``): changed, added, removed, fusions, layout
-    changes and layout conflicts; each a list of dicts with fixed keys."""
+    changes and layout conflicts; each a list of dicts with fixed keys. A TF graph's
+    diff: ``graph_diff_tables``."""
+    if isinstance(diff, GraphDiff):
+        return graph_diff_tables(diff, limit)
     return {
         "changed": [{"instruction": c.new.name, "was": c.old.name if c.old.name != c.new.name
                      else "", "where": c.new.where, "opcode": c.new.opcode,
@@ -474,8 +539,11 @@ def diff_tables(diff: ModuleDiff, limit: int = 2000) -> dict[str, list[dict]]:
     }
 
 
-def diff_summary(diff: ModuleDiff) -> str:
-    """One line: '169 added, 0 removed, 154 changed (154 fused) · 35 fusions changed'."""
+def diff_summary(diff: ModuleDiff | GraphDiff) -> str:
+    """One line: '169 added, 0 removed, 154 changed (154 fused) · 35 fusions changed'
+    (a TF graph's diff: ``graph_diff_summary``)."""
+    if isinstance(diff, GraphDiff):
+        return graph_diff_summary(diff)
     s = diff.summary()
     parts = [f"{s['added']} added, {s['removed']} removed, {s['changed']} changed"
              + (f" ({s['fused']} fused)" if s["fused"] else "")]
@@ -554,22 +622,24 @@ def _row_html(r: TextRow) -> str:
 
 
 def text_diff_html(diffs: Sequence[ComputationTextDiff], old_title: str = "before",
-                   new_title: str = "after", max_rows: int = 3000) -> str:
+                   new_title: str = "after", max_rows: int = 3000,
+                   block: str = "computation", unit: str = "instructions") -> str:
     """Side-by-side HLO text diff, one collapsible section per computation (changed ones
     open, unchanged ones folded together at the end), like Compiler Explorer's diff view.
 
     Self-contained HTML with inline CSS (no scripts, nothing fetched); every piece of
-    HLO text is escaped. ``max_rows`` caps the rows drawn per computation.
+    HLO text is escaped. ``max_rows`` caps the rows drawn per computation. ``block`` and
+    ``unit`` name the sections and their lines (a TF graph's: 'node', 'lines').
     """
     parts = [f'<div class="hl-diff"><style>{_CSS}</style>']
     same = [d for d in diffs if d.status == "same"]
     for d in diffs:
         if d.status == "same":
             continue
-        status = {"added": f"new computation, {d.new_count} instructions",
-                  "removed": f"removed computation, {d.old_count} instructions"}.get(
+        status = {"added": f"new {block}, {d.new_count} {unit}",
+                  "removed": f"removed {block}, {d.old_count} {unit}"}.get(
             d.status, f"+{d.added} −{d.removed} ~{d.changed} · {d.old_count} → {d.new_count} "
-                      "instructions")
+                      f"{unit}")
         opened = " open" if d.status == "changed" else ""
         parts.append(f"<details{opened}><summary>{html.escape(d.title)}"
                      f'<span class="st">{html.escape(status)}</span></summary>')
@@ -585,7 +655,7 @@ def text_diff_html(diffs: Sequence[ComputationTextDiff], old_title: str = "befor
     if same:
         names = ", ".join(d.title for d in same[:200])
         more = f" and {len(same) - 200} more" if len(same) > 200 else ""
-        parts.append(f"<details><summary>{len(same)} unchanged computations</summary>"
+        parts.append(f"<details><summary>{len(same)} unchanged {block}s</summary>"
                      f'<div class="same">{html.escape(names + more)}</div></details>')
     if not diffs:
         parts.append('<div class="same">nothing to compare</div>')

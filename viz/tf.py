@@ -19,6 +19,7 @@ from compiler_bridge.perf import TraceError, measure
 from compiler_bridge.tf import TfGraph, TfIndex, TfNode
 
 from .dot import quote, quote_text
+from .passes import ADDED_BORDER, ADDED_FILL, CHANGED_BORDER, CHANGED_FILL
 
 # one colour per cluster (fill of a closed cluster, border of an open one) and its light
 # tint (fill of an open cluster's box)
@@ -26,7 +27,6 @@ PALETTE = (("#1971c2", "#e7f5ff"), ("#2f9e44", "#ebfbee"), ("#e8590c", "#fff4e6"
            ("#9c36b5", "#f8f0fc"), ("#0c8599", "#e3fafc"), ("#c2255c", "#fff0f6"),
            ("#5c940d", "#f4fce3"), ("#e67700", "#fff9db"))
 REASON_BORDER = "#e03131"       # nodes the log says XLA cannot compile
-ADDED_FILL = "#d3f9d8"          # nodes a pass added (the stepper's diff)
 BUDGET = 300                    # unclustered nodes drawn one by one; more fold by scope
 MAX_LABEL = 40
 
@@ -66,10 +66,11 @@ class _Box:
 
 def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str = "",
                 budget: int = BUDGET, graph: TfGraph | None = None,
-                added: frozenset[str] = frozenset()) -> TfDrawing:
+                added: frozenset[str] = frozenset(),
+                changed: frozenset[str] = frozenset()) -> TfDrawing:
     """The step graph as mark_for_compilation left it, or ``graph`` (another pass's dump
-    of it, its clusters read from its own nodes); ``added``: nodes to mark as new in this
-    pass (green)."""
+    of it, its clusters read from its own nodes); ``added`` and ``changed``: nodes the pass
+    stepper's diff marks (the HLO diff's colours)."""
     if graph is None:
         if ix.main is None:
             return TfDrawing("digraph tf {}\n", 0, 0, False, {})
@@ -111,7 +112,9 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
             attrs["color"] = REASON_BORDER
             attrs["penwidth"] = "2"
         if n.name in added:
-            attrs["fillcolor"] = ADDED_FILL
+            attrs.update(fillcolor=ADDED_FILL, color=ADDED_BORDER)
+        elif n.name in changed:
+            attrs.update(fillcolor=CHANGED_FILL, color=CHANGED_BORDER)
         if n.op in index:           # after encapsulation: the cluster as one call
             line, _ = colour(index[n.op])
             attrs.update(shape="box3d", style="filled", fillcolor=line, fontcolor="#ffffff",
@@ -137,6 +140,12 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
             lines.append("  }")
         else:
             label = f"{c.name}\n{len(c.nodes)} nodes · {module}"
+            new = sum(1 for n in c.nodes if n.name in added)
+            moved = sum(1 for n in c.nodes if n.name in changed)
+            if new or moved:        # a closed box still says what the pass did inside
+                label += "\n" + " · ".join(x for x in (f"{new} added" if new else "",
+                                                        f"{moved} changed" if moved else "")
+                                             if x)
             lines.append(f"  {quote('group:' + c.name)} [id={quote('group:' + c.name)}, "
                          f"label={quote_text(label)}, shape=box3d, style=filled, "
                          f'fillcolor="{line}", fontcolor="#ffffff", color="{line}", '

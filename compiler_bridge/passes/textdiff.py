@@ -5,44 +5,10 @@ aligned by ``diff_modules``' pairing, with notes on moves, runs of unchanged lin
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 
 from .changes import ModuleDiff
+from ..steps import ComputationTextDiff, TextRow, fold_rows
 from ..hlo import HloComputation
-
-
-@dataclass(frozen=True, slots=True)
-class TextRow:
-    """One row of a side-by-side diff. ``kind``: 'same' | 'changed' | 'removed' | 'added'
-    | 'replace' (a removed line beside an added one) | 'fold' (``folded`` same rows)."""
-
-    kind: str
-    old_line: int = 0          # 1-based line in the older file (0: none)
-    old_text: str = ""
-    new_line: int = 0
-    new_text: str = ""
-    note: str = ""             # the new line's (or the row's) note: '← sub.2 from main.17'...
-    folded: int = 0
-    old_note: str = ""         # the old line's note: '→ fusion fusion.3 as sub.16'...
-
-
-@dataclass(frozen=True, slots=True)
-class ComputationTextDiff:
-    old: str                   # computation name in the older snapshot ('' if added)
-    new: str                   # ... in the newer one ('' if removed)
-    status: str                # 'same' | 'changed' | 'added' | 'removed'
-    rows: tuple[TextRow, ...]  # empty for 'same' (folded)
-    old_count: int
-    new_count: int
-    added: int = 0
-    removed: int = 0
-    changed: int = 0
-
-    @property
-    def title(self) -> str:
-        if self.old and self.new and self.old != self.new:
-            return f"{self.old} → {self.new}"
-        return self.new or self.old
 
 
 def text_diff(diff: ModuleDiff, context: int = 3, computations: set[str] | None = None
@@ -146,30 +112,5 @@ def _computation_rows(diff: ModuleDiff, oc: HloComputation, nc: HloComputation, 
                 rows.append(TextRow("removed", x.line, x.text, old_note=old_note))
             elif y is not None:
                 rows.append(TextRow("added", new_line=y.line, new_text=y.text, note=new_note))
-    return ComputationTextDiff(oc.name, nc.name, "changed", tuple(_fold(rows, context)),
+    return ComputationTextDiff(oc.name, nc.name, "changed", tuple(fold_rows(rows, context)),
                                len(a), len(b), n_add, n_rem, n_chg)
-
-
-def _fold(rows: list[TextRow], context: int) -> list[TextRow]:
-    out: list[TextRow] = []
-    k = 0
-    n = len(rows)
-    while k < n:
-        if rows[k].kind != "same":
-            out.append(rows[k])
-            k += 1
-            continue
-        j = k
-        while j < n and rows[j].kind == "same":
-            j += 1
-        run = rows[k:j]
-        head = context if k > 0 else 0
-        tail = context if j < n else 0
-        if len(run) > head + tail + 1:
-            out.extend(run[:head])
-            out.append(TextRow("fold", folded=len(run) - head - tail))
-            out.extend(run[len(run) - tail:])
-        else:
-            out.extend(run)
-        k = j
-    return out

@@ -41,13 +41,14 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .changes import ModuleDiff
 from .diff import diff_modules
 from ..dumps import PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
+from ..steps import STABLEHLO_INDEX, Step, Timeline
 
 # The XLA flag that makes XLA write one snapshot per pass (exact text for the UI).
 PER_PASS_FLAG = "--xla_dump_hlo_pass_re=.*"
@@ -57,123 +58,7 @@ PER_PASS_HINT = (
     f"--xla_dump_hlo_as_text {PER_PASS_FLAG}\" (XLA then writes one file per pass that "
     "changed the module; narrow the regex, e.g. 'fusion|layout', for big programs).")
 
-STABLEHLO_INDEX = -1      # Step.index of the StableHLO step (see the module docstring)
-
 _ALIASING = frozenset({"tuple", "get-tuple-element", "bitcast"})
-
-
-@dataclass(frozen=True)
-class Step:
-    """One snapshot of the module."""
-
-    index: int                 # position in the timeline (0 = before_optimizations;
-                               # STABLEHLO_INDEX = the StableHLO, before it)
-    file: str                  # path inside the dump
-    kind: str                  # 'before_optimizations' | 'pass' | 'after_optimizations'
-                               # | 'stablehlo'
-    pipeline: str              # '' for before/after
-    pass_name: str             # the pass that ran; 'before_optimizations' / 'after_optimizations'
-    next_pass: str = ""        # the pass that runs next ('' when the name does not say)
-    sequence: int | None = None
-    text_hash: str = ""        # sha1 of the file
-    identical: bool = False    # same bytes as the previous step
-    instructions: int | None = None
-    computations: int | None = None
-    fusions: int | None = None
-    entry_instructions: int | None = None
-    tensor_bytes: int | None = None
-    error: str = ""            # the parser's message when the file does not parse
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-    @property
-    def stage(self) -> str:
-        """The ``ViewState.stage`` value that names this step ('pass:0017')."""
-        return f"pass:{self.sequence:04d}" if self.kind == PASS else self.kind
-
-    @property
-    def label(self) -> str:
-        """'0017 HLO_passes_through_layout_assignment / layout-assignment'."""
-        if self.kind != PASS:
-            return self.pass_name.replace("_", " ")
-        return f"{self.sequence:04d} {self.pipeline} / {self.pass_name}"
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """Every step of one module; plain data (picklable, cacheable by ``key``)."""
-
-    module_id: str
-    module_name: str
-    steps: tuple[Step, ...]
-    per_pass: bool             # False: only before/after; show PER_PASS_HINT
-    hint: str = ""
-    dump_key: str = ""         # Dump.key of the dump it was read from
-    stablehlo: Step | None = None   # the module's StableHLO, before ``steps`` (index -1)
-
-    @property
-    def key(self) -> str:
-        """Content identity: the dump's key and the module id (``<dump key>#<id>``)."""
-        return f"{self.dump_key}#{self.module_id}"
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def __iter__(self):
-        return iter(self.steps)
-
-    def step(self, index: int) -> Step:
-        if index == STABLEHLO_INDEX and self.stablehlo is not None:
-            return self.stablehlo
-        if index < 0:          # never Python's from-the-end indexing
-            raise IndexError(f"no step {index}")
-        return self.steps[index]
-
-    @property
-    def every_step(self) -> tuple[Step, ...]:
-        """The steps in the compile's order: the StableHLO (when there is one), then
-        ``steps`` (what the stage picker lists)."""
-        return ((self.stablehlo,) if self.stablehlo is not None else ()) + self.steps
-
-    def index_of(self, stage: str) -> int | None:
-        """The step for a ``ViewState.stage`` ('pass:0017', 'pass:17',
-        'after_optimizations'...); None when no step has it."""
-        if stage.startswith("pass:"):
-            try:
-                seq = int(stage[5:])
-            except ValueError:
-                return None
-            stage = f"pass:{seq:04d}"
-        for s in self.every_step:
-            if s.stage == stage:
-                return s.index
-        return None
-
-    def previous_ok(self, index: int) -> int | None:
-        """The last step before ``index`` that parsed (what ``index`` is compared with);
-        None for before_optimizations and the StableHLO (compared only when asked)."""
-        if index <= 0:
-            return None
-        for k in range(index - 1, -1, -1):
-            if self.steps[k].ok:
-                return k
-        return None
-
-    def search(self, query: str) -> list[Step]:
-        """Steps whose pipeline or pass name contains ``query`` (case-insensitive)."""
-        q = query.strip().lower()
-        return [s for s in self.steps
-                if not q or q in s.pass_name.lower() or q in s.pipeline.lower()
-                or q in s.next_pass.lower()]
-
-    def visible(self, hide_identical: bool = False) -> list[Step]:
-        """The steps to list: all, or without those identical to the previous one."""
-        return [s for s in self.steps if not (hide_identical and s.identical)]
 
 
 def module_counts(module: HloModule) -> dict[str, int]:
@@ -239,7 +124,7 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
     stablehlo = Step(STABLEHLO_INDEX, mlir.path, STABLEHLO, "", STABLEHLO) \
         if mlir is not None else None
     return Timeline(mod.id, mod.name, tuple(steps), per_pass, "" if per_pass else PER_PASS_HINT,
-                    dump.key, stablehlo)
+                    dump.key, stablehlo=stablehlo)
 
 
 # --------------------------------------------------------------------------- diffs

@@ -1,6 +1,7 @@
 """TensorFlow's side of a dump: the graphs ``TF_DUMP_GRAPH_PREFIX`` wrote (GraphDef and
 FunctionDef, text or binary, read with TF's protos as the ``tensorboard`` package ships
-them; TensorFlow is never imported), grouped by graph across the clustering passes; the XLA
+them; TensorFlow is never imported), grouped by graph across the clustering passes (one
+graph's dumps are a pass timeline of ``compiler_bridge.steps``, diffed node by node); the XLA
 clusters auto-clustering made, each with its XLA module; ``jit_compile`` functions and
 their modules; and why nodes stayed out, from TF's log when the folder has one.
 """
@@ -17,6 +18,8 @@ from .graphdef import (
     TfFunction,
     TfGraph,
     TfNode,
+    base_name,
+    node_texts,
     read_graph,
 )
 from .hlo_links import instructions_of, tf_node_of
@@ -43,6 +46,16 @@ from .log import (
     parse_log,
 )
 from .passes import ORDER, GraphPass, pass_of
+from .timeline import (
+    NODE_KINDS,
+    GraphDiff,
+    NodeChange,
+    graph_diff,
+    graph_step_changes,
+    graph_step_diff,
+    graph_text_diff,
+    graph_timeline,
+)
 from .reasons import (
     LOG_COMMAND,
     CycleBlock,
@@ -53,6 +66,16 @@ from .reasons import (
 )
 
 __all__ = [
+    "GraphDiff",
+    "NODE_KINDS",
+    "NodeChange",
+    "base_name",
+    "graph_diff",
+    "graph_step_changes",
+    "graph_step_diff",
+    "graph_text_diff",
+    "graph_timeline",
+    "node_texts",
     "add_tf_commands",
     "CLUSTER_ATTR",
     "CycleBlock",

@@ -7,6 +7,7 @@ imported.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from google.protobuf import text_format
@@ -32,6 +33,12 @@ class GraphReadError(ValueError):
     the line, for text)."""
 
 
+def base_name(name: str) -> str:
+    """A node name without mark_for_compilation_annotated's 'cluster_N/' or
+    'unclustered/' prefix."""
+    return _ANNOTATED.sub("", name, count=1)
+
+
 @dataclass(frozen=True, slots=True)
 class TfNode:
     name: str
@@ -47,7 +54,7 @@ class TfNode:
     @property
     def base_name(self) -> str:
         """The name without mark_for_compilation_annotated's 'cluster_N/' prefix."""
-        return _ANNOTATED.sub("", self.name, count=1)
+        return base_name(self.name)
 
     @property
     def is_resource(self) -> bool:
@@ -225,9 +232,8 @@ def _check_binary(msg: Message, nodes, path: str, what: str) -> None:
                              f"{what}'s; expected a TF graph dump)")
 
 
-def read_graph(data: bytes, path: str) -> TfGraph:
-    """A GraphDef or FunctionDef file, text or binary. Raises GraphReadError naming the
-    file (and line and column, for text) when it is neither."""
+def _message(data: bytes, path: str) -> tuple[Message, bool]:
+    """The file's proto (GraphDef or FunctionDef) and whether it is a FunctionDef."""
     function = _looks_like_function(data, path)
     what = "FunctionDef" if function else "GraphDef"
     msg: Message = function_pb2.FunctionDef() if function else graph_pb2.GraphDef()
@@ -245,6 +251,25 @@ def read_graph(data: bytes, path: str) -> TfGraph:
             msg.ParseFromString(data)
         except (DecodeError, RuntimeError, ValueError) as e:
             raise GraphReadError(f"{path}: not a binary {what} ({e})") from None
+    return msg, function
+
+
+def node_texts(data: bytes, path: str, names: Collection[str] | None = None
+               ) -> dict[str, str]:
+    """Node name -> the node's text (a ``NodeDef`` in text format, as TF writes it), for
+    the nodes ``names`` (default: all) of a GraphDef or FunctionDef file."""
+    msg, function = _message(data, path)
+    nodes = msg.node_def if function else msg.node
+    wanted = None if names is None else set(names)
+    return {n.name: text_format.MessageToString(n) for n in nodes
+            if wanted is None or n.name in wanted}
+
+
+def read_graph(data: bytes, path: str) -> TfGraph:
+    """A GraphDef or FunctionDef file, text or binary. Raises GraphReadError naming the
+    file (and line and column, for text) when it is neither."""
+    msg, function = _message(data, path)
+    what = "FunctionDef" if function else "GraphDef"
     if function:
         assert isinstance(msg, function_pb2.FunctionDef)
         if not is_text(data):
