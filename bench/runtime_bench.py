@@ -96,7 +96,7 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
         fam = meta.get("family")
         if not fam:
             builder = PROGRAMS.get(base or name)
-            fam = builder[1] if builder else (base or name)
+            fam = (getattr(builder, "family", None) or builder[1]) if builder else (base or name)
         family[name] = str(fam)
     for name, (base, _) in variants.items():
         family.setdefault(base, family[name])

@@ -203,3 +203,28 @@ def test_leave_out_by_family_never_trains_on_the_family(dataset):
     assert [f.program for f in folds] == ["scan_while", "transformer"]
     assert set(keep) == {"scan_while", "transformer"}
     assert all(0 < f.ratio < 100 for f in folds)
+
+
+def test_message_passing_reaches_the_kernel_from_its_root():
+    """SIGN readout: the kernel node's one-hop view over operands is its fused root (a
+    tanh), two hops is what feeds the tanh (an add)."""
+    d = open_dump(sample("scan_while"))
+    m = d.stage(d.main, "after_optimizations")
+    g = L.kernel_graph(m.find("add_tanh_fusion"), m)
+    f = G.graph_features(g)
+    width = len(L.VOCAB) + len(L.NODE_FEATURES)
+    views = f.reshape(2, 1 + 2 * G.HOPS, width)     # [mean, kernel node] x views
+    kernel_in1, kernel_in2 = views[1, 1], views[1, 3]
+    assert kernel_in1[L.VOCAB.index("tanh")] == 1 and kernel_in1[:len(L.VOCAB)].sum() == 1
+    assert kernel_in2[L.VOCAB.index("add")] == 1
+    assert views[0, 0, :len(L.VOCAB)].sum() == pytest.approx(1.0)   # mean of one-hots
+
+
+def test_the_numpy_forward_is_the_jax_forward(dataset):
+    import jax.numpy as jnp
+    model = G.train(dataset, CPU, TINY_G)
+    x = np.clip((dataset.numeric - model.mean) / model.std, -L.CLIP, L.CLIP).astype(np.float32)
+    g = G.graph_matrix(dataset.graphs)
+    p = model.params[0]
+    want = np.asarray(G._forward({k: jnp.asarray(v) for k, v in p.items()}, x, g))
+    assert np.allclose(G._forward_np(p, x, g), want, rtol=1e-3, atol=1e-4)
