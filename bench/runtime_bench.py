@@ -197,6 +197,20 @@ def program_folds(ds: L.Dataset, variants: dict, k: int) -> dict[str, str]:
     return {p: fold_of[variants.get(p, (p,))[0]] for p in ds.programs}
 
 
+def dataset(paths: list[str], device, stat: str) -> L.Dataset:
+    """Every program that reads; one that does not (a trace being written) is skipped,
+    named."""
+    parts = []
+    for p in paths:
+        name = os.path.basename(os.path.normpath(p))
+        try:
+            parts.append(L.dataset_from_dump(p, device, stat, program=name))
+        except Exception as e:          # noqa: BLE001 (one broken folder never hides the rest)
+            print(f"skipped {name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                  file=sys.stderr)
+    return L.Dataset.concat(parts)
+
+
 def ship(kind: str, ds: L.Dataset, device, cfg, fams: list[str], paths: list[str],
          scores: dict[str, float]) -> str:
     """Train ``kind`` on the whole corpus and write it as the default model."""
@@ -242,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         device = calibrate(log=print)
     paths = programs(args.corpus)
     family, variants = describe_corpus(paths)
-    ds = L.dataset_from_dumps(paths, device, args.stat)
+    ds = dataset(paths, device, args.stat)
     base_programs = [p for p in ds.programs if p not in variants]
     fams = sorted({family[p] for p in ds.programs})
     print(f"{len(ds.programs)} programs ({len(base_programs)} base, "
