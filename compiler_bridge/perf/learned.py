@@ -4,19 +4,30 @@ It predicts a kernel's runtime as a *correction to the roofline in log space*::
 
     log(t) = log(roofline_us) + MLP([numeric features, pooled opcode embeddings])
 
-* numeric features: log flops, transcendentals, bytes read/written, intensity, roofline
-  time, output size/rank/minor dimension, operand and buffer counts, fused instruction
-  count, fusion kind, element type, flags (reduction, physical transpose, dot,
-  convolution, in-place dynamic-update-slice, slicing, gather/scatter, broadcast,
-  inside a loop, YNNPACK fusion, intra-op partitions), dot M/N/K, loop trip count;
+* numeric features (``FEATURE_VERSION`` 2): the kernel's work as *times on the device
+  profile* (flops over its peak, bytes read/written over its bandwidth at that working
+  set, overhead, intensity over the profile's ridge point, roofline time) so that a model
+  trained against one machine's calibrated profile predicts another's; output
+  size/rank/minor dimension, operand and buffer counts, fused instruction count, fusion
+  kind, element type, flags (reduction, physical transpose, dot, convolution, in-place
+  dynamic-update-slice, slicing, gather/scatter, broadcast, inside a loop, YNNPACK
+  fusion, intra-op partitions), dot M/N/K, loop trip count; the program's context (its
+  total compute/memory/roofline time, the kernel's share and schedule position) and the
+  kernel's producers and consumers (how many, their roofline times, whether a producer
+  ran just before);
 * opcode embeddings of the kernel's own opcode and every instruction it fuses, pooled
   three ways: sum, mean, and mean weighted by each instruction's log element count.
 
 Plain JAX: an MLP trained with Adam from ``jax.example_libraries.optimizers`` on squared
 log error (each program weighing the same), a few seeds averaged. Saved as ``.npz``
 (arrays) + ``.json`` (vocabulary, feature names, normalisation, device profile, training
-programs); never pickle. ``leave_one_program_out`` is the honest evaluation: train on all
-programs but one, predict that one.
+programs); never pickle. ``leave_out`` is the honest evaluation: train on every program
+outside a group (a program, or its whole family), predict the group. ``kernel_graph``
+gives each kernel's instruction graph for the graph network (``graph_model``); both
+kinds share :class:`CostModel` (prediction on any device profile, files, description)
+and :func:`load_model` reads either. ``shipped_model_path``: the default model shipped
+in ``models/`` (see its README), used when the user has saved none; ``train(init=...)``
+fine-tunes it.
 
 jax is imported only to train; predictions run in NumPy.
 """
