@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         "run). Models: MLP (numeric features + pooled opcode embeddings) and graph network "
         "(SIGN-style mean aggregation over each kernel's fused instruction graph, 2 hops "
         "over operands and users, + the same numeric features), each "
-        f"{args.steps} Adam steps, {args.seeds} seeds averaged, squared log error + pairwise "
+        f"{args.steps} Adam steps, {args.seeds} seed(s) averaged, squared log error + pairwise "
         "ranking loss; features and targets are times relative to this machine's `calibrate` "
         f"profile ({device.name}: matmul {device.matmul_rate('f32') / 1e9:.0f} GFLOP/s, "
         f"vector {device.vector_flops / 1e9:.0f} GFLOP/s, "
