@@ -125,6 +125,10 @@ def _no_saved_model(monkeypatch, tmp_path):
     monkeypatch.setattr(learned, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(runtimes, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: None)
+    # nor the default model shipped with HLO Lens (test_the_default_model_... uses it)
+    none = str(tmp_path / "no-default-cpu.npz")
+    monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": none)
+    monkeypatch.setattr(runtimes, "shipped_model_path", lambda kind="cpu": none)
 
 
 @pytest.fixture
@@ -219,6 +223,31 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
     assert len(kernels) == 86
     assert list(kernels["share"]) == sorted(kernels["share"], reverse=True)
     assert len(at.get("plotly_chart")) == 3          # scatter, roofline, trace timeline
+
+
+def test_the_default_model_predicts_for_a_user_with_none_and_says_so(monkeypatch):
+    """A new user: no model of their own, so the default model shipped with HLO Lens
+    predicts, on this machine's profile (calibrated quickly on first use: here once, up
+    front, as the app would)."""
+    import compiler_bridge.perf.learned as learned
+    from compiler_bridge.perf import calibrate, devices
+    from ui import runtimes
+    real = os.path.join(learned.MODELS_DIR, "default-cpu.npz")
+    monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": real)
+    monkeypatch.setattr(runtimes, "shipped_model_path", lambda kind="cpu": real)
+    profile = calibrate(quick=True)
+    monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: profile)
+    meta = json.loads(open(real[:-4] + ".json", encoding="utf-8").read())
+    n, m = len(meta["programs"]), len(meta["families"])
+    at = open_tab(app(sample("transformer"), monkeypatch))
+    page = texts(at)
+    assert f"Predictor: default model — trained on {n} programs of {m} families" in page
+    assert "fine-tunes it on your traces" in page
+    assert "Device profile: calibrated on this machine" in page
+    metrics = next(d.value for d in at.dataframe if "noise floor" in d.value.columns)
+    assert {"learned", "roofline", "noise floor"} <= set(metrics.columns)
+    report = runtime_report(open_dump(sample("transformer")), device=profile)
+    assert metrics.loc[0, "learned"] == f"{report.metrics['kendall_tau']:.2f}"
 
 
 def test_a_kernel_table_row_selects_the_kernel_in_the_graph(monkeypatch, transformer_report):

@@ -32,7 +32,7 @@ def trace_file(name: str) -> str:
 
 
 def test_runtimes_json_schema(tmp_path):
-    p = run("runtimes", sample("scan_while"), "--json", tmp_env=str(tmp_path))
+    p = run("runtimes", sample("scan_while"), "--json", "--roofline", tmp_env=str(tmp_path))
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["predictor"] == "roofline" and out["modules"] == [{"id": "0000",
@@ -93,6 +93,33 @@ def test_train_then_predict_with_the_model(tmp_path):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["predictor"] == "learned" and "roofline" in out["metrics"]
+
+
+def test_a_new_user_gets_the_default_model_then_fine_tunes_it(tmp_path):
+    """No model of their own and no calibrated profile: `runtimes DUMP --trace T` predicts
+    with the default model shipped with HLO Lens, after a quick calibration that is kept;
+    `train` then starts from the default model's weights."""
+    meta = json.loads(open(os.path.join(ROOT, "compiler_bridge", "perf", "models",
+                                        "default-cpu.json"), encoding="utf-8").read())
+    n, m = len(meta["programs"]), len(meta["families"])
+    p = run("runtimes", sample("transformer"), "--trace", trace_file("transformer"),
+            tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert f"predicted by: default model — trained on {n} programs of {m} families" in p.stdout
+    assert "measured it quickly on first use" in p.stdout
+    assert (tmp_path / "device.json").exists()
+    p = run("runtimes", sample("transformer"), "--json", tmp_env=str(tmp_path))
+    out = json.loads(p.stdout)
+    assert out["predictor"] == "learned" and out["predictor_detail"].startswith("default model")
+    assert not any("first use" in n for n in out["notes"])        # the profile was kept
+    assert out["metrics"]["roofline"]["kendall_tau"] is not None
+    p = run("train", sample("scan_while"), "--out", str(tmp_path / "mine"), "--steps", "20",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert f"fine-tuned the default model — trained on {n} programs" in p.stdout
+    mine = json.loads((tmp_path / "mine.json").read_text())
+    assert mine["programs"] == ["scan_while"] and "default" not in mine
+    assert mine["fine_tuned_from"]["programs"] == meta["programs"]
 
 
 def test_a_stale_saved_model_falls_back_to_the_roofline_and_says_why(tmp_path):

@@ -41,6 +41,7 @@ from compiler_bridge.perf import (
     measure,
     profile_for_platform,
     runtime_report,
+    shipped_model_path,
     trace_sessions,
     uploaded,
 )
@@ -166,7 +167,9 @@ class Runtimes:
         f = shown.dump_module.after_optimizations
         self.device = profile_for_platform(f.platform if f is not None else "cpu")
         self.model_path = default_model_path(self.device.kind)
-        self.model = f"{_mtime(self.model_path)}:{_mtime(CALIBRATED_PATH)}"
+        shipped = shipped_model_path(self.device.kind)
+        self.model = (f"{self.model_path}:{_mtime(self.model_path)}:{shipped}:"
+                      f"{_mtime(shipped)}:{_mtime(CALIBRATED_PATH)}")
         self.error = ""
         self._report: RuntimeReport | None = None
         self._load = self._loader()        # now: exports run outside the script's thread
@@ -457,7 +460,14 @@ def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
     """Which predictor, and why that one."""
     dev = r.device
     path = code(_home(rt.model_path))
-    if r.predictor == "learned":
+    if r.predictor == "learned" and r.predictor_detail.startswith("default model"):
+        head, _, rest = r.predictor_detail.partition(" (")
+        text = (f"**Predictor: {md(head)}** ({md(rest.rstrip(')'))}): shipped with HLO "
+                f"Lens, a correction to the roofline of {md(dev.name)}, used because no "
+                f"model of your own for {md(dev.kind)} devices is saved at {path} "
+                "(`python -m compiler_bridge train DUMP_DIRS… --out "
+                f"{_home(rt.model_path)}` fine-tunes it on your traces).")
+    elif r.predictor == "learned":
         text = (f"**Predictor: learned model** ({md(r.predictor_detail)}): a correction "
                 f"to the roofline of {md(dev.name)}, used because a model for "
                 f"{md(dev.kind)} devices is saved at {path}.")

@@ -3,14 +3,14 @@ cost models (predicted), their agreement metrics, calibration and the runtimes C
 
 ``traces`` (measured), ``costs`` and ``devices`` (the roofline), ``learned`` (the learned
 model), ``metrics`` (agreement), ``runtimes`` (the report the CLI and the app show),
-``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
+``graph_model`` (the graph network), ``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
 ``cli`` (the runtime commands). Results derived from one module (kernel costs, schedule
 positions, program context) are kept with it, in ``HloModule.derived``.
 """
 
 from __future__ import annotations
 
-from .calibrate import calibrate
+from .calibrate import calibrate, ensure_calibrated
 from .cli import add_runtime_commands
 from .costs import (CostTotals, KernelCost, kernel_cost, kernels, module_costs, roofline_us,
                     xla_cost_totals)
@@ -23,7 +23,7 @@ from .devices import (
     load_profile,
     profile_for_platform,
 )
-from .learned import default_model_path
+from .learned import default_model_path, load_model, shipped_model_path
 from .metrics import HIGHER_IS_BETTER, METRICS
 from .runtimes import KernelRow, RuntimeReport, runtime_report
 from .traces import (
@@ -54,8 +54,10 @@ __all__ = [
     "calibrate",
     "default_model_path",
     "device_profile",
+    "ensure_calibrated",
     "kernel_cost",
     "kernels",
+    "load_model",
     "load_profile",
     "measure",
     "module_costs",
@@ -66,6 +68,7 @@ __all__ = [
     "roofline_us",
     "xla_cost_totals",
     "runtime_report",
+    "shipped_model_path",
     "trace_sessions",
     "uploaded",
 ]

@@ -230,3 +230,24 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         details={"quick": quick, "seconds": round(time.perf_counter() - t0, 2),
                  "events": events,
                  "matmul_ynn": rate("mm_ynn"), "matmul_dot": rate("mm_dot")})
+
+
+def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
+    """This machine's calibrated profile; when there is none yet, the quick calibration
+    run now (about 3-5 s with JAX's import) and cached where ``calibrate`` saves, so only
+    the first use pays. Returns (profile, a note saying so, or '')."""
+    from .devices import CALIBRATED_PATH, load_calibrated, save_profile
+    path = path or CALIBRATED_PATH
+    found = load_calibrated(path)
+    if found is not None:
+        return found, ""
+    t0 = time.perf_counter()
+    profile = calibrate(quick=True)
+    try:
+        save_profile(profile, path)
+        where = "cached for next time"
+    except OSError:
+        where = "not cached: the cache folder is not writable"
+    return profile, (f"no calibrated profile of this machine: measured it quickly on first "
+                     f"use ({time.perf_counter() - t0:.1f} s, {where}); `python -m "
+                     "compiler_bridge calibrate` measures it fully")

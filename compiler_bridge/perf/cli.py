@@ -20,7 +20,8 @@ def add_runtime_commands(sub) -> None:
     r.add_argument("--trace", action="append", metavar="FILE",
                    help="a trace file to use instead of the dump's own (repeatable)")
     r.add_argument("--model", help="a learned cost model (.npz); default: the saved model "
-                                   "for this device kind if there is one, else the roofline")
+                                   "for this device kind if there is one, else the default "
+                                   "model shipped for it, else the roofline")
     r.add_argument("--roofline", action="store_true", help="predict with the roofline only")
     r.add_argument("--device", help="device profile: cpu, h100, h200, a100, tpu_v4, tpu_v5e, "
                                     "local (calibrated) or a profile JSON")
@@ -61,6 +62,12 @@ def add_runtime_commands(sub) -> None:
     t.add_argument("--seeds", type=int, default=None, help="models averaged")
     t.add_argument("--evaluate", action="store_true",
                    help="also report leave-one-program-out accuracy (trains once per program)")
+    t.add_argument("--kind", choices=("mlp", "gnn"), default=None,
+                   help="model kind when training from scratch (default: the default "
+                        "model's kind, else mlp)")
+    t.add_argument("--from-scratch", action="store_true",
+                   help="do not start from the default model shipped with HLO Lens "
+                        "(default: fine-tune it on these dumps)")
     t.set_defaults(func=cmd_train)
 
 
@@ -82,14 +89,14 @@ def _si(x: float) -> str:
 
 
 def cmd_runtimes(args: argparse.Namespace) -> int:
-    from .learned import LearnedModel
+    from .learned import load_model
     from .runtimes import runtime_report
     from .traces import TraceError
     dump = open_dump(args.path)
     model = None
     if args.model and not args.roofline:
         try:
-            model = LearnedModel.load(args.model)
+            model = load_model(args.model)
         except (OSError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
@@ -229,32 +236,69 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- train
 
+def _default_model(kind: str):
+    """The shipped default model to fine-tune, or (None, why not)."""
+    from .learned import load_model, shipped_model_path
+    path = shipped_model_path(kind)
+    if not os.path.exists(path):
+        return None, f"no default model for {kind} devices"
+    try:
+        return load_model(path), ""
+    except (OSError, ValueError) as e:
+        return None, f"default model not used: {str(e).splitlines()[0]}"
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    from . import graph_model as G
     from . import learned as L
-    from .devices import CPU, device_profile, load_calibrated
+    from .devices import device_profile
     from .traces import TraceError
-    device = device_profile(args.device) if args.device else (load_calibrated() or CPU)
-    cfg = L.TrainConfig()
+    if args.device:
+        device = device_profile(args.device)
+    else:
+        from .calibrate import ensure_calibrated
+        device, note = ensure_calibrated()
+        if note:
+            print(f"note: {note}")
+    base = None
+    if not args.from_scratch:
+        base, why = _default_model(device.kind)
+        if base is not None and args.kind and args.kind != base.kind:
+            why = f"the default model is a {base.kind}, --kind asks for {args.kind}"
+            base = None
+        if base is None:
+            print(f"note: training from scratch ({why})")
+    kind = base.kind if base is not None else (args.kind or "mlp")
+    cfg: L.TrainConfig | G.GraphConfig = L.TrainConfig() if kind == "mlp" else G.GraphConfig()
+    if base is not None:
+        # fine-tuning: fewer, smaller steps from the default model's weights
+        cfg.steps, cfg.learning_rate = 200, 1e-3
     if args.steps:
         cfg.steps = args.steps
-    if args.seeds:
+    if args.seeds and base is None:
         cfg.seeds = args.seeds
     try:
         ds = L.dataset_from_dumps(args.dumps, device, args.stat, log=print)
     except (TraceError, DumpError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    meta = {"stat": args.stat, "dumps": [os.path.basename(os.path.normpath(d))
-                                         for d in args.dumps]}
+    meta: dict = {"stat": args.stat, "dumps": [os.path.basename(os.path.normpath(d))
+                                               for d in args.dumps]}
+
+    def fit(d, m=None):
+        if kind == "gnn":
+            return G.train(d, device, cfg, m, base)    # type: ignore[arg-type]
+        return L.train(d, device, cfg, m, base)        # type: ignore[arg-type]
     if args.evaluate:
-        folds = L.leave_one_program_out(ds, device, cfg, log=print)
+        folds = L.leave_out(ds, fit, log=print)
         summary = L.summarize(folds)
         meta["leave_one_program_out"] = summary
         for which, vals in summary.items():
             print(f"{which:12s} " + "  ".join(f"{k} {_fmt(v)}" for k, v in vals.items()))
     t0 = time.perf_counter()
-    model = L.train(ds, device, cfg, meta)
+    model = fit(ds, meta)
     path = model.save(args.out)
-    print(f"trained on {len(ds)} kernels of {len(ds.programs)} programs in "
+    how = f"fine-tuned the {base.describe()} " if base is not None else f"trained a {kind} "
+    print(f"{how}on {len(ds)} kernels of {len(ds.programs)} programs in "
           f"{time.perf_counter() - t0:.1f} s; saved {path}")
     return 0

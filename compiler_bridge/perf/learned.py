@@ -4,19 +4,30 @@ It predicts a kernel's runtime as a *correction to the roofline in log space*::
 
     log(t) = log(roofline_us) + MLP([numeric features, pooled opcode embeddings])
 
-* numeric features: log flops, transcendentals, bytes read/written, intensity, roofline
-  time, output size/rank/minor dimension, operand and buffer counts, fused instruction
-  count, fusion kind, element type, flags (reduction, physical transpose, dot,
-  convolution, in-place dynamic-update-slice, slicing, gather/scatter, broadcast,
-  inside a loop, YNNPACK fusion, intra-op partitions), dot M/N/K, loop trip count;
+* numeric features (``FEATURE_VERSION`` 2): the kernel's work as *times on the device
+  profile* (flops over its peak, bytes read/written over its bandwidth at that working
+  set, overhead, intensity over the profile's ridge point, roofline time) so that a model
+  trained against one machine's calibrated profile predicts another's; output
+  size/rank/minor dimension, operand and buffer counts, fused instruction count, fusion
+  kind, element type, flags (reduction, physical transpose, dot, convolution, in-place
+  dynamic-update-slice, slicing, gather/scatter, broadcast, inside a loop, YNNPACK
+  fusion, intra-op partitions), dot M/N/K, loop trip count; the program's context (its
+  total compute/memory/roofline time, the kernel's share and schedule position) and the
+  kernel's producers and consumers (how many, their roofline times, whether a producer
+  ran just before);
 * opcode embeddings of the kernel's own opcode and every instruction it fuses, pooled
   three ways: sum, mean, and mean weighted by each instruction's log element count.
 
 Plain JAX: an MLP trained with Adam from ``jax.example_libraries.optimizers`` on squared
 log error (each program weighing the same), a few seeds averaged. Saved as ``.npz``
 (arrays) + ``.json`` (vocabulary, feature names, normalisation, device profile, training
-programs); never pickle. ``leave_one_program_out`` is the honest evaluation: train on all
-programs but one, predict that one.
+programs); never pickle. ``leave_out`` is the honest evaluation: train on every program
+outside a group (a program, or its whole family), predict the group. ``kernel_graph``
+gives each kernel's instruction graph for the graph network (``graph_model``); both
+kinds share :class:`CostModel` (prediction on any device profile, files, description)
+and :func:`load_model` reads either. ``shipped_model_path``: the default model shipped
+in ``models/`` (see its README), used when the user has saved none; ``train(init=...)``
+fine-tunes it.
 
 jax is imported only to train; predictions run in NumPy.
 """
@@ -37,10 +48,12 @@ from .costs import (
     CONTROL_FLOW,
     FREE_OPCODES,
     KernelCost,
+    compute_seconds,
     control_iterations,
     costs_of,
     is_single_kernel_call,
     kernels,
+    memory_seconds,
     outer_partitions,
     roofline_us,
 )
@@ -72,24 +85,40 @@ CLIP = 6.0              # standardized features are clipped to +-CLIP
 MAX_CORRECTION = 6.0    # |log correction| at most this (a factor of ~400)
 FUSION_KINDS = ("kLoop", "kInput", "kOutput", "kCustom")
 DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
+# Version 2: every amount of work is a time on the device profile (flops over its peak,
+# bytes over its bandwidth), so a model trained against one machine's profile predicts
+# another's; plus the kernel's producers and consumers in the module.
+FEATURE_VERSION = 2
 NUMERIC = (
-    "log_roofline_us", "log_flops", "log_transcendentals", "log_bytes_read",
-    "log_bytes_written", "log_intensity", "log_out_elements", "out_rank", "out_leaves",
-    "log_minor_dim", "log_max_dim", "log_operands", "log_buffers", "log_fused_ops",
-    "log_dot_m", "log_dot_n", "log_dot_k", "log_trip_count", "trip_unknown",
-    "log_loop_kernels", "in_loop", "matmul", "in_place_dus", "has_reduce",
+    "log_roofline_us", "log_compute_us", "log_transcendental_us", "log_read_us",
+    "log_write_us", "log_overhead_us", "log_intensity_vs_ridge", "log_out_elements",
+    "out_rank", "out_leaves", "log_minor_dim", "log_max_dim", "log_operands", "log_buffers",
+    "log_fused_ops", "log_dot_m", "log_dot_n", "log_dot_k", "log_trip_count",
+    "trip_unknown", "log_loop_kernels", "in_loop", "matmul", "in_place_dus", "has_reduce",
     "has_transpose", "has_dot", "has_convolution", "has_slice", "has_gather_scatter",
     "has_broadcast", "has_concat_pad", "has_transcendental", "ynn_fusion",
-    "log_partitions", "log_largest_operand", "log_smallest_operand", "control_flow",
-    "log_output_bytes", "program_log_kernels", "program_log_bytes", "program_log_flops",
-    "program_log_roofline_us", "share_of_program_roofline", "log_parameter_bytes",
-    "hot_input_share", "schedule_position",
+    "log_partitions", "log_largest_operand_us", "log_smallest_operand_us", "control_flow",
+    "log_output_write_us", "program_log_kernels", "program_log_compute_us",
+    "program_log_memory_us", "program_log_roofline_us", "share_of_program_roofline",
+    "log_parameter_read_us", "hot_input_share", "schedule_position",
+    "log_producers", "log_consumers", "producers_log_roofline_us",
+    "producers_max_log_roofline_us", "consumers_log_roofline_us",
+    "consumers_max_log_roofline_us", "producer_just_before",
 ) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
 
 
 def default_model_path(kind: str = "cpu") -> str:
     """Where ``train`` saves by default and the app looks: one model per device kind."""
     return os.path.join(CACHE_DIR, f"cost-model-{kind}.npz")
+
+
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+def shipped_model_path(kind: str = "cpu") -> str:
+    """The default model shipped with HLO Lens for a device kind (models/README.md says
+    how it was made); used when the user has saved none."""
+    return os.path.join(MODELS_DIR, f"default-{kind}.npz")
 
 
 # --------------------------------------------------------------------------- features
@@ -132,19 +161,81 @@ def _physical_transpose(i: HloInstruction) -> bool:
     return False
 
 
-def _program_context(module: HloModule, device: DeviceProfile) -> tuple[float, ...]:
-    """Program-level context every kernel of a module shares: how many kernels, how many
-    bytes and flops, and the roofline time of a whole step (cache pressure, contention).
-    Once per module and device profile (keyed by the whole profile: every rate counts,
+def _lus(us: float) -> float:
+    """Log of a time in µs (the floor keeps nothing-to-do terms finite)."""
+    return math.log(max(float(us), 0.0) + 1e-3)
+
+
+def _bytes_us(nbytes: float, device: DeviceProfile) -> float:
+    bw = device.bandwidth_for(max(nbytes, 1.0))
+    return nbytes / bw * 1e6 if bw > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class _ModuleContext:
+    """What every kernel of a module shares, on one device profile: the whole step's
+    work (cache pressure, contention) and each kernel's roofline time (for its
+    producers' and consumers' features)."""
+
+    log_kernels: float
+    log_compute_us: float
+    log_memory_us: float
+    log_roofline_us: float
+    roofline_total_us: float
+    roofline_of: dict[str, float]
+
+
+def _program_context(module: HloModule, device: DeviceProfile) -> _ModuleContext:
+    """Once per module and device profile (keyed by the whole profile: every rate counts,
     not just the name)."""
-    def context(m: HloModule) -> tuple[float, ...]:
-        costs = costs_of(m)
-        total_bytes = sum(c.bytes for c in costs)
-        total_flops = sum(c.flops for c in costs)
-        total_us = sum(roofline_us(c, device) for c in costs)
-        return (_log(len(costs)), _log(total_bytes), _log(total_flops), _log(total_us),
-                total_us)
+    def context(m: HloModule) -> _ModuleContext:
+        insts = kernels(m)
+        costs = costs_of(m, insts)
+        roof = [roofline_us(c, device) for c in costs]
+        compute = sum(compute_seconds(c, device) for c in costs) * 1e6
+        memory = sum(memory_seconds(c, device) for c in costs) * 1e6
+        total = sum(roof)
+        return _ModuleContext(_log(len(costs)), _lus(compute), _lus(memory), _lus(total),
+                              total, {i.name: r for i, r in zip(insts, roof)})
     return module.derived(f"learned-context:{device.key}", context)
+
+
+def _neighbours(inst: HloInstruction) -> tuple[list[HloInstruction], list[HloInstruction]]:
+    """The kernels of the same computation that produce this kernel's operands and that
+    consume its result (through bitcasts and get-tuple-elements)."""
+    producers: dict[str, HloInstruction] = {}
+    for op in inst.operands:
+        src = _source(op)
+        if src.opcode not in FREE_OPCODES and src.opcode != "parameter":
+            producers.setdefault(src.name, src)
+    consumers: dict[str, HloInstruction] = {}
+    stack = list(inst.users)
+    seen: set[str] = set()
+    while stack:
+        u = stack.pop()
+        if u.name in seen:
+            continue
+        seen.add(u.name)
+        if u.opcode in ("bitcast", "get-tuple-element"):
+            stack.extend(u.users)
+        elif u.opcode not in FREE_OPCODES:
+            consumers.setdefault(u.name, u)
+    return list(producers.values()), list(consumers.values())
+
+
+def _neighbour_features(inst: HloInstruction, ctx: _ModuleContext) -> list[float]:
+    producers, consumers = _neighbours(inst)
+    prod = [ctx.roofline_of.get(p.name, 0.0) for p in producers]
+    cons = [ctx.roofline_of.get(c.name, 0.0) for c in consumers]
+    comp = inst.computation
+    before = 0.0
+    if comp is not None and producers:
+        order = _schedule(comp)
+        pos = order.get(inst.name, 0)
+        before = float(any(order.get(p.name, -99) == pos - 1 for p in producers))
+    return [_log(len(producers)), _log(len(consumers)), _lus(sum(prod)),
+            _lus(max(prod, default=0.0)), _lus(sum(cons)), _lus(max(cons, default=0.0)),
+            before]
 
 
 def _source(i: HloInstruction) -> HloInstruction:
@@ -212,7 +303,11 @@ def _position(inst: HloInstruction) -> float:
 
 def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
                     device: DeviceProfile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(numeric features, opcode counts, size-weighted opcode counts) of one kernel."""
+    """(numeric features, opcode counts, size-weighted opcode counts) of one kernel.
+
+    Work is expressed as time on ``device`` (flops over its peak, bytes over its
+    bandwidth at that working set), so the features of a kernel mean the same on any
+    machine whose profile was measured."""
     fused = _fused(inst, module)
     counts = np.zeros(len(VOCAB), np.float32)
     weighted = np.zeros(len(VOCAB), np.float32)
@@ -253,10 +348,18 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
     ctx = _program_context(module, device)
     roof = roofline_us(cost, device)
     param_bytes, hot_share = _input_locality(inst)
+    peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
+    ridge = peak / max(device.bandwidth_for(max(cost.bytes, 1.0)), 1.0)
+    compute_us = cost.flops / peak * 1e6 if peak > 0 else 0.0
+    trans_us = cost.transcendentals * device.transcendental_flops / device.vector_flops * 1e6 \
+        if device.vector_flops > 0 else 0.0
+    overhead_us = device.launch_overhead_us + device.per_buffer_us * cost.buffers
+    out_bw = min(device.output_bandwidth or math.inf, device.bandwidth_for(max(cost.bytes, 1.0)))
     numeric = [
-        math.log(max(roof, 1e-3)), _log(cost.flops),
-        _log(cost.transcendentals), _log(cost.bytes_read), _log(cost.bytes_written),
-        _log(cost.intensity), _log(out.element_count if out is not None else 0),
+        math.log(max(roof, 1e-3)), _lus(compute_us), _lus(trans_us),
+        _lus(_bytes_us(cost.bytes_read, device)), _lus(_bytes_us(cost.bytes_written, device)),
+        _lus(overhead_us), math.log((cost.intensity + 1e-3) / max(ridge, 1e-3)),
+        _log(out.element_count if out is not None else 0),
         float(len(dims)), float(len(leaves)), _log(minor), _log(max(dims, default=0)),
         _log(len(inst.operand_names)), _log(cost.buffers),
         _log(sum(1 for f in fused if f.opcode not in FREE_OPCODES)),
@@ -269,11 +372,99 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         float(bool(ops & {"slice", "dynamic-slice"})), float(bool(ops & {"gather", "scatter"})),
         float("broadcast" in ops), float(bool(ops & {"concatenate", "pad"})),
         float(cost.transcendentals > 0), float("__ynn_fusion" in cfg_text),
-        _log(partitions), _log(max(operand_bytes)), _log(min(operand_bytes)), float(control),
-        _log(cost.output_bytes), ctx[0], ctx[1], ctx[2], ctx[3], roof / max(ctx[4], 1e-9),
-        _log(param_bytes), hot_share, _position(inst),
-    ] + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
+        _log(min(float(partitions), max(device.threads, 1.0))),
+        _lus(_bytes_us(max(operand_bytes), device)), _lus(_bytes_us(min(operand_bytes), device)),
+        float(control), _lus(cost.output_bytes / out_bw * 1e6 if out_bw > 0 else 0.0),
+        ctx.log_kernels, ctx.log_compute_us, ctx.log_memory_us, ctx.log_roofline_us,
+        roof / max(ctx.roofline_total_us, 1e-9),
+        _lus(_bytes_us(param_bytes, device)), hot_share, _position(inst),
+    ] + _neighbour_features(inst, ctx) \
+        + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
+
+
+# --------------------------------------------------------------------------- graphs
+
+MAX_NODES = 48          # a kernel's graph keeps the instructions nearest its root
+NODE_FEATURES = ("log_elements", "rank", "log_minor_dim", "log_operands", "is_root",
+                 "is_parameter", "is_constant", "physical_layout", "dtype_f32",
+                 "dtype_half", "dtype_int", "is_kernel")
+
+
+@dataclass(frozen=True)
+class KernelGraph:
+    """A kernel's instruction graph: node 0 is the kernel itself (its opcode token),
+    then every instruction it fuses (nested computations included; for a kernel that
+    fuses nothing, its operands as parameter nodes). Edges run operand -> user; a
+    called computation's root feeds its caller."""
+
+    ops: np.ndarray        # [nodes] int32 index in VOCAB
+    feats: np.ndarray      # [nodes, len(NODE_FEATURES)] float32
+    src: np.ndarray        # [edges] int32
+    dst: np.ndarray        # [edges] int32
+
+
+def _node_features(i: HloInstruction, is_kernel: bool = False,
+                   as_parameter: bool = False) -> list[float]:
+    leaves = [s for s in i.shape.leaves() if s.is_array]
+    out = leaves[0] if leaves else None
+    dims = out.dimensions if out is not None else ()
+    lay = out.layout if out is not None else None
+    minor = dims[lay.minor_to_major[0]] if lay is not None and lay.minor_to_major and \
+        lay.minor_to_major[0] < len(dims) else (dims[-1] if dims else 1)
+    et = out.element_type if out is not None else ""
+    return [_log(sum(s.element_count for s in leaves)) / 4.0, len(dims) / 4.0,
+            _log(minor) / 4.0, _log(len(i.operand_names)) / 2.0,
+            float(i.is_root and not as_parameter), float(as_parameter or i.opcode == "parameter"),
+            float(i.opcode == "constant"),
+            float(lay is not None and len(dims) > 1 and not lay.is_default),
+            float(et == "f32"), float(et in ("bf16", "f16")),
+            float(et.startswith(("s", "u")) or et == "pred"), float(is_kernel)]
+
+
+def kernel_graph(inst: HloInstruction, module: HloModule) -> KernelGraph:
+    """The instruction graph of one kernel (at most MAX_NODES nodes)."""
+    feats: list[list[float]] = [_node_features(inst, is_kernel=True)]
+    ops = [_VOCAB_INDEX[_kernel_token(inst.opcode)]]
+    edges: list[tuple[int, int]] = []
+    if not (inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst)):
+        # the instructions nearest the roots: the last ones of each computation
+        fused = _fused(inst, module)
+        top = set(inst.called_names)
+        nested = [f for f in fused if f.computation is None or f.computation.name not in top]
+        inner = {id(f) for f in nested}
+        nodes = (nested + [f for f in fused if id(f) not in inner])[-(MAX_NODES - 1):]
+        index: dict[str, int] = {}
+        for sub in nodes:
+            index[sub.name] = len(ops)
+            ops.append(_VOCAB_INDEX.get(sub.opcode, _VOCAB_INDEX["<other>"]))
+            feats.append(_node_features(sub))
+
+        def root_node(name: str) -> int | None:
+            comp = module.get_computation(name)
+            r = comp.root if comp is not None else None
+            return index.get(r.name) if r is not None else None
+        for sub in nodes:
+            for op in sub.operand_names:
+                j = index.get(op)
+                if j is not None:
+                    edges.append((j, index[sub.name]))
+            for c in sub.called_names:
+                j = root_node(c)
+                if j is not None:
+                    edges.append((j, index[sub.name]))
+        for c in inst.called_names:
+            j = root_node(c)
+            if j is not None:
+                edges.append((j, 0))
+    if len(ops) == 1 and inst.opcode not in CONTROL_FLOW:
+        for operand in inst.operands[:MAX_NODES - 1]:
+            ops.append(_VOCAB_INDEX["parameter"])
+            feats.append(_node_features(operand, as_parameter=True))
+            edges.append((len(ops) - 1, 0))
+    src = np.asarray([e[0] for e in edges], np.int32)
+    dst = np.asarray([e[1] for e in edges], np.int32)
+    return KernelGraph(np.asarray(ops, np.int32), np.asarray(feats, np.float32), src, dst)
 
 
 # --------------------------------------------------------------------------- dataset
@@ -293,23 +484,36 @@ class Dataset:
     instruction: list[str]       # [n]
     roofline_us: np.ndarray      # [n]
     programs: list[str] = field(default_factory=list)
+    graphs: list[KernelGraph] = field(default_factory=list)    # [n] (empty: not built)
+    executions: np.ndarray = field(default_factory=lambda: np.zeros((0,)))  # [n] per step
+    step_us: dict[str, float] = field(default_factory=dict)    # program -> median step
 
     def __len__(self) -> int:
         return len(self.label_us)
 
     def subset(self, mask: np.ndarray) -> "Dataset":
         idx = np.nonzero(mask)[0]
+        progs = sorted({self.program[i] for i in idx})
         return Dataset(self.numeric[idx], self.counts[idx], self.weighted[idx],
                        self.log_roofline[idx], self.label_us[idx], self.half_a[idx],
                        self.half_b[idx], [self.program[i] for i in idx],
-                       [self.instruction[i] for i in idx], self.roofline_us[idx],
-                       sorted({self.program[i] for i in idx}))
+                       [self.instruction[i] for i in idx], self.roofline_us[idx], progs,
+                       [self.graphs[i] for i in idx] if self.graphs else [],
+                       self.executions[idx] if len(self.executions) else self.executions,
+                       {p: v for p, v in self.step_us.items() if p in set(progs)})
 
     @staticmethod
     def concat(parts: Sequence["Dataset"]) -> "Dataset":
         parts = [p for p in parts if len(p)]
         if not parts:
             return empty_dataset()
+        graphs = sum((p.graphs for p in parts), []) if all(p.graphs for p in parts) else []
+        execs = np.concatenate([p.executions for p in parts]) \
+            if all(len(p.executions) == len(p) for p in parts) else np.zeros((0,))
+        steps: dict[str, float] = {}
+        for p in parts:
+            for k, v in p.step_us.items():
+                steps[k] = steps.get(k, 0.0) + v
         return Dataset(np.concatenate([p.numeric for p in parts]),
                        np.concatenate([p.counts for p in parts]),
                        np.concatenate([p.weighted for p in parts]),
@@ -320,7 +524,7 @@ class Dataset:
                        sum((p.program for p in parts), []),
                        sum((p.instruction for p in parts), []),
                        np.concatenate([p.roofline_us for p in parts]),
-                       sorted({x for p in parts for x in p.programs}))
+                       sorted({x for p in parts for x in p.programs}), graphs, execs, steps)
 
 
 def empty_dataset() -> Dataset:
@@ -353,18 +557,21 @@ def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "medi
         insts = [i for i in kernels(hlo) if i.name in timings.kernels]
         costs = costs_of(hlo, insts)
         num, cnt, wtd = module_features(hlo, insts, costs, device)
-        label, ha, hb = [], [], []
+        label, ha, hb, execs = [], [], [], []
         for i in insts:
             t = timings.kernels[i.name]
             label.append(t.stat(stat))
             h = t.halves(stat)
             ha.append(h[0] if h else np.nan)
             hb.append(h[1] if h else np.nan)
+            execs.append(t.executions_per_run)
         roof = np.asarray([roofline_us(c, device) for c in costs], np.float64)
         parts.append(Dataset(num, cnt, wtd, np.log(np.maximum(roof, 1e-3)).astype(np.float32),
                              np.asarray(label, np.float64), np.asarray(ha, np.float64),
                              np.asarray(hb, np.float64), [name] * len(insts),
-                             [i.name for i in insts], roof, [name]))
+                             [i.name for i in insts], roof, [name],
+                             [kernel_graph(i, hlo) for i in insts],
+                             np.asarray(execs, np.float64), {name: timings.step_median_us}))
     return Dataset.concat(parts)
 
 
@@ -388,7 +595,9 @@ class TrainConfig:
     embed: int = 8
     steps: int = 600
     learning_rate: float = 3e-3
-    weight_decay: float = 3e-3
+    # strong enough to keep corrections tame on families never seen (chosen by
+    # leave-one-family-out on the 11 families of the first traced corpus)
+    weight_decay: float = 3e-2
     seeds: int = 3
     rank_weight: float = 1.0     # pairwise ranking loss (within each program), 0 = off
 
@@ -426,7 +635,7 @@ def _forward(params, numeric, counts, weighted):
     return (h @ params["w3"] + params["b3"])[:, 0]
 
 
-def _gelu_np(x: np.ndarray) -> np.ndarray:
+def gelu_np(x: np.ndarray) -> np.ndarray:
     """jax.nn.gelu (tanh approximation, its default) in NumPy."""
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
 
@@ -439,8 +648,8 @@ def _forward_np(params, numeric, counts, weighted) -> np.ndarray:
     pooled = np.concatenate([np.log1p(counts) @ e, (counts / total) @ e,
                              (weighted / wtotal) @ e], axis=-1)
     x = np.concatenate([numeric, pooled], axis=-1)
-    h = _gelu_np(x @ params["w1"] + params["b1"])
-    h = _gelu_np(h @ params["w2"] + params["b2"])
+    h = gelu_np(x @ params["w1"] + params["b1"])
+    h = gelu_np(h @ params["w2"] + params["b2"])
     return (h @ params["w3"] + params["b3"])[:, 0]
 
 
@@ -455,19 +664,15 @@ def _fit_fn():
     global _FIT
     if _FIT is not None:
         return _FIT
-    import functools
-
     import jax
     import jax.numpy as jnp
     from jax import lax
     from jax.example_libraries import optimizers
 
-    @functools.partial(jax.jit, static_argnames=("hidden", "embed", "seeds"))
-    def fit(x, counts, weighted, target, weights, pi, pj, pw, gap, steps, lr, wd, rank, *,
-            hidden, embed, seeds):
-        cfg = TrainConfig(hidden=hidden, embed=embed)
-        keys = jax.random.split(jax.random.PRNGKey(0), seeds)
-        params = jax.vmap(lambda k: _init(k, x.shape[1], cfg, counts.shape[1]))(keys)
+    @jax.jit
+    def fit(params, x, counts, weighted, target, weights, pi, pj, pw, gap, steps, lr, wd,
+            rank):
+        # params: one set per seed, stacked (fresh ones, or a model to fine-tune)
         opt_init, opt_update, get_params = optimizers.adam(lr)
         wsum = jnp.maximum(jnp.sum(weights), 1e-9)
 
@@ -493,8 +698,17 @@ def _fit_fn():
     return fit
 
 
+def _initial(cfg: TrainConfig, n_in: int, init: list[dict[str, np.ndarray]] | None):
+    """Parameters to start from, stacked over seeds: fresh, or a model's (fine-tuning)."""
+    if init is not None:
+        return {k: np.stack([np.asarray(p[k], np.float32) for p in init]) for k in init[0]}
+    import jax
+    keys = jax.random.split(jax.random.PRNGKey(0), cfg.seeds)
+    return jax.vmap(lambda k: _init(k, n_in, cfg, len(VOCAB)))(keys)
+
+
 def _train_padded(x, counts, weighted, log_roof, log_label, weights, groups,
-                  cfg: TrainConfig) -> list[dict[str, np.ndarray]]:
+                  cfg: TrainConfig, init=None) -> list[dict[str, np.ndarray]]:
     n = len(x)
     rows = -(-n // PAD_ROWS) * PAD_ROWS
 
@@ -506,20 +720,21 @@ def _train_padded(x, counts, weighted, log_roof, log_label, weights, groups,
     pj = np.zeros(MAX_PAIRS, np.int32)
     pw = np.zeros(MAX_PAIRS, np.float32)
     if cfg.rank_weight > 0:
-        i, j, w = _pairs(groups, log_label, weights, 0, MAX_PAIRS)
+        i, j, w = ranking_pairs(groups, log_label, weights, 0, MAX_PAIRS)
         if i is not None:
             pi[:len(i)], pj[:len(j)], pw[:len(w)] = i, j, w
     gap = (log_roof[pi] - log_roof[pj]).astype(np.float32)
-    stacked = _fit_fn()(pad(x), pad(counts), pad(weighted), pad(log_label - log_roof),
+    start = _initial(cfg, x.shape[1], init)
+    stacked = _fit_fn()(start, pad(x), pad(counts), pad(weighted), pad(log_label - log_roof),
                         pad(weights), pi, pj, pw, gap, np.int32(cfg.steps),
                         np.float32(cfg.learning_rate), np.float32(cfg.weight_decay),
-                        np.float32(cfg.rank_weight), hidden=cfg.hidden, embed=cfg.embed,
-                        seeds=cfg.seeds)
+                        np.float32(cfg.rank_weight))
     stacked = {k: np.asarray(v) for k, v in stacked.items()}
-    return [{k: v[s] for k, v in stacked.items()} for s in range(cfg.seeds)]
+    seeds = len(next(iter(stacked.values())))
+    return [{k: v[s] for k, v in stacked.items()} for s in range(seeds)]
 
 
-def _pairs(groups: np.ndarray, log_label: np.ndarray, weights: np.ndarray, seed: int,
+def ranking_pairs(groups: np.ndarray, log_label: np.ndarray, weights: np.ndarray, seed: int,
            max_pairs: int = 20000):
     """Ordered pairs (slower, faster) of kernels of one program whose labels differ by
     more than 10%, sampled to at most ``max_pairs``; weights sum to 1."""
@@ -548,36 +763,155 @@ def _pairs(groups: np.ndarray, log_label: np.ndarray, weights: np.ndarray, seed:
     return i.astype(np.int32), j.astype(np.int32), w.astype(np.float32)
 
 
-class LearnedModel:
-    """A trained model: normalisation, parameters of each seed, and what it was trained on."""
+class CostModel:
+    """What every learned model shares: the device profile it was trained against, what
+    it was trained on (``meta``), its files, and prediction as a correction to the
+    roofline of the device it predicts for."""
 
-    def __init__(self, params: list[dict[str, np.ndarray]], mean: np.ndarray, std: np.ndarray,
-                 device: DeviceProfile, meta: dict | None = None) -> None:
-        self.params = params
-        self.mean = mean
-        self.std = std
+    kind = "model"
+
+    def __init__(self, device: DeviceProfile, meta: dict | None = None) -> None:
         self.device = device
         self.meta = meta or {}
         self.path = ""
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
     @property
     def key(self) -> str:
-        """Content identity: a hash of the weights, the normalisation, the device profile
-        and what ``describe`` says."""
+        """Content identity: a hash of the arrays, the device profile and what
+        ``describe`` says."""
         h = hashlib.blake2b(digest_size=16)
-        for a in [self.mean, self.std] + [p[k] for p in self.params for k in sorted(p)]:
+        for name, a in sorted(self.arrays().items()):
             arr = np.ascontiguousarray(np.asarray(a))
-            h.update(f"{arr.dtype}{arr.shape}".encode())
+            h.update(f"{name}{arr.dtype}{arr.shape}".encode())
             h.update(arr.tobytes())
         h.update(self.device.key.encode())
         h.update(self.describe().encode())
         return h.hexdigest()
 
+    @property
+    def is_default(self) -> bool:
+        return bool(self.meta.get("default"))
+
     def describe(self) -> str:
         progs = self.meta.get("programs", [])
+        fams = self.meta.get("families") or []
+        what = "graph network" if self.kind == "gnn" else "MLP"
+        if self.is_default:
+            return (f"default model — trained on {len(progs)} programs of {len(fams)} "
+                    f"families ({what}, {self.meta.get('kernels', '?')} kernels)")
         where = f" ({self.path})" if self.path else ""
-        return (f"learned model{where}, trained on {len(progs)} programs, "
-                f"{self.meta.get('kernels', '?')} kernels, roofline of {self.device.name}")
+        base = self.meta.get("fine_tuned_from")
+        tuned = (f", fine-tuned from a model of {len(base.get('programs') or [])} programs"
+                 if isinstance(base, dict) else "")
+        return (f"learned model{where} ({what}), trained on {len(progs)} programs, "
+                f"{self.meta.get('kernels', '?')} kernels{tuned}")
+
+    def correction(self, module: HloModule, insts: Sequence[HloInstruction],
+                   costs: Sequence[KernelCost], device: DeviceProfile) -> np.ndarray:
+        raise NotImplementedError
+
+    def correction_dataset(self, ds: Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_dataset(self, ds: Dataset) -> np.ndarray:
+        """Predicted µs for a dataset (its features and roofline on the dataset's device)."""
+        if len(ds) == 0:
+            return np.zeros((0,))
+        return np.exp(ds.log_roofline.astype(np.float64) + self.correction_dataset(ds))
+
+    def predict(self, module: HloModule, insts: Sequence[HloInstruction],
+                costs: Sequence[KernelCost] | None = None,
+                device: DeviceProfile | None = None) -> np.ndarray:
+        """Predicted µs per kernel on ``device`` (default: the one it was trained
+        against): its roofline there, times the learned correction of features that are
+        themselves times on that device, so a model trained on one machine's calibrated
+        profile predicts another's."""
+        if not insts:
+            return np.zeros((0,))
+        device = device or self.device
+        costs = costs if costs is not None else costs_of(module, insts)
+        roof = np.asarray([roofline_us(c, device) for c in costs], np.float64)
+        return np.exp(np.log(np.maximum(roof, 1e-3))
+                      + self.correction(module, insts, costs, device))
+
+    # -- files: <path>.npz (arrays) + <path>.json (everything else)
+    def save(self, path: str) -> str:
+        base = path[:-4] if path.endswith(".npz") else path
+        os.makedirs(os.path.dirname(os.path.abspath(base)) or ".", exist_ok=True)
+        # numpy's stub matches **arrays against savez's allow_pickle: bool
+        np.savez_compressed(base + ".npz", **self.arrays())  # type: ignore[arg-type]
+        meta = dict(self.meta)
+        meta.update({"format": FORMAT, "version": VERSION, "model": self.kind,
+                     "feature_version": FEATURE_VERSION, "vocab": list(VOCAB),
+                     "numeric": list(NUMERIC), "device": self.device.to_json()})
+        meta.update(self.extra_meta())
+        with open(base + ".json", "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+        self.path = base + ".npz"
+        return self.path
+
+    def extra_meta(self) -> dict:
+        return {}
+
+
+def read_model_files(path: str) -> tuple[str, dict, dict[str, np.ndarray]]:
+    """(base path, meta, arrays) of a saved model, checked to be one this version of HLO
+    Lens can use (raises ValueError saying why not)."""
+    base = path[:-4] if path.endswith(".npz") else (path[:-5] if path.endswith(".json") else path)
+    try:
+        with open(base + ".json", encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{base}.json: not a readable cost model ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{base}.json: not an HLO Lens cost model")
+    if meta.get("feature_version") != FEATURE_VERSION or meta.get("vocab") != list(VOCAB) \
+            or meta.get("numeric") != list(NUMERIC):
+        raise ValueError(f"{base}.json: made by another version of HLO Lens (features "
+                         f"version {meta.get('feature_version', 1)}, this one reads "
+                         f"{FEATURE_VERSION}); train it again")
+    try:
+        with np.load(base + ".npz", allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{base}.npz: not a readable cost model ({e})") from None
+    return base, meta, arrays
+
+
+def load_model(path: str) -> CostModel:
+    """A saved model of either kind (MLP or graph network)."""
+    base, meta, _ = read_model_files(path)
+    if meta.get("model") == "gnn":
+        from .graph_model import GraphModel
+        return GraphModel.load(path)
+    return LearnedModel.load(path)
+
+
+class LearnedModel(CostModel):
+    """The MLP: normalisation, parameters of each seed, and what it was trained on."""
+
+    kind = "mlp"
+
+    def __init__(self, params: list[dict[str, np.ndarray]], mean: np.ndarray, std: np.ndarray,
+                 device: DeviceProfile, meta: dict | None = None) -> None:
+        super().__init__(device, meta)
+        self.params = params
+        self.mean = mean
+        self.std = std
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {"mean": np.asarray(self.mean, np.float32), "std": np.asarray(self.std, np.float32)}
+        for s, p in enumerate(self.params):
+            for k, v in p.items():
+                out[f"seed{s}.{k}"] = np.asarray(v, np.float32)
+        return out
+
+    def extra_meta(self) -> dict:
+        return {"seeds": len(self.params)}
 
     def _correction(self, numeric, counts, weighted) -> np.ndarray:
         x = np.clip((np.asarray(numeric, np.float64) - self.mean) / self.std, -CLIP, CLIP)
@@ -587,60 +921,18 @@ class LearnedModel:
                             weighted) for p in self.params]
         return np.clip(np.mean(outs, axis=0), -MAX_CORRECTION, MAX_CORRECTION)
 
-    def predict_dataset(self, ds: Dataset) -> np.ndarray:
-        """Predicted µs for a dataset (built with this model's device profile)."""
-        if len(ds) == 0:
-            return np.zeros((0,))
-        return np.exp(ds.log_roofline.astype(np.float64)
-                      + self._correction(ds.numeric, ds.counts, ds.weighted))
+    def correction_dataset(self, ds: Dataset) -> np.ndarray:
+        return self._correction(ds.numeric, ds.counts, ds.weighted)
 
-    def predict(self, module: HloModule, insts: Sequence[HloInstruction],
-                costs: Sequence[KernelCost] | None = None,
-                device: DeviceProfile | None = None) -> np.ndarray:
-        """Predicted µs per kernel. The roofline term always uses the model's own device
-        profile (the correction was learned against it); ``device`` is ignored."""
-        if not insts:
-            return np.zeros((0,))
-        costs = costs if costs is not None else costs_of(module, insts)
-        num, cnt, wtd = module_features(module, insts, costs, self.device)
-        roof = np.asarray([roofline_us(c, self.device) for c in costs], np.float64)
-        return np.exp(np.log(np.maximum(roof, 1e-3)) + self._correction(num, cnt, wtd))
-
-    # -- files: <path>.npz (arrays) + <path>.json (everything else)
-    def save(self, path: str) -> str:
-        base = path[:-4] if path.endswith(".npz") else path
-        os.makedirs(os.path.dirname(os.path.abspath(base)) or ".", exist_ok=True)
-        arrays = {"mean": self.mean, "std": self.std}
-        for s, p in enumerate(self.params):
-            for k, v in p.items():
-                arrays[f"seed{s}.{k}"] = np.asarray(v, np.float32)
-        # numpy's stub matches **arrays against savez's allow_pickle: bool
-        np.savez(base + ".npz", **arrays)  # type: ignore[arg-type]
-        meta = dict(self.meta)
-        meta.update({"format": FORMAT, "version": VERSION, "vocab": list(VOCAB),
-                     "numeric": list(NUMERIC), "seeds": len(self.params),
-                     "device": self.device.to_json()})
-        with open(base + ".json", "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2)
-            f.write("\n")
-        self.path = base + ".npz"
-        return self.path
+    def correction(self, module, insts, costs, device) -> np.ndarray:
+        num, cnt, wtd = module_features(module, insts, costs, device)
+        return self._correction(num, cnt, wtd)
 
     @staticmethod
     def load(path: str) -> "LearnedModel":
-        base = path[:-4] if path.endswith(".npz") else (path[:-5] if path.endswith(".json") else path)
-        try:
-            with open(base + ".json", encoding="utf-8") as f:
-                meta = json.load(f)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"{base}.json: not a readable cost model ({e})") from None
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{base}.json: not an HLO Lens cost model")
-        if meta.get("vocab") != list(VOCAB) or meta.get("numeric") != list(NUMERIC):
-            raise ValueError(f"{base}.json: made by another version of HLO Lens (features "
-                             "differ); train it again")
-        with np.load(base + ".npz", allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        base, meta, arrays = read_model_files(path)
+        if meta.get("model", "mlp") != "mlp":
+            raise ValueError(f"{base}.json: a {meta.get('model')} model, not an MLP")
         params = []
         for s in range(int(meta.get("seeds", 1))):
             prefix = f"seed{s}."
@@ -651,7 +943,7 @@ class LearnedModel:
         return model
 
 
-def _program_weights(programs: Sequence[str]) -> np.ndarray:
+def program_weights(programs: Sequence[str]) -> np.ndarray:
     """Each program weighs the same in total (sqrt-damped, so big ones still count more)."""
     names, inverse, counts = np.unique(np.asarray(programs), return_inverse=True,
                                        return_counts=True)
@@ -659,22 +951,37 @@ def _program_weights(programs: Sequence[str]) -> np.ndarray:
 
 
 def train(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
-          meta: dict | None = None) -> LearnedModel:
-    """Fit a model on a dataset (built with ``device``'s roofline)."""
+          meta: dict | None = None, init: "LearnedModel | None" = None) -> "LearnedModel":
+    """Fit a model on a dataset (built with ``device``'s roofline). ``init``: a model to
+    fine-tune (its normalisation and weights are the start; its training programs are
+    kept in the new model's record)."""
     cfg = cfg or TrainConfig()
     if len(ds) < 4:
         raise ValueError(f"too little data to train on: {len(ds)} measured kernels")
-    mean = ds.numeric.mean(0)
-    std = np.maximum(ds.numeric.std(0), 0.1)   # a feature constant in training stays tame
+    if init is not None:
+        mean, std = init.mean.astype(np.float64), init.std.astype(np.float64)
+    else:
+        mean = ds.numeric.mean(0)
+        std = np.maximum(ds.numeric.std(0), 0.1)   # a feature constant in training stays tame
     x = np.clip((ds.numeric - mean) / std, -CLIP, CLIP).astype(np.float32)
     log_roof = ds.log_roofline.astype(np.float32)
     log_label = np.log(np.maximum(ds.label_us, 1e-3)).astype(np.float32)
     _, groups = np.unique(np.asarray(ds.program), return_inverse=True)
     params = _train_padded(x, ds.counts, ds.weighted, log_roof, log_label,
-                           _program_weights(ds.program), groups, cfg)
-    info = {"programs": ds.programs, "kernels": len(ds), "config": cfg.__dict__}
+                           program_weights(ds.program), groups, cfg,
+                           init.params if init is not None else None)
+    info = {"model": "mlp", "programs": ds.programs, "kernels": len(ds),
+            "config": cfg.__dict__}
+    if init is not None:
+        info["fine_tuned_from"] = fine_tune_record(init)
     info.update(meta or {})
     return LearnedModel(params, mean.astype(np.float32), std.astype(np.float32), device, info)
+
+
+def fine_tune_record(base) -> dict:
+    """What a fine-tuned model keeps of the model it started from."""
+    return {k: base.meta.get(k) for k in ("model", "programs", "families", "corpus_hash",
+                                         "calibration", "kernels") if k in base.meta}
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -697,17 +1004,24 @@ class FoldResult:
     roofline: dict[str, float]
     learned: dict[str, float]
     noise_floor: dict[str, float]
+    ratio: float = math.nan            # median predicted / measured, learned
+    roofline_ratio: float = math.nan   # the same for the roofline
 
 
-def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
-                          log=None, group_of: dict[str, str] | None = None) -> list[FoldResult]:
-    """For each program: train on the others, predict it; metrics per held-out program
-    for the roofline (``device``) and the learned model, with the noise floor.
+def median_ratio(pred: np.ndarray, meas: np.ndarray) -> float:
+    ok = np.asarray(meas) > 0
+    return float(np.median(np.asarray(pred)[ok] / np.asarray(meas)[ok])) if ok.any() else math.nan
 
-    ``group_of`` (program -> group, e.g. its family) makes it stricter: a program's whole
-    group is left out of its training set, so no sibling of another size helps."""
+
+def leave_out(ds: Dataset, fit, group_of: dict[str, str] | None = None,
+              log=None, keep: dict[str, np.ndarray] | None = None) -> list[FoldResult]:
+    """For each program: ``fit`` (Dataset -> model) on every program outside its group
+    (``group_of``: program -> group, e.g. its family; default: the program alone), predict
+    it; metrics per held-out program for the roofline the dataset was built with and the
+    model, with the noise floor. One model per group. ``keep``: filled with each
+    program's predictions (µs per kernel, in dataset order)."""
     out = []
-    models: dict[str, LearnedModel] = {}
+    models: dict[str, CostModel] = {}
     group_of = group_of or {}
     for prog in ds.programs:
         held = np.array([p == prog for p in ds.program])
@@ -718,10 +1032,14 @@ def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig |
         model = models.get(group)
         if model is None:
             out_of_group = np.array([group_of.get(p, p) != group for p in ds.program])
-            model = models[group] = train(ds.subset(out_of_group), device, cfg)
+            model = models[group] = fit(ds.subset(out_of_group))
         pred = model.predict_dataset(test)
+        if keep is not None:
+            keep[prog] = pred
         res = FoldResult(prog, len(test), _metrics(test.roofline_us, test.label_us),
-                         _metrics(pred, test.label_us), noise_floor(test))
+                         _metrics(pred, test.label_us), noise_floor(test),
+                         median_ratio(pred, test.label_us),
+                         median_ratio(test.roofline_us, test.label_us))
         if log is not None:
             log(f"{prog}: {len(test)} kernels, tau roofline {res.roofline['kendall_tau']:.2f} "
                 f"learned {res.learned['kendall_tau']:.2f} (floor "
@@ -729,6 +1047,15 @@ def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig |
                 f"{res.roofline['median_ape']:.0%} / {res.learned['median_ape']:.0%}")
         out.append(res)
     return out
+
+
+def leave_one_program_out(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
+                          log=None, group_of: dict[str, str] | None = None) -> list[FoldResult]:
+    """:func:`leave_out` with the MLP: for each program, train on the others, predict it.
+
+    ``group_of`` (program -> group, e.g. its family) makes it stricter: a program's whole
+    group is left out of its training set, so no sibling of another size helps."""
+    return leave_out(ds, lambda d: train(d, device, cfg), group_of, log)
 
 
 def summarize(folds: Sequence[FoldResult]) -> dict[str, dict[str, float]]:

@@ -198,9 +198,17 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         chosen = [dump.main] if dump.main is not None else []
     if isinstance(device, str):
         device = device_profile(device)
+    chosen_device = device is not None
     if device is None:
         device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
     learned = _resolve_model(model, device, auto_model, notes)
+    if learned is not None and not chosen_device and device.kind == "cpu" \
+            and not device.measured:
+        # a learned model's features are times on this machine's profile: measure it
+        from .calibrate import ensure_calibrated
+        device, note = ensure_calibrated()
+        if note:
+            notes.append(note)
     rows: list[KernelRow] = []
     reported = []
     module_keys = []
@@ -252,21 +260,26 @@ def _report_key(dump: Dump, module_keys: list[tuple[str, str]],
 
 
 def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):
+    """The model to predict with: the one given; else (``auto``) the user's saved model
+    for this device kind, else the default model shipped for it, else None (the
+    roofline). A model found on its own that is stale or broken: the roofline, and a
+    note saying why."""
     if model is None and not auto:
         return None
     from . import learned as L
     if model is None:
-        path = L.default_model_path(device.kind)
+        path, which = L.default_model_path(device.kind), "saved"
         if not os.path.exists(path):
-            return None
+            path, which = L.shipped_model_path(device.kind), "default"
+            if not os.path.exists(path):
+                return None
         try:
-            return L.LearnedModel.load(path)
+            return L.load_model(path)
         except (OSError, ValueError, KeyError) as e:
-            # the model found on its own is stale or broken: the roofline, and say why
-            notes.append(f"saved cost model not used: {str(e).splitlines()[0]}")
+            notes.append(f"{which} cost model not used: {str(e).splitlines()[0]}")
             return None
     if isinstance(model, (str, os.PathLike)):
-        return L.LearnedModel.load(os.fspath(model))
+        return L.load_model(os.fspath(model))
     return model
 
 
