@@ -939,6 +939,26 @@ def prune(folder: str) -> None:
             os.remove(os.path.join(folder, f))
 
 
+def clean_leftovers(names: list[str]) -> None:
+    """Temporary folders of runs that were killed (a finished run leaves none): a dump
+    folder ``.tmp-<name>-<pid>`` whose process is gone, a ``.session-*`` in a program."""
+    if not os.path.isdir(OUT):
+        return
+    for entry in os.listdir(OUT):
+        if entry.startswith(".tmp-"):
+            pid = entry.rsplit("-", 1)[-1]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(OUT, entry), ignore_errors=True)
+    for name in names:
+        folder = os.path.join(OUT, name)
+        if os.path.isdir(folder):
+            for entry in os.listdir(folder):
+                path = os.path.join(folder, entry)
+                # a session takes seconds: one this old belongs to no live run
+                if entry.startswith(".session-") and time.time() - os.path.getmtime(path) > 600:
+                    shutil.rmtree(path, ignore_errors=True)
+
+
 def sessions_of(name: str) -> int:
     """Profiling sessions held by a program's finished folder (-1: no finished folder)."""
     folder = os.path.join(OUT, name)
@@ -1037,6 +1057,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(PROGRAMS)} programs, {len(fams)} families")
         return 0
     names = select(args)
+    clean_leftovers(names)
     start = time.time()
     deadline = start + 60 * args.budget_min if args.budget_min else float("inf")
     made = failed = 0
