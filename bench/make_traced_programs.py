@@ -79,7 +79,8 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "generated", "traced")
+# HLOLENS_TRACED_OUT: another place for the corpus (the tests' temporary folders)
+OUT = os.environ.get("HLOLENS_TRACED_OUT") or os.path.join(ROOT, "generated", "traced")
 # XLA's compiles are shared between rounds through JAX's persistent cache (its key leaves out
 # the dump options): a later round loads the executable instead of compiling again.
 CACHE = os.path.join(OUT, ".jax-cache")
@@ -1014,7 +1015,9 @@ def select(args) -> list[str]:
     if not args.configs:
         names = [n for n in names if not PROGRAMS[n].config]
     # families interleaved (each family's first program, then each one's second, ...): a
-    # partial run or a chunk covers every family
+    # partial run covers every family; chunk i/n takes the family's programs whose rank,
+    # shifted by the family's index, is i - 1 modulo n (a family of >= n programs is in
+    # every chunk)
     rank: dict[str, int] = {}
     seen: dict[str, int] = {}
     for n in names:
@@ -1023,10 +1026,13 @@ def select(args) -> list[str]:
         seen[fam] = rank[n] + 1
     names = sorted(names, key=lambda n: rank[n])
     if args.chunk:
-        i, n = (int(x) for x in args.chunk.split("/"))
-        if not 1 <= i <= n:
+        parts = args.chunk.split("/")
+        if len(parts) != 2 or not all(x.isdigit() for x in parts) \
+                or not 1 <= int(parts[0]) <= int(parts[1]):
             raise SystemExit(f"--chunk {args.chunk}: expected i/n with 1 <= i <= n")
-        names = names[i - 1::n]
+        i, k = int(parts[0]), int(parts[1])
+        index = {f: j for j, f in enumerate(seen)}
+        names = [n for n in names if (rank[n] + index[PROGRAMS[n].family]) % k == i - 1]
     return names
 
 
