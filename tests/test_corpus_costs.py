@@ -31,6 +31,7 @@ CASES = [
     "hmc_xs_f32",                # gradient inside a fori_loop, lax.cond
     "switch_net_xs_f32_train",   # lax.switch and lax.cond in a training step
     "optax_update_adafactor_s_f32_train",   # Optax Adafactor: factored moments
+    "gpt_scan_xs_f32_train@nofusionemitters",   # a configuration: small calls around loops
 ]
 
 

@@ -674,7 +674,10 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
        bitcasts and reshapes, each parameter read at most once;
     5. ``custom-call`` (LAPACK's LU and triangular solve, oneDNN/XNNPACK library calls): -1
        flops and -1 bytes each, XLA's "unknown" (``HandleCustomCall``) summed as is; ours:
-       the bytes of its operands and results (and a matmul's flops).
+       the bytes of its operands and results (and a matmul's flops);
+    6. ``call`` (e.g. XLA CPU's ``xla_cpu_small_call`` around a scatter's while loop): the
+       totals of its computation, rules 1-5 inside; ours: the call as one kernel, a loop
+       inside it counted for every trip.
 
     With these, ``tests/test_costs.py`` finds every sample's totals equal to XLA's."""
     costs = {k.instruction: k for k in costs_of(module)}
@@ -707,7 +710,7 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
             elif inst.opcode == "conditional":
                 parts = [done.get(n, (0.0, 0.0, 0.0)) for n in inst.called_names]
                 add = tuple(max((p[i] for p in parts), default=0.0) for i in range(3))
-            elif inst.opcode == "call" and inst.name not in costs:
+            elif inst.opcode == "call":       # rule 6
                 parts = [done.get(n, (0.0, 0.0, 0.0)) for n in inst.called_names]
                 add = tuple(sum(p[i] for p in parts) for i in range(3))
             else:
