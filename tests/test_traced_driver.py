@@ -70,3 +70,18 @@ def test_a_program_is_dumped_traced_in_rounds_and_cached(tmp_path, monkeypatch, 
     capsys.readouterr()
     assert T.main(["mlp_xs", "--rounds", "2"]) == 0
     assert "0 sessions made" in capsys.readouterr().out and T.sessions_of("mlp_xs") == 2
+
+
+def test_every_configuration_changes_the_optimized_hlo():
+    """Issue 15, point 5: a configuration is only worth ranking if XLA compiles the program
+    differently under it (flags that only change code generation are left out)."""
+    import re
+    pytest.importorskip("flax")
+
+    def optimized(name):
+        compiled, _, _ = T.compile_program(name)
+        return re.sub(r", metadata=\{[^}]*\}", "", compiled.as_text())
+
+    base = optimized("mlp_m")
+    same = [c for c in T.CONFIGS if optimized(f"mlp_m@{c}") == base]
+    assert len(T.CONFIGS) >= 4 and not same, same
