@@ -19,8 +19,10 @@ How it runs (2 shared cores): programs run in batches inside child processes
 compiled with ``jax.jit(...).lower(...).compile(compiler_options=...)``: XLA debug options are
 per compilation, so the dump round passes ``xla_dump_to=<folder>`` for that program's compile
 alone and a configuration variant passes its own options, all in one process. Per program and
-session: compile, two warm-up steps, then enough steps for ~0.5 s (3-12) under
-``jax.profiler.trace``; the session lands in ``<folder>/trace/plugins/profile/``.
+session: compile (a later round loads the same executable from JAX's persistent cache in
+``generated/traced/.jax-cache``, whose key leaves out the dump options), two warm-up steps,
+then enough steps for ~0.5 s (3-12) under ``jax.profiler.trace``; the session lands in
+``<folder>/trace/plugins/profile/``. Wall time on 2 shared cores: BENCHMARKS.md.
 
 Measurements are taken in ``--rounds`` rounds: round 1 dumps and traces every program into a
 temporary folder renamed into place when complete (a reader never sees half a program), each
@@ -31,8 +33,9 @@ more than the spread between runs of one session. The label is the median over e
 
 Cached and bounded: a program whose folder already holds ``--rounds`` sessions is skipped; a
 folder missing is dumped first; ``--budget-min N`` stops cleanly between programs once N
-minutes have passed (run again to continue); ``--chunk i/n`` takes every n-th program
-(families interleaved), ``--family a,b`` whole families.
+minutes have passed (run again to continue); ``--chunk i/n`` takes one n-th of every
+family's programs, ``--family a,b`` whole families; the order interleaves families, so a
+partial run covers them all.
 
 Configurations (issue 15, point 5): ``CONFIGS`` compile the same program with XLA options
 that change the optimized HLO; ``<base>@<config>`` is a program of its own (same family as its
@@ -970,6 +973,8 @@ def sessions_of(name: str) -> int:
 
 
 def _run_batch(names: list[str], dump: bool, deadline: float) -> list[dict]:
+    """One child process for a batch of programs; its JSON lines are the results (its other
+    output, merged so that neither pipe can fill and block it, is kept for errors)."""
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
     env["JAX_PLATFORMS"] = "cpu"
@@ -977,26 +982,27 @@ def _run_batch(names: list[str], dump: bool, deadline: float) -> list[dict]:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(
         {"names": names, "dump": dump, "deadline": deadline})]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    results = []
+                            stderr=subprocess.STDOUT)
+    results: list[dict] = []
+    other: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("{"):
             results.append(json.loads(line))
-            yield_line(results[-1], dump)
-    stderr = proc.stderr.read() if proc.stderr else ""
+            _report(results[-1], dump)
+        else:
+            other = (other + [line])[-40:]
     if proc.wait() != 0:
-        print(f"child failed with exit code {proc.returncode}: {stderr[-2000:]}", flush=True)
+        print(f"child failed with exit code {proc.returncode}: {''.join(other)[-2000:]}",
+              flush=True)
     return results
 
 
-def yield_line(r: dict, dump: bool) -> None:
+def _report(r: dict, dump: bool) -> None:
     what = "dump+trace" if dump else "trace"
     if "error" in r:
         print(f"  [{r['name']}] FAILED: {r['error']}", flush=True)
-    elif "skipped" in r:
-        pass
-    else:
+    elif "skipped" not in r:
         print(f"  [{r['name']}] {what} {r['secs']:5.1f} s (step {r['step_ms']:.1f} ms x "
               f"{r['steps']})", flush=True)
 
