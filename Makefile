@@ -38,8 +38,9 @@ samples: $(STAMP)
 scale: $(STAMP)
 	$(PY) bench/make_scale.py
 
+# the traced corpus (cached: a rerun continues); e.g. TRACED_ARGS="--chunk 1/4 --budget-min 20"
 traced: $(STAMP)
-	$(PY) bench/make_traced_programs.py
+	$(PY) bench/make_traced_programs.py $(TRACED_ARGS)
 
 # Each benchmark writes its section of BENCHMARKS.md with the command that produced it.
 bench: $(STAMP) scale

@@ -1,45 +1,98 @@
 """Write real JAX programs' dumps and profiler traces into ``generated/traced/`` (git-ignored):
-the data the runtime benchmark (``bench/runtime_bench.py``) and ``python -m compiler_bridge
+the corpus the runtime benchmark (``bench/runtime_bench.py``) and ``python -m compiler_bridge
 train`` learn and test on, beside the two committed sample traces.
 
-Each program runs in its own child process (XLA reads ``XLA_FLAGS`` once per process) with
-``JAX_PLATFORMS=cpu``: one warm-up step (compiles), then ``--steps`` steps under
-``jax.profiler.trace(<folder>/trace, create_perfetto_trace=True)``. Inputs are NumPy arrays
-with fixed seeds, so the only compiled module is the program's own. Object files and LLVM
-IR are deleted afterwards (the folders stay small); each folder is an ordinary dump that the
-app opens as is.
+The corpus: the plain-JAX families below (``_PLAIN``) and the families of
+``bench/traced_families.py``, written with Flax (Linen and NNX), Equinox and Optax — ResNet,
+ViT, GPT (scan over layers and unrolled), U-Net, MLP-Mixer, GNN, LSTM/GRU under scan,
+recommender embeddings, diffusion, VAE, optimizer updates, solvers (CG, Newton, RK4, HMC),
+attention variants, conv1d audio, normalization layers, MoE routing, FFT — each in several
+sizes, float32 and bfloat16, training step and inference (``--list``). Random weights only:
+parameters come from ``jax.eval_shape`` filled by NumPy, so nothing but the step is compiled.
+Each program's folder holds an ordinary dump (the app opens it as is), ``trace/`` with one
+profiling session per round, ``program.json`` (name, family, library, dtype, mode,
+description, base program and configuration) and ``cost_analysis.json`` (XLA's
+``compiled.cost_analysis()`` of the dumped compile).
 
-Measurements are taken in ``--rounds`` rounds: round 1 runs every program once with
-``XLA_FLAGS=--xla_dump_to=<folder> --xla_dump_hlo_as_text`` (the dump), each later round
-runs every program again in a fresh process (same compilation, no dump) and adds another
-profiling session to its ``trace/`` folder; the order of programs rotates between rounds.
-Why: these 2 cores are shared with other jobs, and re-measuring a program a minute later
-moves its kernels' medians by 10-70% (DESIGN.md section 4: contention, page faults), far
-more than the spread between runs of one session. Spreading a program's runs over several
-sessions minutes apart gives a label (the median over every run) that reflects the machine
-rather than the moment, and lets the benchmark report the noise between sessions.
+How it runs (2 shared cores): programs run in batches inside child processes
+(``JAX_PLATFORMS=cpu``; one interpreter start per batch, not per program). Each program is
+compiled with ``jax.jit(...).lower(...).compile(compiler_options=...)``: XLA debug options are
+per compilation, so the dump round passes ``xla_dump_to=<folder>`` for that program's compile
+alone and a configuration variant passes its own options, all in one process. Per program and
+session: compile (a later round loads the same executable from JAX's persistent cache in
+``generated/traced/.jax-cache``, whose key leaves out the dump options), two warm-up steps,
+then enough steps for ~0.5 s (3-12) under ``jax.profiler.trace``; the session lands in
+``<folder>/trace/plugins/profile/``. Wall time on 2 shared cores: BENCHMARKS.md.
 
-    .venv/bin/python bench/make_traced_programs.py               # all programs (~6 min, 2 cores)
-    .venv/bin/python bench/make_traced_programs.py mlp_s attn_m  # some
-    .venv/bin/python bench/make_traced_programs.py --rounds 1    # one session each (faster)
+Measurements are taken in ``--rounds`` rounds: round 1 dumps and traces every program into a
+temporary folder renamed into place when complete (a reader never sees half a program), each
+later round adds one more profiling session per program, in a rotated order, minutes after
+the first. Why: these 2 cores are shared with other jobs, and re-measuring a program a minute
+later moves its kernels' medians by 10-70% (DESIGN.md section 4: contention, page faults), far
+more than the spread between runs of one session. The label is the median over every run.
+
+Cached and bounded: a program whose folder already holds ``--rounds`` sessions is skipped; a
+folder missing is dumped first; ``--budget-min N`` stops cleanly between programs once N
+minutes have passed (run again to continue); ``--chunk i/n`` takes one n-th of every
+family's programs, ``--family a,b`` whole families; the order interleaves families, so a
+partial run covers them all.
+
+Configurations (issue 15, point 5): ``CONFIGS`` compile the same program with XLA options
+that change the optimized HLO; ``<base>@<config>`` is a program of its own (same family as its
+base) for ``CONFIG_BASES``. Checked on jax 0.10.2 / CPU (the after-optimizations HLO
+compared with the default compile's):
+
+- works (the optimized HLO differs; ``CONFIGS``): ``xla_cpu_use_fusion_emitters=false``
+  (fusions emitted the legacy way: other fusion kinds and kernel boundaries);
+  ``xla_disable_hlo_passes=`` ``fusion`` (no instruction fusion: ~2.4x the kernels),
+  ``dot-library-rewriter`` (dots stay HLO dots, fused with their neighbours: fewer kernels),
+  ``cse``, ``reshape-mover``, ``cpu-parallel-task-assigner`` (kernels not split into
+  parallel tasks: same instructions, other backend configs and one thread per kernel);
+- works but only on some programs: ``transpose-folding`` (attention: the transposes feeding
+  dots stay; a conv net's HLO is unchanged); ``algsimp`` changes everything (2-4x the
+  instructions, an unrealistic compile) and is left out;
+- compiles but the optimized HLO is identical (codegen-only or not a CPU pass):
+  ``xla_cpu_enable_fast_math``, ``xla_cpu_prefer_vector_width=128``,
+  ``xla_llvm_disable_expensive_passes``, ``xla_cpu_parallel_codegen_split_count``,
+  ``xla_cpu_enable_concurrency_optimized_scheduler=false``, ``xla_cpu_use_onednn``,
+  ``xla_cpu_use_xnnpack``, disabling ``multi_output_fusion``;
+- layouts (JAX's layout API, ``jax.experimental.layout.Format``/``Layout`` as the jit's
+  in/out shardings) work on CPU: ``colmajor`` gives every argument and result of rank >= 2
+  a column-major layout (XLA adds copies/transposes at the edges and picks other layouts
+  inside: e.g. 78 -> 160 copies in ``attn_m``).
+
+    .venv/bin/python bench/make_traced_programs.py                 # all (see BENCHMARKS.md)
+    .venv/bin/python bench/make_traced_programs.py --chunk 1/4 --budget-min 20
+    .venv/bin/python bench/make_traced_programs.py --family vit,gnn --rounds 2
+    .venv/bin/python bench/make_traced_programs.py mlp_s attn_m    # some
     .venv/bin/python bench/make_traced_programs.py --list
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from typing import NamedTuple
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "generated", "traced")
+# HLOLENS_TRACED_OUT: another place for the corpus (the tests' temporary folders)
+OUT = os.environ.get("HLOLENS_TRACED_OUT") or os.path.join(ROOT, "generated", "traced")
+# XLA's compiles are shared between rounds through JAX's persistent cache (its key leaves out
+# the dump options): a later round loads the executable instead of compiling again.
+CACHE = os.path.join(OUT, ".jax-cache")
+if ROOT not in sys.path:       # run as a script: bench.traced_families beside this file
+    sys.path.insert(0, ROOT)
+
 
 # name -> (description, builder name, keyword arguments)
-PROGRAMS: dict[str, tuple[str, str, dict]] = {
+_PLAIN: dict[str, tuple[str, str, dict]] = {
     "mlp_s": ("MLP 256-512-256-10 train step (SGD), batch 64", "mlp",
               dict(sizes=(256, 512, 256, 10), batch=64)),
     "mlp_m": ("MLP 784-1024-1024-10 train step, batch 128", "mlp",
@@ -447,19 +500,376 @@ BUILDERS = {"mlp": _mlp, "mlp_infer": _mlp_infer, "cnn": _cnn, "transformer": _t
             "reductions": _reductions, "layout": _layout, "optimizer": _optimizer}
 
 
-def child(name: str, folder: str, steps: int) -> None:
-    """Runs inside the child process (XLA_FLAGS already set)."""
+
+
+class Program(NamedTuple):
+    """One corpus program. Index 1 is the family (``runtime_bench`` reads ``[1]``)."""
+    description: str
+    family: str
+    kwargs: dict
+    builder: str
+    library: str = "jax"
+    dtype: str = "float32"
+    mode: str = "train"         # 'train' (a training/update step) or 'infer'
+    base: str = ""              # configuration variants: the program compiled otherwise
+    config: str = ""
+
+
+def _plain_mode(name: str, builder: str, kwargs: dict) -> str:
+    if builder in ("mlp", "cnn", "rnn", "optimizer"):
+        return "train"
+    if builder == "transformer":
+        return "train" if kwargs.get("train", True) else "infer"
+    return "infer"
+
+
+PROGRAMS: dict[str, Program] = {
+    n: Program(d, b, kw, b, "jax", "float32", _plain_mode(n, b, kw)) for n, (d, b, kw) in
+    _PLAIN.items()}
+
+# family -> (builder, library, sizes as (tag, kwargs), variants)
+TRAIN_INFER = (("float32", True), ("bfloat16", True), ("float32", False), ("bfloat16", False))
+ONE_MODE = (("float32", False), ("bfloat16", False))
+FAMILIES: dict[str, tuple[str, str, list[tuple[str, dict]], tuple]] = {
+    "resnet": ("resnet", "flax.linen", [
+        ("xs", dict(depth=2, width=8, hw=16, batch=8)),
+        ("s", dict(depth=2, width=16, hw=32, batch=8)),
+        ("m", dict(depth=4, width=16, hw=32, batch=8)),
+        ("l", dict(depth=4, width=32, hw=32, batch=4)),
+        ("xl", dict(depth=6, width=16, hw=64, batch=2))], TRAIN_INFER),
+    "unet": ("unet", "flax.linen", [
+        ("xs", dict(levels=2, width=8, hw=16, batch=4)),
+        ("s", dict(levels=2, width=16, hw=32, batch=4)),
+        ("m", dict(levels=3, width=16, hw=32, batch=4)),
+        ("l", dict(levels=3, width=32, hw=32, batch=2)),
+        ("xl", dict(levels=3, width=16, hw=64, batch=2))], TRAIN_INFER),
+    "lstm": ("lstm", "flax.linen", [
+        ("xs", dict(hidden=32, inp=16, steps=16, batch=8)),
+        ("s", dict(hidden=64, inp=32, steps=32, batch=16)),
+        ("m", dict(hidden=128, inp=64, steps=32, batch=16)),
+        ("l", dict(hidden=256, inp=64, steps=24, batch=32)),
+        ("deep", dict(hidden=96, inp=32, steps=24, batch=16, layers=2))], TRAIN_INFER),
+    "mha_linen": ("mha_linen", "flax.linen", [
+        ("xs", dict(d=32, heads=2, seq=16, batch=4)),
+        ("s", dict(d=64, heads=4, seq=32, batch=4)),
+        ("m", dict(d=128, heads=4, seq=64, batch=2, kv_seq=96)),
+        ("l", dict(d=256, heads=8, seq=64, batch=2)),
+        ("long", dict(d=64, heads=4, seq=256, batch=1, kv_seq=128))], TRAIN_INFER),
+    "wavenet": ("wavenet", "flax.linen", [
+        ("xs", dict(channels=16, layers=4, length=512, batch=2)),
+        ("s", dict(channels=32, layers=6, length=1024, batch=2)),
+        ("m", dict(channels=32, layers=10, length=2048, batch=2)),
+        ("l", dict(channels=64, layers=8, length=2048, batch=1)),
+        ("long", dict(channels=16, layers=12, length=8192, batch=1))], TRAIN_INFER),
+    "mobilenet": ("mobilenet", "flax.linen", [
+        ("xs", dict(width=8, blocks=3, hw=32, batch=4)),
+        ("s", dict(width=16, blocks=3, hw=32, batch=4)),
+        ("m", dict(width=16, blocks=6, hw=64, batch=2)),
+        ("l", dict(width=32, blocks=6, hw=32, batch=4)),
+        ("xl", dict(width=24, blocks=9, hw=64, batch=2))], TRAIN_INFER),
+    "dcgan": ("dcgan", "flax.linen", [
+        ("xs", dict(z=32, width=8, hw=16, batch=8)),
+        ("s", dict(z=64, width=16, hw=16, batch=8)),
+        ("m", dict(z=64, width=16, hw=32, batch=8)),
+        ("l", dict(z=128, width=32, hw=32, batch=4)),
+        ("xl", dict(z=100, width=16, hw=64, batch=2))], TRAIN_INFER),
+    "vit": ("vit", "flax.nnx", [
+        ("xs", dict(d=32, depth=2, heads=2, patch=4, hw=16, batch=8)),
+        ("s", dict(d=64, depth=2, heads=4, patch=4, hw=32, batch=4)),
+        ("m", dict(d=96, depth=4, heads=4, patch=4, hw=32, batch=4)),
+        ("l", dict(d=192, depth=4, heads=6, patch=8, hw=64, batch=2)),
+        ("deep", dict(d=64, depth=8, heads=4, patch=8, hw=32, batch=8))], TRAIN_INFER),
+    "mixer": ("mixer", "flax.nnx", [
+        ("xs", dict(d=32, depth=2, patch=4, hw=16, batch=8)),
+        ("s", dict(d=64, depth=4, patch=4, hw=32, batch=4)),
+        ("m", dict(d=128, depth=4, patch=4, hw=32, batch=4)),
+        ("l", dict(d=256, depth=6, patch=8, hw=64, batch=2)),
+        ("deep", dict(d=64, depth=12, patch=8, hw=32, batch=8))], TRAIN_INFER),
+    "recsys": ("recsys", "flax.nnx", [
+        ("xs", dict(tables=4, rows=1000, dim=16, batch=64)),
+        ("s", dict(tables=8, rows=5000, dim=32, batch=128)),
+        ("m", dict(tables=8, rows=20000, dim=64, batch=256, hot=8)),
+        ("l", dict(tables=16, rows=10000, dim=32, batch=512)),
+        ("wide", dict(tables=26, rows=4000, dim=16, batch=256, hot=2))], TRAIN_INFER),
+    "norms": ("norms", "flax.nnx", [
+        ("xs", dict(width=64, tokens=16, batch=8)),
+        ("s", dict(width=128, tokens=64, batch=8)),
+        ("m", dict(width=256, tokens=64, batch=16, groups=16)),
+        ("l", dict(width=512, tokens=128, batch=8, groups=32)),
+        ("long", dict(width=128, tokens=512, batch=8, groups=4))], TRAIN_INFER),
+    "gpt_unrolled": ("gpt", "equinox", [
+        ("xs", dict(d=32, layers=2, heads=2, seq=32, batch=4, vocab=256)),
+        ("s", dict(d=64, layers=2, heads=4, seq=64, batch=4)),
+        ("m", dict(d=128, layers=4, heads=4, seq=64, batch=2, vocab=1024)),
+        ("l", dict(d=192, layers=4, heads=6, seq=128, batch=2, vocab=2048)),
+        ("deep", dict(d=64, layers=8, heads=4, seq=64, batch=2))], TRAIN_INFER),
+    "gpt_scan": ("gpt", "equinox", [
+        ("xs", dict(d=32, layers=2, heads=2, seq=32, batch=4, vocab=256, scan=True)),
+        ("s", dict(d=64, layers=4, heads=4, seq=64, batch=4, scan=True)),
+        ("m", dict(d=128, layers=4, heads=4, seq=64, batch=2, vocab=1024, scan=True)),
+        ("l", dict(d=192, layers=6, heads=6, seq=128, batch=2, vocab=2048, scan=True)),
+        ("deep", dict(d=64, layers=12, heads=4, seq=64, batch=2, scan=True))], TRAIN_INFER),
+    "gru_eqx": ("gru_eqx", "equinox", [
+        ("xs", dict(hidden=32, inp=16, steps=16, batch=8)),
+        ("s", dict(hidden=64, inp=32, steps=32, batch=16)),
+        ("m", dict(hidden=128, inp=64, steps=32, batch=16)),
+        ("l", dict(hidden=256, inp=128, steps=24, batch=32)),
+        ("long", dict(hidden=64, inp=16, steps=128, batch=8))], TRAIN_INFER),
+    "vae": ("vae", "equinox", [
+        ("xs", dict(width=64, latent=8, depth=1, batch=32)),
+        ("s", dict(width=256, latent=16, depth=2, batch=64)),
+        ("m", dict(width=512, latent=32, depth=2, batch=128)),
+        ("l", dict(width=1024, latent=64, depth=2, batch=128)),
+        ("deep", dict(width=256, latent=32, depth=5, batch=64))], TRAIN_INFER),
+    "diffusion": ("diffusion", "equinox", [
+        ("xs", dict(width=8, hw=16, batch=4)),
+        ("s", dict(width=16, hw=32, batch=4)),
+        ("m", dict(width=32, hw=32, batch=4)),
+        ("l", dict(width=32, hw=64, batch=2)),
+        ("xl", dict(width=64, hw=32, batch=4))], TRAIN_INFER),
+    "pointnet": ("pointnet", "equinox", [
+        ("xs", dict(points=128, width=32, batch=8)),
+        ("s", dict(points=256, width=64, batch=8)),
+        ("m", dict(points=512, width=128, batch=8)),
+        ("l", dict(points=1024, width=128, batch=16)),
+        ("wide", dict(points=256, width=256, batch=8))], TRAIN_INFER),
+    "gnn": ("gnn", "jax+optax", [
+        ("xs", dict(nodes=256, edges=1024, feat=32, layers=2)),
+        ("s", dict(nodes=1024, edges=4096, feat=64, layers=2)),
+        ("m", dict(nodes=2048, edges=16384, feat=64, layers=3)),
+        ("l", dict(nodes=4096, edges=24576, feat=96, layers=2)),
+        ("batched", dict(nodes=128, edges=512, feat=64, layers=4, graphs=16))], TRAIN_INFER),
+    "moe": ("moe", "jax+optax", [
+        ("xs", dict(d=32, experts=4, tokens=128)),
+        ("s", dict(d=64, experts=8, tokens=256)),
+        ("m", dict(d=128, experts=8, tokens=512)),
+        ("l", dict(d=128, experts=16, tokens=1024, k=1)),
+        ("wide", dict(d=256, experts=4, tokens=512))], TRAIN_INFER),
+    "gqa": ("gqa", "jax+optax", [
+        ("xs", dict(d=64, heads=4, kv_heads=1, seq=32, batch=4)),
+        ("s", dict(d=128, heads=8, kv_heads=2, seq=64, batch=2)),
+        ("m", dict(d=256, heads=8, kv_heads=2, seq=128, batch=2)),
+        ("local", dict(d=128, heads=4, kv_heads=4, seq=256, batch=2, window=32)),
+        ("l", dict(d=384, heads=12, kv_heads=4, seq=128, batch=1))], TRAIN_INFER),
+    "lm_head": ("lm_head", "jax+optax", [
+        ("xs", dict(d=64, vocab=2048, tokens=128)),
+        ("s", dict(d=128, vocab=8192, tokens=128)),
+        ("m", dict(d=256, vocab=16384, tokens=128)),
+        ("l", dict(d=256, vocab=32000, tokens=256)),
+        ("wide", dict(d=512, vocab=8192, tokens=512))], TRAIN_INFER),
+    "ssm": ("ssm", "jax+optax", [
+        ("xs", dict(d=32, state=8, seq=64, batch=4)),
+        ("s", dict(d=64, state=16, seq=128, batch=4)),
+        ("m", dict(d=128, state=16, seq=256, batch=2)),
+        ("l", dict(d=128, state=32, seq=512, batch=2)),
+        ("wide", dict(d=256, state=8, seq=128, batch=4))], TRAIN_INFER),
+    "fno": ("fno", "jax+optax", [
+        ("xs", dict(width=8, modes=4, hw=16, batch=4)),
+        ("s", dict(width=16, modes=8, hw=32, batch=4)),
+        ("m", dict(width=32, modes=8, hw=32, batch=4)),
+        ("l", dict(width=32, modes=12, hw=64, batch=2)),
+        ("deep", dict(width=16, modes=8, hw=32, batch=4, layers=4))], TRAIN_INFER),
+    "kmeans": ("kmeans", "jax", [
+        ("xs", dict(points=1024, dim=8, clusters=8, iters=10)),
+        ("s", dict(points=4096, dim=16, clusters=16, iters=10)),
+        ("m", dict(points=8192, dim=32, clusters=32, iters=10)),
+        ("l", dict(points=8192, dim=32, clusters=64, iters=6)),
+        ("wide", dict(points=4096, dim=128, clusters=128, iters=5))], ONE_MODE),
+    "cg": ("cg", "jax", [
+        ("xs", dict(n=1024, iters=30)),
+        ("s", dict(n=4096, iters=50)),
+        ("m", dict(n=16384, iters=50)),
+        ("l", dict(n=65536, iters=40)),
+        ("batched", dict(n=4096, iters=40, batch=8))], ONE_MODE),
+    "newton": ("newton", "jax", [
+        ("xs", dict(n=16, iters=5, batch=8)),
+        ("s", dict(n=32, iters=5, batch=16)),
+        ("m", dict(n=64, iters=6, batch=16)),
+        ("l", dict(n=128, iters=4, batch=8)),
+        ("wide", dict(n=48, iters=8, batch=64))], ONE_MODE),
+    "ode_rk4": ("ode_rk4", "jax", [
+        ("nbody_s", dict(bodies=32, steps=50)),
+        ("nbody_m", dict(bodies=128, steps=40)),
+        ("nbody_l", dict(bodies=256, steps=20)),
+        ("node_s", dict(bodies=16, steps=50, hidden=64)),
+        ("node_m", dict(bodies=64, steps=40, hidden=256))], ONE_MODE),
+    "hmc": ("hmc", "jax", [
+        ("xs", dict(features=8, samples=256, leapfrog=10)),
+        ("s", dict(features=32, samples=1024, leapfrog=20)),
+        ("m", dict(features=64, samples=4096, leapfrog=20)),
+        ("l", dict(features=128, samples=8192, leapfrog=10)),
+        ("long", dict(features=16, samples=512, leapfrog=100))], ONE_MODE),
+    "switch_net": ("switch_net", "jax+optax", [
+        ("xs", dict(width=64, depth=2, batch=32)),
+        ("s", dict(width=128, depth=4, batch=64)),
+        ("m", dict(width=256, depth=4, batch=128)),
+        ("l", dict(width=512, depth=3, batch=128)),
+        ("deep", dict(width=128, depth=10, batch=64))], TRAIN_INFER),
+    "vq": ("vq", "jax+optax", [
+        ("xs", dict(codes=64, dim=16, tokens=256)),
+        ("s", dict(codes=256, dim=32, tokens=1024)),
+        ("m", dict(codes=512, dim=64, tokens=2048)),
+        ("l", dict(codes=1024, dim=64, tokens=4096)),
+        ("wide", dict(codes=4096, dim=32, tokens=1024))], TRAIN_INFER),
+    "optax_update": ("optax_step", "optax", [
+        ("adam_s", dict(opt="adam", n_params=16, scale=1)),
+        ("adamw_m", dict(opt="adamw", n_params=32, scale=2)),
+        ("lion_s", dict(opt="lion", n_params=24, scale=1)),
+        ("lion_l", dict(opt="lion", n_params=32, scale=4)),
+        ("adafactor_s", dict(opt="adafactor", n_params=16, scale=2)),
+        ("adafactor_l", dict(opt="adafactor", n_params=32, scale=4)),
+        ("sgd_m", dict(opt="sgd", n_params=48, scale=2)),
+        ("adam_l", dict(opt="adam", n_params=64, scale=4))], (("float32", True),
+                                                             ("bfloat16", True))),
+}
+_SHORT = {"float32": "f32", "bfloat16": "bf16"}
+
+
+def _register() -> None:
+    from bench.traced_families import FAMILY_BUILDERS
+    for family, (builder, library, sizes, variants) in FAMILIES.items():
+        doc = (FAMILY_BUILDERS[builder].__doc__ or "").split("\n\n")[0]
+        doc = " ".join(doc.split())
+        for i, (tag, kw) in enumerate(sizes):
+            chosen = variants if len(variants) <= 2 else \
+                (variants[i % len(variants)], variants[(i + 1) % len(variants)])
+            for dtype, train in chosen:
+                mode = "train" if train else "infer"
+                name = f"{family}_{tag}_{_SHORT[dtype]}" + (
+                    f"_{mode}" if variants is not ONE_MODE else "")
+                size = ", ".join(f"{k}={v}" for k, v in kw.items())
+                PROGRAMS[name] = Program(f"{doc} [{size}; {dtype}; {mode}]", family,
+                                         dict(kw, dtype=dtype, train=train), builder, library,
+                                         dtype, mode)
+
+
+_register()
+
+# configuration name -> XLA debug options (see the module docstring for what was checked)
+CONFIGS: dict[str, dict] = {
+    "nofusionemitters": {"xla_cpu_use_fusion_emitters": False},
+    "nofusion": {"xla_disable_hlo_passes": "fusion"},
+    "nodotlib": {"xla_disable_hlo_passes": "dot-library-rewriter"},
+    "nocse": {"xla_disable_hlo_passes": "cse"},
+    "noreshapemover": {"xla_disable_hlo_passes": "reshape-mover"},
+    "noparalleltasks": {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"},
+    "colmajor": {"layout": "column-major"},
+
+}
+CONFIG_BASES = ("attn_m", "mlp_m", "cnn_m", "rnn_scan", "layout_m", "resnet_l_f32_train",
+                "vit_xs_f32_train", "gpt_scan_xs_f32_train", "gpt_unrolled_m_f32_infer",
+                "unet_xs_f32_train", "mixer_m_f32_infer", "gnn_l_f32_train")
+
+
+def _register_configs() -> None:
+    for base in CONFIG_BASES:
+        p = PROGRAMS[base]
+        for config, options in CONFIGS.items():
+            opts = ", ".join(f"{k}={v}" for k, v in options.items())
+            PROGRAMS[f"{base}@{config}"] = p._replace(
+                description=f"{p.description} — compiled with {opts}", base=base,
+                config=config)
+
+
+_register_configs()
+
+
+def build(name: str):
+    """(step, args, feed) of a program (imports JAX: call in the child process)."""
+    p = PROGRAMS[name]
+    if p.builder in BUILDERS:
+        return BUILDERS[p.builder](**p.kwargs)
+    from bench.traced_families import FAMILY_BUILDERS
+    return FAMILY_BUILDERS[p.builder](**p.kwargs)
+
+
+def compile_program(name: str, dump_to: str | None = None):
+    """The program's step compiled with its configuration's XLA options (and a dump into
+    ``dump_to``), its arguments and feed; the step gets the program's family as its name so
+    the module reads ``jit_<family>_<mode>``."""
     import jax
-    _, builder, kwargs = PROGRAMS[name]
-    fn, args, feed = BUILDERS[builder](**kwargs)
+    p = PROGRAMS[name]
+    fn, args, feed = build(name)
+    options: dict = dict(CONFIGS.get(p.config, {}))
+    if dump_to:
+        options.update(xla_dump_to=dump_to, xla_dump_hlo_as_text=True)
+    layout = options.pop("layout", None)
+    named = _named(fn, f"{p.family}_{p.mode}")
+    if layout is None:
+        step = jax.jit(named)
+    else:   # every array of rank >= 2 in and out in the given order of dimensions
+        ins = _formats(args, layout)
+        outs = _formats(jax.eval_shape(fn, *args), layout)
+        step = jax.jit(named, in_shardings=ins, out_shardings=outs)
+        args = tuple(jax.device_put(a, f) for a, f in zip(args, ins))
+    compiled = step.lower(*args).compile(compiler_options=options or None)
+    return compiled, args, feed
+
+
+def _formats(tree, layout: str):
+    """JAX layout API formats: ``column-major`` (dimensions reversed) for arrays of rank
+    >= 2, None (XLA's default) for the rest."""
+    import jax
+    from jax.experimental.layout import Format, Layout
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    assert layout == "column-major", layout
+
+    def one(a):
+        rank = len(np.shape(a))
+        return Format(Layout(major_to_minor=tuple(reversed(range(rank)))), device) \
+            if rank >= 2 else None
+    return jax.tree.map(one, tree)
+
+
+def _named(fn, name: str):
+    def step(*args):
+        return fn(*args)
+    step.__name__ = step.__qualname__ = name
+    return step
+
+
+def cost_analysis_of(compiled) -> dict:
+    ca = compiled.cost_analysis()
+    if isinstance(ca, list):
+        ca = ca[0] if ca else {}
+    return {k: float(v) for k, v in (ca or {}).items()}
+
+
+# --------------------------------------------------------------------------- child
+
+def _session(name: str, folder: str, dump: bool) -> tuple[float, int]:
+    """One profiling session of one program into ``folder`` (with ``dump``, also the dump,
+    program.json and cost_analysis.json). Returns (seconds per step, steps traced)."""
     import tempfile
-    out = jax.block_until_ready(fn(*args))   # compile + warm up
+
+    import jax
+    compiled, args, feed = compile_program(name, folder if dump else None)
+    if dump:
+        p = PROGRAMS[name]
+        with open(os.path.join(folder, "cost_analysis.json"), "w") as f:
+            json.dump(cost_analysis_of(compiled), f, indent=1, sort_keys=True)
+        meta = dict(name=name, family=p.family, library=p.library, dtype=p.dtype,
+                    mode=p.mode, description=p.description, builder=p.builder,
+                    kwargs={k: v for k, v in p.kwargs.items()}, base=p.base or name,
+                    config=p.config or "default",
+                    compiler_options=CONFIGS.get(p.config, {}),
+                    jax=jax.__version__)
+        with open(os.path.join(folder, "program.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+    out = None
+    for _ in range(2):                                  # warm up (page in, thread pools)
+        if feed is not None and out is not None:
+            args = feed(out, args)
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(compiled(*args))
+        per_step = time.perf_counter() - t0
+    steps = int(min(12, max(3, round(0.5 / max(per_step, 1e-4)))))
     with tempfile.TemporaryDirectory(dir=folder, prefix=".session-") as tmp:
         with jax.profiler.trace(tmp, create_perfetto_trace=True):
             for _ in range(steps):
                 if feed is not None:
                     args = feed(out, args)
-                out = jax.block_until_ready(fn(*args))
+                out = jax.block_until_ready(compiled(*args))
         # <folder>/trace/plugins/profile/<session>: a new session beside earlier rounds'
         dest = os.path.join(folder, "trace", "plugins", "profile")
         os.makedirs(dest, exist_ok=True)
@@ -470,73 +880,220 @@ def child(name: str, folder: str, steps: int) -> None:
                 k += 1
                 target = os.path.join(dest, f"{session}_{k}")
             shutil.move(os.path.join(tmp, "plugins", "profile", session), target)
+    del compiled, args, out
+    return per_step, steps
+
+
+def child(names: list[str], dump: bool, deadline: float) -> None:
+    """Runs inside the child process: one session of each program, in order, stopping
+    before a program once past ``deadline`` (epoch seconds)."""
+    import gc
+
+    import jax
+    jax.config.update("jax_compilation_cache_dir", CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    for name in names:
+        if time.time() > deadline:
+            print(json.dumps({"name": name, "skipped": "budget"}), flush=True)
+            continue
+        t0 = time.perf_counter()
+        final = os.path.join(OUT, name)
+        folder = os.path.join(OUT, f".tmp-{name}-{os.getpid()}") if dump else final
+        try:
+            if dump:
+                shutil.rmtree(folder, ignore_errors=True)
+                os.makedirs(folder)
+            per_step, steps = _session(name, folder, dump)
+            if dump and not _dumped(folder):
+                # loaded from the persistent cache (an earlier run): compile for the dump
+                shutil.rmtree(folder)
+                os.makedirs(folder)
+                jax.config.update("jax_enable_compilation_cache", False)
+                try:
+                    per_step, steps = _session(name, folder, dump)
+                finally:
+                    jax.config.update("jax_enable_compilation_cache", True)
+            if dump:
+                prune(folder)
+                modules = _dumped(folder)
+                if len(modules) != 1:
+                    raise RuntimeError(f"{len(modules)} optimized modules in the dump")
+                os.rename(folder, final)
+            print(json.dumps({"name": name, "secs": time.perf_counter() - t0,
+                              "step_ms": per_step * 1e3, "steps": steps}), flush=True)
+        except Exception as e:   # one broken program never stops the rest
+            if dump:
+                shutil.rmtree(folder, ignore_errors=True)
+            print(json.dumps({"name": name, "error": f"{type(e).__name__}: {e}"[:2000]}),
+                  flush=True)
+        jax.clear_caches()
+        gc.collect()
 
 
 # --------------------------------------------------------------------------- driver
 
+def _dumped(folder: str) -> list[str]:
+    return [f for f in os.listdir(folder) if f.endswith(".cpu_after_optimizations.txt")]
+
+
 def prune(folder: str) -> None:
-    for pattern in ("*.o", "*.ll"):
-        for p in glob.glob(os.path.join(folder, pattern)):
-            os.remove(p)
+    for f in os.listdir(folder):
+        if f.endswith((".o", ".ll")):
+            os.remove(os.path.join(folder, f))
 
 
-def make(name: str, steps: int, dump: bool = True) -> float:
-    """One session of one program: with ``dump``, a fresh folder with the dump and the
-    first trace; else one more profiling session in the existing folder's ``trace/``."""
+def clean_leftovers(names: list[str]) -> None:
+    """Temporary folders of runs that were killed (a finished run leaves none): a dump
+    folder ``.tmp-<name>-<pid>`` whose process is gone, a ``.session-*`` in a program."""
+    if not os.path.isdir(OUT):
+        return
+    for entry in os.listdir(OUT):
+        if entry.startswith(".tmp-"):
+            pid = entry.rsplit("-", 1)[-1]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(OUT, entry), ignore_errors=True)
+    for name in names:
+        folder = os.path.join(OUT, name)
+        if os.path.isdir(folder):
+            for entry in os.listdir(folder):
+                path = os.path.join(folder, entry)
+                # a session takes seconds: one this old belongs to no live run
+                if entry.startswith(".session-") and time.time() - os.path.getmtime(path) > 600:
+                    shutil.rmtree(path, ignore_errors=True)
+
+
+def sessions_of(name: str) -> int:
+    """Profiling sessions held by a program's finished folder (-1: no finished folder)."""
     folder = os.path.join(OUT, name)
-    if dump:
-        shutil.rmtree(folder, ignore_errors=True)
-        os.makedirs(folder)
-    elif not os.path.isdir(folder):
-        raise SystemExit(f"[{name}] {folder} does not exist: make it with a dump first")
+    if not os.path.isfile(os.path.join(folder, "program.json")):
+        return -1
+    prof = os.path.join(folder, "trace", "plugins", "profile")
+    return len(os.listdir(prof)) if os.path.isdir(prof) else 0
+
+
+def _run_batch(names: list[str], dump: bool, deadline: float) -> list[dict]:
+    """One child process for a batch of programs; its JSON lines are the results (its other
+    output, merged so that neither pipe can fill and block it, is kept for errors)."""
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
-    if dump:
-        env["XLA_FLAGS"] = f"--xla_dump_to={folder} --xla_dump_hlo_as_text"
     env["JAX_PLATFORMS"] = "cpu"
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, folder,
-                           "--steps", str(steps)], cwd=ROOT, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if proc.returncode != 0:
-        print(proc.stdout[-3000:])
-        raise SystemExit(f"[{name}] failed with exit code {proc.returncode}")
-    if dump:
-        prune(folder)
-    return time.perf_counter() - t0
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(
+        {"names": names, "dump": dump, "deadline": deadline})]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    results: list[dict] = []
+    other: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("{"):
+            results.append(json.loads(line))
+            _report(results[-1], dump)
+        else:
+            other = (other + [line])[-40:]
+    if proc.wait() != 0:
+        print(f"child failed with exit code {proc.returncode}: {''.join(other)[-2000:]}",
+              flush=True)
+    return results
+
+
+def _report(r: dict, dump: bool) -> None:
+    what = "dump+trace" if dump else "trace"
+    if "error" in r:
+        print(f"  [{r['name']}] FAILED: {r['error']}", flush=True)
+    elif "skipped" not in r:
+        print(f"  [{r['name']}] {what} {r['secs']:5.1f} s (step {r['step_ms']:.1f} ms x "
+              f"{r['steps']})", flush=True)
+
+
+def select(args) -> list[str]:
+    names = args.names or list(PROGRAMS)
+    unknown = [n for n in names if n not in PROGRAMS]
+    if unknown:
+        raise SystemExit(f"unknown programs: {', '.join(unknown)} (see --list)")
+    if args.family:
+        fams = set(args.family.split(","))
+        bad = fams - {p.family for p in PROGRAMS.values()}
+        if bad:
+            raise SystemExit(f"unknown families: {', '.join(sorted(bad))} (see --list)")
+        names = [n for n in names if PROGRAMS[n].family in fams]
+    if not args.configs:
+        names = [n for n in names if not PROGRAMS[n].config]
+    # families interleaved (each family's first program, then each one's second, ...): a
+    # partial run covers every family; chunk i/n takes the family's programs whose rank,
+    # shifted by the family's index, is i - 1 modulo n (a family of >= n programs is in
+    # every chunk)
+    rank: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for n in names:
+        fam = PROGRAMS[n].family
+        rank[n] = seen.get(fam, 0)
+        seen[fam] = rank[n] + 1
+    names = sorted(names, key=lambda n: rank[n])
+    if args.chunk:
+        parts = args.chunk.split("/")
+        if len(parts) != 2 or not all(x.isdigit() for x in parts) \
+                or not 1 <= int(parts[0]) <= int(parts[1]):
+            raise SystemExit(f"--chunk {args.chunk}: expected i/n with 1 <= i <= n")
+        i, k = int(parts[0]), int(parts[1])
+        index = {f: j for j, f in enumerate(seen)}
+        names = [n for n in names if (rank[n] + index[PROGRAMS[n].family]) % k == i - 1]
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="programs to make (default: all)")
-    p.add_argument("--steps", type=int, default=8, help="traced steps per program and round")
-    p.add_argument("--rounds", type=int, default=4,
+    p.add_argument("--rounds", type=int, default=3,
                    help="profiling sessions per program, taken in rounds over all programs")
+    p.add_argument("--family", help="only these families (comma-separated)")
+    p.add_argument("--chunk", help="i/n: every n-th program starting at the i-th")
+    p.add_argument("--no-configs", dest="configs", action="store_false",
+                   help="leave out the configuration variants (<base>@<config>)")
+    p.add_argument("--budget-min", type=float, default=None,
+                   help="stop cleanly between programs after this many minutes")
+    p.add_argument("--batch", type=int, default=16, help="programs per child process")
     p.add_argument("--list", action="store_true")
-    p.add_argument("--child", nargs=2, metavar=("NAME", "FOLDER"), help=argparse.SUPPRESS)
+    p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.steps)
+        job = json.loads(args.child)
+        child(job["names"], job["dump"], job["deadline"])
         return 0
     if args.list:
-        for name, (desc, _, _) in PROGRAMS.items():
-            print(f"{name:16s} {desc}")
+        fams: dict[str, int] = {}
+        for name, prog in PROGRAMS.items():
+            fams[prog.family] = fams.get(prog.family, 0) + 1
+            print(f"{name:34s} {prog.family:14s} {prog.library:11s} {prog.description}")
+        print(f"{len(PROGRAMS)} programs, {len(fams)} families")
         return 0
-    names = args.names or list(PROGRAMS)
-    unknown = [n for n in names if n not in PROGRAMS]
-    if unknown:
-        raise SystemExit(f"unknown programs: {', '.join(unknown)} (see --list)")
-    total = time.perf_counter()
+    names = select(args)
+    clean_leftovers(names)
+    start = time.time()
+    deadline = start + 60 * args.budget_min if args.budget_min else float("inf")
+    made = failed = 0
     for r in range(max(args.rounds, 1)):
-        shift = (r * 7) % len(names)
-        order = names if r == 0 else names[shift:] + names[:shift]
-        for name in order:
-            secs = make(name, args.steps, dump=(r == 0))
-            print(f"[round {r + 1}/{args.rounds}] [{name}] {secs:5.1f} s -> "
-                  f"{os.path.relpath(os.path.join(OUT, name), ROOT)}", flush=True)
-    print(f"{len(names)} programs x {args.rounds} sessions in "
-          f"{time.perf_counter() - total:.0f} s")
+        shift = (r * 7) % max(len(names), 1)
+        order = names[shift:] + names[:shift]
+        todo = [n for n in order if sessions_of(n) < r + 1]
+        dump = [n for n in todo if sessions_of(n) < 0]
+        more = [n for n in todo if n not in dump]
+        print(f"round {r + 1}/{args.rounds}: {len(dump)} to dump, {len(more)} to trace again",
+              flush=True)
+        for group, is_dump in ((dump, True), (more, False)):
+            for i in range(0, len(group), args.batch):
+                if time.time() > deadline:
+                    break
+                for res in _run_batch(group[i:i + args.batch], is_dump, deadline):
+                    made += "secs" in res
+                    failed += "error" in res
+        if time.time() > deadline:
+            print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
+            break
+    done = sum(1 for n in names if sessions_of(n) >= args.rounds)
+    print(f"{made} sessions made, {failed} failed, {done}/{len(names)} programs complete "
+          f"({args.rounds} sessions) in {time.time() - start:.0f} s")
     return 0
 
 

@@ -24,6 +24,7 @@ stream. Roofline time: ``max(flops / peak, bytes / bandwidth) + overhead``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -142,15 +143,15 @@ def _elements(shape: Shape) -> int:
     return sum(s.element_count for s in shape.leaves() if s.is_array)
 
 
-def _apply_ops(module: HloModule | None, name: str | None) -> int:
-    """Work per application of a reducer/comparator computation (at least 1)."""
+def _apply_ops(module: HloModule | None, name: str | None, least: int = 1) -> int:
+    """Work per application of a reducer/comparator computation (at least ``least``)."""
     if module is None or not name:
         return 1
     comp = module.get_computation(name)
     if comp is None:
         return 1
     n = sum(1 for i in comp.instructions if i.opcode not in FREE_OPCODES)
-    return max(n, 1)
+    return max(n, least)
 
 
 def _dot_flops(lhs: Shape, out: Shape, lhs_contracting: tuple[int, ...]) -> float:
@@ -162,19 +163,59 @@ def _dot_flops(lhs: Shape, out: Shape, lhs_contracting: tuple[int, ...]) -> floa
 
 
 def _conv_flops(inst: HloInstruction, ops: list[HloInstruction]) -> float:
-    """2 * output elements * (kernel spatial size * input features per group)."""
+    """XLA's ``GetConvolutionFlops``: 2 * input features per group * output features *
+    batch per batch group * the product over spatial dimensions of the (output, kernel)
+    position pairs that land on a real input element (padding and dilation holes do not
+    count): a strided or padded convolution, and the backward ones, do fewer than
+    2 * output elements * kernel size."""
     if len(ops) < 2:
         return 0.0
-    rhs = ops[1].shape
+    lhs, rhs = ops[0].shape, ops[1].shape
+    out = inst.shape.leaves()[0]
     labels = inst.dim_labels
-    per_output = 1
-    if labels is not None and len(labels.rhs) == rhs.rank:
-        for ch, size in zip(labels.rhs, rhs.dimensions):
-            if ch != "o":      # spatial dims and the input-feature dim 'i'
-                per_output *= max(size, 0)
-    else:
-        per_output = max(rhs.element_count // max(rhs.dimensions[-1] if rhs.rank else 1, 1), 1)
-    return 2.0 * _elements(inst.shape.leaves()[0]) * per_output
+    if labels is None or len(labels.lhs) != lhs.rank or len(labels.rhs) != rhs.rank \
+            or len(labels.output) != out.rank or "f" not in labels.lhs \
+            or "b" not in labels.lhs or "f" not in labels.output:
+        per_output = max(rhs.element_count // max(rhs.dimensions[-1] if rhs.rank else 1, 1),
+                         1)
+        return 2.0 * _elements(out) * per_output
+    groups = int(inst.attribute("feature_group_count") or 1)
+    batch_groups = int(inst.attribute("batch_group_count") or 1)
+    fin = lhs.dimensions[labels.lhs.index("f")]
+    fout = out.dimensions[labels.output.index("f")]
+    batch = lhs.dimensions[labels.lhs.index("b")]
+    spatial = sorted(c for c in labels.lhs if c.isdigit())
+    win = inst.window
+    positions = 1
+    for i, c in enumerate(spatial):
+        n_in = lhs.dimensions[labels.lhs.index(c)]
+        n_k = rhs.dimensions[labels.rhs.index(c)] if c in labels.rhs else 1
+        n_out = out.dimensions[labels.output.index(c)] if c in labels.output else 1
+        if win is not None and i < len(win.size):
+            stride, lo = win.stride[i], win.pad_low[i]
+            base, dil = win.lhs_dilate[i], win.rhs_dilate[i]
+        else:
+            stride, lo, base, dil = 1, 0, 1, 1
+        positions *= _valid_positions(n_in, n_k, n_out, stride, lo, base, dil)
+    return 2.0 * (fin // max(groups, 1)) * fout * (batch // max(batch_groups, 1)) * positions
+
+
+def _valid_positions(n_in: int, n_k: int, n_out: int, stride: int, lo: int, base: int,
+                     dil: int) -> int:
+    """(output, kernel) index pairs of one spatial dimension reading a real input element."""
+    count = 0
+    for k in range(n_k):
+        if stride == 1 and base == 1:
+            start = lo - k * dil
+            count += max(min(n_in + start, n_out) - max(start, 0), 0)
+            continue
+        for o in range(n_out):
+            undilated = o * stride - lo + k * dil
+            idx = undilated // base if base > 1 else undilated
+            if undilated != idx * base or not 0 <= idx < n_in:
+                continue
+            count += 1
+    return count
 
 
 def _custom_call_flops(inst: HloInstruction, ops: list[HloInstruction]) -> tuple[float, bool]:
@@ -229,12 +270,13 @@ def instruction_flops(inst: HloInstruction, module: HloModule | None = None
             elems = sum(o.shape.element_count for o in ops[:n_in]) if ops else 0
             return float(max(elems - _elements(out), 0) * per / n_in), 0.0, False
         if op == "reduce-window":     # window - 1 combines per output, as XLA counts
-            w = inst.window
+            w = inst.window           # (a variadic one: per element of its first output)
             size = math.prod(w.size) if w is not None and w.size else 1
-            return float(_elements(out) * max(size - 1, 0) * per), 0.0, False
-        if op == "scatter":
+            first = out.leaves()[0].element_count if out.leaves() else 0
+            return float(first * max(size - 1, 0) * per), 0.0, False
+        if op == "scatter":           # a scatter that sets (no op in to_apply) does no flops
             upd = ops[-1].shape.element_count if ops else 0
-            return float(upd * per), 0.0, False
+            return float(upd * _apply_ops(module, inst.to_apply, least=0)), 0.0, False
         if op == "select-and-scatter":
             w = inst.window
             size = math.prod(w.size) if w is not None and w.size else 1
@@ -245,9 +287,12 @@ def instruction_flops(inst: HloInstruction, module: HloModule | None = None
         n = ops[0].shape.element_count if ops else 0
         per = _apply_ops(module, inst.to_apply)
         return float(n * max(math.log2(max(n, 2)), 1.0) * per), 0.0, False
-    if op == "fft":
-        n = _elements(out)
-        return 5.0 * n * math.log2(max(n, 2)), 0.0, False
+    if op == "fft":          # XLA: 2 * 4 (a complex FMA) * prod(floor(log2 length)) * input
+        logs = 1
+        for length in re.findall(r"\d+", inst.attribute("fft_length") or ""):
+            logs *= max(int(length), 1).bit_length() - 1
+        n_in = ops[0].shape.leaves()[0].element_count if ops else _elements(out)
+        return 8.0 * logs * n_in, 0.0, False
     if op == "triangular-solve" and len(ops) >= 2:
         a, b = ops[0].shape, ops[1].shape
         m = a.dimensions[-1] if a.rank else 1
@@ -626,7 +671,13 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
     4. a fusion's parameters are read as XLA's ``FusionParameterReadBytes`` reads them:
        its direct users only (a slice through a ``bitcast`` reads the whole parameter), a
        ``broadcast`` or ``reshape`` user reading it whole once more; ours: looking through
-       bitcasts and reshapes, each parameter read at most once.
+       bitcasts and reshapes, each parameter read at most once;
+    5. ``custom-call`` (LAPACK's LU and triangular solve, oneDNN/XNNPACK library calls): -1
+       flops and -1 bytes each, XLA's "unknown" (``HandleCustomCall``) summed as is; ours:
+       the bytes of its operands and results (and a matmul's flops);
+    6. ``call`` (e.g. XLA CPU's ``xla_cpu_small_call`` around a scatter's while loop): the
+       totals of its computation, rules 1-5 inside; ours: the call as one kernel, a loop
+       inside it counted for every trip.
 
     With these, ``tests/test_costs.py`` finds every sample's totals equal to XLA's."""
     costs = {k.instruction: k for k in costs_of(module)}
@@ -637,6 +688,8 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
         if c is None:
             return 0.0, 0.0, 0.0
         flops, read = c.flops, c.bytes_read
+        if inst.opcode == "custom-call":
+            return -1.0, 0.0, -1.0
         if inst.opcode == "sort" and inst.operands:
             n = inst.operands[0].shape.element_count
             flops = float(n * math.ceil(math.log2(n))) if n > 1 else 0.0
@@ -657,7 +710,7 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
             elif inst.opcode == "conditional":
                 parts = [done.get(n, (0.0, 0.0, 0.0)) for n in inst.called_names]
                 add = tuple(max((p[i] for p in parts), default=0.0) for i in range(3))
-            elif inst.opcode == "call" and inst.name not in costs:
+            elif inst.opcode == "call":       # rule 6
                 parts = [done.get(n, (0.0, 0.0, 0.0)) for n in inst.called_names]
                 add = tuple(sum(p[i] for p in parts) for i in range(3))
             else:
