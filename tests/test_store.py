@@ -551,3 +551,11 @@ def test_a_half_written_file_left_by_a_crash_is_cleaned_when_old(tmp_path):
     os.utime(old, (hour_ago, hour_ago))
     Store(str(data))
     assert sorted(os.listdir(data / "tmp")) == [young.name]
+
+
+def test_share_ids_never_start_with_a_dash():
+    # 1 in 64 random ids did, and `store verify -Qs…` then read as an unknown option
+    from compiler_bridge.dumps.store import _share_id
+    ids = [_share_id() for _ in range(2000)]
+    assert not [i for i in ids if i.startswith("-")]
+    assert len(set(ids)) == len(ids) and all(len(i) == 16 for i in ids)

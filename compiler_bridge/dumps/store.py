@@ -64,6 +64,15 @@ def _quota_setting() -> int:
                          "expected bytes, e.g. 20G or 500M") from None
 
 
+def _share_id() -> str:
+    """A new share id: 16 URL-safe characters that never start with '-' (a command line
+    would take ``store verify -Qs…`` for an option)."""
+    while True:
+        sid = secrets.token_urlsafe(12)
+        if not sid.startswith("-"):
+            return sid
+
+
 def _abandoned(path: str) -> bool:
     """A staging folder whose upload's process is gone: its owner file can be locked."""
     try:
@@ -573,7 +582,7 @@ class Store:
                 return self._stored(h)
             self._within_quota(name, size)
             now = time.time()
-            sid = secrets.token_urlsafe(12)
+            sid = _share_id()
             if self.remote:
                 self._put_files(folder, self._path("dumps", h))
             else:
