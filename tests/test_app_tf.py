@@ -14,6 +14,7 @@ from test_app_runtime import select_row
 
 from compiler_bridge import open_dump
 from compiler_bridge.tf import graph_timeline, tf_index
+from ui.passes import CHART_MIN_STEPS
 from ui.tf import TF_GRAPH_KEY
 
 _seq = iter(range(1, 1_000_000))
@@ -162,7 +163,9 @@ def test_the_pass_stepper_steps_through_the_step_graphs_dumps(monkeypatch):
     run = ix.log.run_of(ix.main.path)
     logged = [p.rsplit("/", 1)[1] for p in run.dumped if "fdef_cluster" not in p]
     assert [s.file for s in tl.steps] == logged and len(logged) >= 9
-    assert len(at.get("plotly_chart")) == 1                  # the timeline chart
+    # a dozen steps: the slider names each, so no timeline chart (its script is most of a
+    # small page's load); the HLO per-pass samples, with more steps, have one
+    assert len(tl.visible(True)) < CHART_MIN_STEPS and not at.get("plotly_chart")
     page = _plain(at)
     folder = sample("tf_uncompilable")
     newly = _clustered(os.path.join(folder, tl.step(mark).file)) - _clustered(

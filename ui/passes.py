@@ -182,16 +182,24 @@ def pass_panel(nav: Navigator, opened: Opened, picked: Picked) -> None:
                    "another one with ◀ ▶.")
 
 
+# Fewer steps than this draw no timeline chart: the slider names each of them and the Steps
+# tab lists their counts, while the chart's plotly script costs a page ~1.2 s in a new
+# browser context (BENCHMARKS.md, TF notes): most of a small page's load.
+CHART_MIN_STEPS = 16
+
+
 def stepper(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
     """Previous / next / slider over the steps of ``tl`` (an HLO module's or a TF
     graph's), the step's title, what it is compared with and the diff's one line, and the
-    timeline chart (a click on a point goes there)."""
+    timeline chart (a click on a point goes there) when there are CHART_MIN_STEPS steps
+    or more."""
     state = nav.state
     st.session_state.setdefault("pass-hide", True)
     hide = bool(st.session_state["pass-hide"])
     visible = _visible(tl, index, hide)
     pos = visible.index(index)
-    left, right = st.columns([5, 4], gap="medium")
+    charted = len(visible) >= CHART_MIN_STEPS
+    left, right = st.columns([5, 4], gap="medium") if charted else (st.container(), None)
     with left:
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
             prev_stage = tl.step(visible[pos - 1]).stage if pos > 0 else ""
@@ -219,6 +227,8 @@ def stepper(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
                                "removed next to, and their neighbours")
             _compare_picker(nav, tl, index)
         _diff_line(opened, tl, index, state)
+    if right is None:
+        return
     with right:
         fig = _figure(opened.dump, tl, index, hide, counted_at_once(tl))
         key = f"pass-chart:{tl.module_id}:{index}:{hide}"
