@@ -34,13 +34,14 @@ from .learned import (
     MAX_CORRECTION,
     NODE_FEATURES,
     VOCAB,
-    CostModel,
+    SeededModel,
     Dataset,
     KernelGraph,
     fine_tune_record,
     gelu_np,
     kernel_graph,
     module_features,
+    normalisation,
     program_weights,
     ranking_pairs,
     read_model_files,
@@ -168,31 +169,16 @@ def _fit_fn():
     return fit
 
 
-class GraphModel(CostModel):
+class GraphModel(SeededModel):
     """The graph network: normalisation of the numeric features, parameters per seed."""
 
     kind = "gnn"
 
-    def __init__(self, params: list[dict[str, np.ndarray]], mean: np.ndarray, std: np.ndarray,
-                 device: DeviceProfile, meta: dict | None = None) -> None:
-        super().__init__(device, meta)
-        self.params = params
-        self.mean = mean
-        self.std = std
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        out = {"mean": np.asarray(self.mean, np.float32), "std": np.asarray(self.std, np.float32)}
-        for s, p in enumerate(self.params):
-            for k, v in p.items():
-                out[f"seed{s}.{k}"] = np.asarray(v, np.float32)
-        return out
-
     def extra_meta(self) -> dict:
-        return {"seeds": len(self.params), "node_features": list(NODE_FEATURES),
-                "hops": HOPS}
+        return {**super().extra_meta(), "node_features": list(NODE_FEATURES), "hops": HOPS}
 
     def _correction(self, numeric: np.ndarray, graphs: Sequence[KernelGraph]) -> np.ndarray:
-        x = np.clip((np.asarray(numeric, np.float64) - self.mean) / self.std, -CLIP, CLIP)
+        x = self.standardized(numeric)
         g = graph_matrix(graphs).astype(np.float64)
         outs = [_forward_np(p, x, g) for p in self.params]
         return np.clip(np.mean(outs, axis=0), -MAX_CORRECTION, MAX_CORRECTION)
@@ -215,14 +201,7 @@ class GraphModel(CostModel):
         if meta.get("node_features") != list(NODE_FEATURES) or meta.get("hops") != HOPS:
             raise ValueError(f"{base}.json: made by another version of HLO Lens (node "
                              "features differ); train it again")
-        params = []
-        for s in range(int(meta.get("seeds", 1))):
-            prefix = f"seed{s}."
-            params.append({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
-        model = GraphModel(params, arrays["mean"], arrays["std"],
-                           DeviceProfile.from_json(meta["device"]), meta)
-        model.path = base + ".npz"
-        return model
+        return GraphModel.from_files(base, meta, arrays)
 
 
 def train(ds: Dataset, device: DeviceProfile, cfg: GraphConfig | None = None,
@@ -235,11 +214,7 @@ def train(ds: Dataset, device: DeviceProfile, cfg: GraphConfig | None = None,
         raise ValueError(f"too little data to train on: {len(ds)} measured kernels")
     if len(ds.graphs) != len(ds):
         raise ValueError("this dataset was built without kernel graphs")
-    if init is not None:
-        mean, std = init.mean.astype(np.float64), init.std.astype(np.float64)
-    else:
-        mean = ds.numeric.mean(0)
-        std = np.maximum(ds.numeric.std(0), 0.1)
+    mean, std = normalisation(ds, init)
     x = np.clip((ds.numeric - mean) / std, -CLIP, CLIP).astype(np.float32)
     n = len(ds)
     rows = -(-n // PAD_ROWS) * PAD_ROWS

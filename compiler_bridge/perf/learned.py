@@ -882,19 +882,9 @@ def read_model_files(path: str) -> tuple[str, dict, dict[str, np.ndarray]]:
     return base, meta, arrays
 
 
-def load_model(path: str) -> CostModel:
-    """A saved model of either kind (MLP or graph network)."""
-    base, meta, _ = read_model_files(path)
-    if meta.get("model") == "gnn":
-        from .graph_model import GraphModel
-        return GraphModel.load(path)
-    return LearnedModel.load(path)
-
-
-class LearnedModel(CostModel):
-    """The MLP: normalisation, parameters of each seed, and what it was trained on."""
-
-    kind = "mlp"
+class SeededModel(CostModel):
+    """What both kinds (MLP, graph network) are: parameters of each seed, averaged, over
+    numeric features standardized by the training set's mean and std."""
 
     def __init__(self, params: list[dict[str, np.ndarray]], mean: np.ndarray, std: np.ndarray,
                  device: DeviceProfile, meta: dict | None = None) -> None:
@@ -913,8 +903,46 @@ class LearnedModel(CostModel):
     def extra_meta(self) -> dict:
         return {"seeds": len(self.params)}
 
+    def standardized(self, numeric) -> np.ndarray:
+        return np.clip((np.asarray(numeric, np.float64) - self.mean) / self.std, -CLIP, CLIP)
+
+    @classmethod
+    def from_files(cls, base: str, meta: dict, arrays: dict[str, np.ndarray]):
+        """The model ``read_model_files`` read (its kind already checked)."""
+        params = []
+        for s in range(int(meta.get("seeds", 1))):
+            prefix = f"seed{s}."
+            params.append({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+        model = cls(params, arrays["mean"], arrays["std"],
+                    DeviceProfile.from_json(meta["device"]), meta)
+        model.path = base + ".npz"
+        return model
+
+
+def normalisation(ds: Dataset, init: SeededModel | None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and std that standardize the numeric features: a fine-tuned model keeps its
+    start's; else the dataset's (a feature constant in training stays tame)."""
+    if init is not None:
+        return init.mean.astype(np.float64), init.std.astype(np.float64)
+    return ds.numeric.mean(0), np.maximum(ds.numeric.std(0), 0.1)
+
+
+def load_model(path: str) -> CostModel:
+    """A saved model of either kind (MLP or graph network)."""
+    base, meta, _ = read_model_files(path)
+    if meta.get("model") == "gnn":
+        from .graph_model import GraphModel
+        return GraphModel.load(path)
+    return LearnedModel.load(path)
+
+
+class LearnedModel(SeededModel):
+    """The MLP: normalisation, parameters of each seed, and what it was trained on."""
+
+    kind = "mlp"
+
     def _correction(self, numeric, counts, weighted) -> np.ndarray:
-        x = np.clip((np.asarray(numeric, np.float64) - self.mean) / self.std, -CLIP, CLIP)
+        x = self.standardized(numeric)
         counts = np.asarray(counts, np.float64)
         weighted = np.asarray(weighted, np.float64)
         outs = [_forward_np({k: np.asarray(v, np.float64) for k, v in p.items()}, x, counts,
@@ -933,14 +961,7 @@ class LearnedModel(CostModel):
         base, meta, arrays = read_model_files(path)
         if meta.get("model", "mlp") != "mlp":
             raise ValueError(f"{base}.json: a {meta.get('model')} model, not an MLP")
-        params = []
-        for s in range(int(meta.get("seeds", 1))):
-            prefix = f"seed{s}."
-            params.append({k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
-        model = LearnedModel(params, arrays["mean"], arrays["std"],
-                             DeviceProfile.from_json(meta["device"]), meta)
-        model.path = base + ".npz"
-        return model
+        return LearnedModel.from_files(base, meta, arrays)
 
 
 def program_weights(programs: Sequence[str]) -> np.ndarray:
@@ -958,11 +979,7 @@ def train(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
     cfg = cfg or TrainConfig()
     if len(ds) < 4:
         raise ValueError(f"too little data to train on: {len(ds)} measured kernels")
-    if init is not None:
-        mean, std = init.mean.astype(np.float64), init.std.astype(np.float64)
-    else:
-        mean = ds.numeric.mean(0)
-        std = np.maximum(ds.numeric.std(0), 0.1)   # a feature constant in training stays tame
+    mean, std = normalisation(ds, init)
     x = np.clip((ds.numeric - mean) / std, -CLIP, CLIP).astype(np.float32)
     log_roof = ds.log_roofline.astype(np.float32)
     log_label = np.log(np.maximum(ds.label_us, 1e-3)).astype(np.float32)
