@@ -106,9 +106,13 @@ def linen_params(model, *inputs, dtype="float32", **kw):
 
 
 def nnx_split(make, dtype="float32"):
+    """The module's state (NumPy-filled) and ``apply(state, *inputs)``, its call."""
     from flax import nnx
     graphdef, state = nnx.split(nnx.eval_shape(make))
-    return graphdef, fill(state, dtype)
+
+    def apply(s, *inputs):
+        return nnx.merge(graphdef, s)(*inputs)
+    return fill(state, dtype), apply
 
 
 def eqx_split(make, dtype="float32"):
@@ -403,12 +407,9 @@ def vit(d: int, depth: int, heads: int, patch: int, hw: int, batch: int, dtype="
                 x = b(x)
             return self.head(self.norm(x[:, 0]))
 
-    graphdef, state = nnx_split(lambda: ViT(nnx.Rngs(0)), dtype)
+    state, apply = nnx_split(lambda: ViT(nnx.Rngs(0)), dtype)
     x = data((batch, hw, hw, 3), dtype)
     y = labels(batch, 10)
-
-    def apply(s, x):
-        return nnx.merge(graphdef, s)(x)
     return trainer(lambda s, x, y: xent(apply(s, x), y), state, (x, y), train,
                    infer=lambda s, x, y: apply(s, x))
 
@@ -449,12 +450,9 @@ def mixer(d: int, depth: int, patch: int, hw: int, batch: int, dtype="float32",
                 x = layer(x)
             return self.head(jnp.mean(x, axis=1))
 
-    graphdef, state = nnx_split(lambda: Mixer(nnx.Rngs(0)), dtype)
+    state, apply = nnx_split(lambda: Mixer(nnx.Rngs(0)), dtype)
     x = data((batch, hw, hw, 3), dtype)
     y = labels(batch, 10)
-
-    def apply(s, x):
-        return nnx.merge(graphdef, s)(x)
     return trainer(lambda s, x, y: xent(apply(s, x), y), state, (x, y), train,
                    infer=lambda s, x, y: apply(s, x))
 
@@ -486,13 +484,10 @@ def recsys(tables: int, rows: int, dim: int, batch: int, hot: int = 4, dtype="fl
             h = jnp.concatenate([z, inter[:, i, j]], axis=-1)
             return self.t2(nnx.relu(self.t1(h)))[:, 0]
 
-    graphdef, state = nnx_split(lambda: DLRM(nnx.Rngs(0)), dtype)
+    state, apply = nnx_split(lambda: DLRM(nnx.Rngs(0)), dtype)
     dense = data((batch, 16), dtype)
     ids = np.random.RandomState(4).randint(0, rows, size=(batch, tables, hot)).astype(np.int32)
     y = (np.random.RandomState(5).rand(batch) > 0.5).astype(np.float32)
-
-    def apply(s, dense, ids):
-        return nnx.merge(graphdef, s)(dense, ids)
 
     def loss(s, dense, ids, y):
         return jnp.mean(optax.sigmoid_binary_cross_entropy(
@@ -522,11 +517,8 @@ def norms(width: int, tokens: int, batch: int, groups: int = 8, dtype="float32",
             x = self.gn(nnx.gelu(self.l[2](x)))
             return self.bn(nnx.gelu(self.l[3](x)))
 
-    graphdef, state = nnx_split(lambda: Net(nnx.Rngs(0)), dtype)
+    state, apply = nnx_split(lambda: Net(nnx.Rngs(0)), dtype)
     x = data((batch, tokens, width), dtype)
-
-    def apply(s, x):
-        return nnx.merge(graphdef, s)(x)
     return trainer(lambda s, x: jnp.mean(apply(s, x).astype(jnp.float32) ** 2), state, (x,),
                    train, infer=apply)
 
