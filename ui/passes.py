@@ -510,17 +510,22 @@ def _text_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int, on_scree
     if st.session_state.get(key) not in options:
         st.session_state[key] = ALL_TEXT if ALL_TEXT in options else \
             on_screen if on_screen in options else options[0]
-    cols = st.columns([3, 1], vertical_alignment="bottom")
-    cols[0].selectbox("Computation", options, key=key,
-                      format_func=lambda c: f"every changed computation ({len(comps)})"
-                      if c == ALL_TEXT else c)
-    context = cols[1].number_input("Context lines", 0, 50, 3, key="text-diff-context")
-    chosen = st.session_state[key]
+    chosen, context = _text_picker("Computation", options, key,
+                                   f"every changed computation ({len(comps)})")
     back = {v: k for k, v in d.computation_map.items()}
     wanted = None if chosen == ALL_TEXT else {chosen, back.get(chosen, chosen)}
-    diffs = text_diff(d, context=int(context), computations=wanted)
+    diffs = text_diff(d, context=context, computations=wanted)
     st.html(V.text_diff_html(diffs, old_title=_titled(tl, against),
                              new_title=_titled(tl, index)))
+
+
+def _text_picker(label: str, options: list[str], key: str, every: str) -> tuple[str, int]:
+    """The text diff's picker (``every`` names ALL_TEXT) and its context lines."""
+    cols = st.columns([3, 1], vertical_alignment="bottom")
+    cols[0].selectbox(label, options, key=key,
+                      format_func=lambda c: every if c == ALL_TEXT else c)
+    context = cols[1].number_input("Context lines", 0, 50, 3, key="text-diff-context")
+    return st.session_state[key], int(context)
 
 
 def _titled(tl: Timeline, index: int) -> str:
@@ -542,17 +547,11 @@ def _node_text_tab(opened: Opened, tl: Timeline, index: int, against: int,
     key = f"text-diff-node:{tl.module_id}:{index}:{against}"
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0]
-    cols = st.columns([3, 1], vertical_alignment="bottom")
-    cols[0].selectbox("Node", options, key=key,
-                      format_func=lambda c: f"every changed node ({len(names)})"
-                      if c == ALL_TEXT else c)
-    context = cols[1].number_input("Context lines", 0, 50, 3, key="text-diff-context")
-    chosen = st.session_state[key]
+    chosen, context = _text_picker("Node", options, key, f"every changed node ({len(names)})")
     wanted = None if chosen == ALL_TEXT else {chosen}
-    diffs = graph_text_diff(opened.dump, d, wanted, context=int(context))
-    st.html(V.text_diff_html(diffs, old_title=f"step {against}: {stage_label(tl.step(against))}",
-                             new_title=f"step {index}: {stage_label(tl.step(index))}",
-                             block="node", unit="lines"))
+    diffs = graph_text_diff(opened.dump, d, wanted, context=context)
+    st.html(V.text_diff_html(diffs, old_title=_titled(tl, against),
+                             new_title=_titled(tl, index), block="node", unit="lines"))
 
 
 def _steps_tab(opened: Opened, tl: Timeline, index: int) -> None:
