@@ -48,7 +48,7 @@ from .diff import diff_modules
 from ..dumps import PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
-from ..steps import STABLEHLO_INDEX, Step, Timeline
+from ..steps import STABLEHLO_INDEX, Step, Timeline, change_counts
 
 # The XLA flag that makes XLA write one snapshot per pass (exact text for the UI).
 PER_PASS_FLAG = "--xla_dump_hlo_pass_re=.*"
@@ -185,18 +185,7 @@ def _diff_between(dump: Dump, timeline: Timeline, index: int, against: int) -> M
 def step_changes(dump: Dump, timeline: Timeline) -> list[dict]:
     """Per step, added/removed/changed against the previous parsed step (the CLI's
     numbers; zeros for the first step and for identical steps, None on error steps)."""
-    out: list[dict[str, int | None]] = []
-    for s in timeline.steps:
-        if s.error:
-            out.append({"added": None, "removed": None, "changed": None})
-            continue
-        prev = timeline.previous_ok(s.index)
-        if s.identical or prev is None:
-            out.append({"added": 0, "removed": 0, "changed": 0})
-            continue
-        d = _diff_between(dump, timeline, s.index, prev)
-        out.append({"added": len(d.added), "removed": len(d.removed), "changed": len(d.changed)})
-    return out
+    return change_counts(timeline, lambda i, prev: _diff_between(dump, timeline, i, prev))
 
 
 def timeline_json(dump: Dump, timeline: Timeline) -> dict:

@@ -8,7 +8,8 @@ Imports no sibling but the ``dumps`` face.
 
 from __future__ import annotations
 
-from .model import GRAPH_PASS, HLO, STABLEHLO_INDEX, TF_GRAPH, Step, Timeline
+from .model import (GRAPH_PASS, HLO, STABLEHLO_INDEX, TF_GRAPH, Step, Timeline,
+                    change_counts)
 from .text import ComputationTextDiff, TextRow, fold_rows, line_rows
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "TF_GRAPH",
     "TextRow",
     "Timeline",
+    "change_counts",
     "fold_rows",
     "line_rows",
 ]

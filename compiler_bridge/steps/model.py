@@ -9,6 +9,7 @@ A ``Timeline`` is plain data (picklable, cacheable by ``key``) whatever made it:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 from ..dumps import PASS
 
@@ -151,3 +152,22 @@ class Timeline:
     def visible(self, hide_identical: bool = False) -> list[Step]:
         """The steps to list: all, or without those identical to the previous one."""
         return [s for s in self.steps if not (hide_identical and s.identical)]
+
+
+def change_counts(timeline: Timeline, diff: Callable[[int, int], Any]
+                  ) -> list[dict[str, int | None]]:
+    """Per step, how many entities were added/removed/changed against the step it compares
+    with (``diff(index, against)`` has those three lists): zeros for the first step and
+    identical ones, None on a step that does not read."""
+    out: list[dict[str, int | None]] = []
+    for s in timeline.steps:
+        if s.error:
+            out.append({"added": None, "removed": None, "changed": None})
+            continue
+        prev = timeline.previous_ok(s.index)
+        if s.identical or prev is None:
+            out.append({"added": 0, "removed": 0, "changed": 0})
+            continue
+        d = diff(s.index, prev)
+        out.append({"added": len(d.added), "removed": len(d.removed), "changed": len(d.changed)})
+    return out

@@ -16,7 +16,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..dumps import Dump, DumpError
-from ..steps import GRAPH_PASS, TF_GRAPH, ComputationTextDiff, Step, TextRow, Timeline, line_rows
+from ..steps import (GRAPH_PASS, TF_GRAPH, ComputationTextDiff, Step, TextRow, Timeline,
+                     change_counts, line_rows)
 from .graphdef import CLUSTER_ATTR, GRAPH, GraphReadError, TfGraph, TfNode, base_name, node_texts
 from .index import GraphFile, GraphGroup, TfIndex
 
@@ -224,17 +225,7 @@ def graph_step_diff(ix: TfIndex, timeline: Timeline, index: int,
 def graph_step_changes(ix: TfIndex, timeline: Timeline) -> list[dict]:
     """Per step, nodes added/removed/changed against the step it compares with (zeros for
     the first step and identical ones)."""
-    out = []
-    for s in timeline.steps:
-        prev = timeline.previous_ok(s.index)
-        if s.identical or prev is None:
-            out.append({"added": 0, "removed": 0, "changed": 0})
-            continue
-        d = graph_step_diff(ix, timeline, s.index, prev)
-        assert d is not None
-        out.append({"added": len(d.added), "removed": len(d.removed),
-                    "changed": len(d.changed)})
-    return out
+    return change_counts(timeline, lambda i, prev: graph_step_diff(ix, timeline, i, prev))
 
 
 def _texts(dump: Dump, path: str, names: Collection[str]) -> dict[str, str]:
