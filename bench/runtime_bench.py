@@ -39,6 +39,7 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import random
 import sys
 import time
@@ -165,6 +166,11 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
         measured = [ds.step_us[m] for m in members]
         row: dict = {"base": base, "configs": [variants[m][1] if m in variants else "default"
                                          for m in members], "measured_us": measured}
+        halves = [ds.step_halves.get(m) for m in members]
+        row["noise_floor"] = M.kendall_tau([h[0] for h in halves], [h[1] for h in halves]) \
+            if all(halves) else math.nan
+        pairs = reproducible_pairs(members, ds)
+        row["pairs"] = len(pairs)
         for name, p in list(preds.items()) + [("roofline", None)]:
             est = []
             for m in members:
@@ -172,8 +178,29 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
                 t = ds.roofline_us[mask] if p is None else p[m]
                 est.append(float(np.sum(t * ds.executions[mask])))
             row[name] = M.kendall_tau(est, measured)
+            at = {m: e for m, e in zip(members, est)}
+            row[f"{name}:right"] = sum(at[a] > at[b] for a, b in pairs)
         rows.append(row)
     return rows
+
+
+def reproducible_pairs(members: list[str], ds: L.Dataset,
+                       margin: float = 0.05) -> list[tuple[str, str]]:
+    """Pairs (slower, faster) of configurations whose order the measurement reproduces:
+    both halves of the runs put them in the same order, and their median step times
+    differ by more than ``margin`` (in log)."""
+    out = []
+    for i, a in enumerate(members):
+        for b in members[i + 1:]:
+            ha, hb = ds.step_halves.get(a), ds.step_halves.get(b)
+            if not ha or not hb:
+                continue
+            if (ha[0] - hb[0]) * (ha[1] - hb[1]) <= 0:
+                continue
+            if abs(math.log(ds.step_us[a] / ds.step_us[b])) <= margin:
+                continue
+            out.append((a, b) if ds.step_us[a] > ds.step_us[b] else (b, a))
+    return out
 
 
 def family_folds(family: dict[str, str], k: int) -> dict[str, str]:
@@ -197,17 +224,73 @@ def program_folds(ds: L.Dataset, variants: dict, k: int) -> dict[str, str]:
     return {p: fold_of[variants.get(p, (p,))[0]] for p in ds.programs}
 
 
-def dataset(paths: list[str], device, stat: str) -> L.Dataset:
-    """Every program that reads; one that does not (a trace being written) is skipped,
-    named."""
-    parts = []
-    for p in paths:
-        name = os.path.basename(os.path.normpath(p))
+CACHE = os.path.join(ROOT, "generated", "feature-cache")
+# what a program's features are computed by: a change to any of these redoes them
+FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
+                   for f in ("learned.py", "costs.py", "traces.py", "devices.py")]
+
+
+def _cache_key(path: str, device, stat: str) -> str:
+    """The program folder's files (names, sizes, times), the feature code, the device
+    profile and the statistic."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{L.FEATURE_VERSION}|{device.key}|{stat}".encode())
+    for f in FEATURE_SOURCES:
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    for f in sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)):
+        if os.path.isfile(f):
+            st = os.stat(f)
+            h.update(f"{os.path.relpath(f, path)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def _one_program(job: tuple[str, object, str, str]) -> tuple[str, L.Dataset | None, str]:
+    """(name, its dataset or None, why not): from the cache when its key matches."""
+    path, device, stat, cache = job
+    name = os.path.basename(os.path.normpath(path))
+    cached = os.path.join(cache, f"{name}.{_cache_key(path, device, stat)}.pkl") \
+        if cache else ""
+    if cached and os.path.exists(cached):
         try:
-            parts.append(L.dataset_from_dump(p, device, stat, program=name))
-        except Exception as e:          # noqa: BLE001 (one broken folder never hides the rest)
-            print(f"skipped {name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
-                  file=sys.stderr)
+            with open(cached, "rb") as f:
+                return name, pickle.load(f), ""
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+            pass
+    try:
+        ds = L.dataset_from_dump(path, device, stat, program=name)
+    except Exception as e:          # noqa: BLE001 (one broken folder never hides the rest)
+        return name, None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    if cached:
+        os.makedirs(cache, exist_ok=True)
+        for old in glob.glob(os.path.join(cache, f"{glob.escape(name)}.*.pkl")):
+            os.remove(old)
+        tmp = cached + f".{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(ds, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cached)
+    return name, ds, ""
+
+
+def dataset(paths: list[str], device, stat: str, cache: str = CACHE,
+            jobs: int = 0) -> L.Dataset:
+    """Every program that reads; one that does not (a trace being written) is skipped,
+    named. Each program's features are kept in ``cache`` (our own files in generated/,
+    keyed by everything they are computed from), read in ``jobs`` processes."""
+    work = [(p, device, stat, cache) for p in paths]
+    jobs = jobs or min(os.cpu_count() or 1, 4)
+    if jobs > 1:
+        from multiprocessing import get_context
+        with get_context("spawn").Pool(jobs) as pool:
+            got = pool.map(_one_program, work, chunksize=4)
+    else:
+        got = [_one_program(w) for w in work]
+    parts = []
+    for name, ds, why in got:
+        if ds is None:
+            print(f"skipped {name}: {why}", file=sys.stderr)
+        else:
+            parts.append(ds)
     return L.Dataset.concat(parts)
 
 
@@ -245,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="no evaluation: train KIND on the whole corpus and write it as the "
                          "default model (the kind an earlier full run chose)")
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    ap.add_argument("--cache", default=CACHE,
+                    help="where each program's features are kept ('' : none)")
+    ap.add_argument("--jobs", type=int, default=0, help="processes reading the corpus")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -256,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         device = calibrate(log=print)
     paths = programs(args.corpus)
     family, variants = describe_corpus(paths)
-    ds = dataset(paths, device, args.stat)
+    ds = dataset(paths, device, args.stat, args.cache, args.jobs)
     base_programs = [p for p in ds.programs if p not in variants]
     fams = sorted({family[p] for p in ds.programs})
     print(f"{len(ds.programs)} programs ({len(base_programs)} base, "
@@ -394,15 +480,33 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("Kendall tau of predicted vs measured module step time across each base "
                      "program's configurations (leave-one-family-out models):")
         lines.append("")
-        lines.append("| program | configurations | roofline | " + " | ".join(fits) + " |")
-        lines.append("|---|---|---:|" + "---:|" * len(fits))
+        lines.append("| program | configurations | roofline | " + " | ".join(fits)
+                     + " | noise floor | reproducible pairs |")
+        lines.append("|---|---|---:|" + "---:|" * len(fits) + "---:|---:|")
         for r in configs:
             lines.append(f"| {r['base']} | {', '.join(r['configs'])} | {_f(r['roofline'])} | "
-                         + " | ".join(_f(r[n]) for n in fits) + " |")
+                         + " | ".join(_f(r[n]) for n in fits)
+                         + f" | {_f(r['noise_floor'])} | {r['pairs']} |")
         lines.append("")
         lines.append("Mean: roofline " + _f(_mean([r["roofline"] for r in configs])) + ", "
                      + ", ".join(f"{n} {_f(_mean([r[n] for r in configs]))}" for n in fits)
-                     + f" (goal ≥ {CONFIG_GOAL}).")
+                     + f" (goal ≥ {CONFIG_GOAL}); noise floor "
+                     + _f(_mean([r["noise_floor"] for r in configs])) + ".")
+        lines.append("")
+        n_pairs = sum(r["pairs"] for r in configs)
+        if n_pairs:
+            lines.append(
+                "The noise floor is the same tau between two halves of each configuration's "
+                "runs (alternate profiling sessions): most configurations of a program run "
+                "within the noise of each other, so tau over all of them measures the noise "
+                "as much as the model. Over the pairs whose order the measurement reproduces "
+                "(both halves agree and the medians differ by more than 5%: "
+                f"{n_pairs} of {sum(len(r['configs']) * (len(r['configs']) - 1) // 2 for r in configs)}"
+                " pairs), the share each predictor orders right: roofline "
+                + _f(sum(r["roofline:right"] for r in configs) / n_pairs, True) + ", "
+                + ", ".join(f"{n} {_f(sum(r[n + ':right'] for r in configs) / n_pairs, True)}"
+                            for n in fits)
+                + " (as a tau: 2 × share − 1).")
     else:
         lines.append("No base program with at least two configuration variants in this "
                      "corpus: not measured.")

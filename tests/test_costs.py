@@ -188,6 +188,62 @@ def test_calibrate_quick_writes_a_profile(tmp_path):
     assert prof.matmul_rate("f32") > 1e8 and prof.vector_flops > 1e8
     assert prof.bandwidth > 1e8 and prof.output_bandwidth > 1e7
     assert 0 < prof.launch_overhead_us < 100 and prof.bandwidth_curve
+    assert 1e6 < prof.grouped_conv_flops < prof.matmul_rate("f32")
+
+
+def _compiled(fn, *args):
+    import jax
+    return parse_hlo(jax.jit(fn).lower(*args).compile().as_text())
+
+
+def test_convolutions_xla_cpu_runs_outside_its_libraries_get_their_own_rate():
+    """A depthwise convolution (feature groups) and a backward-filter convolution whose
+    dimensions XLA leaves out of the library's order (b01f_01io->b01f) are costed at the
+    profile's grouped-convolution rate and the one-thread vector rate; a plain one at the
+    matmul rate. What each convolution is comes from XLA's own compiled HLO."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    x = jnp.ones((4, 16, 16, 32), jnp.float32)
+
+    def conv(x, w, groups=1):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                        feature_group_count=groups)
+    cases = {
+        "plain": _compiled(conv, x, jnp.ones((3, 3, 32, 32), jnp.float32)),
+        "depthwise": _compiled(lambda x, w: conv(x, w, 32), x, jnp.ones((3, 3, 1, 32))),
+        # the kernel gradient of a strided transposed convolution (DCGAN, U-Net decoders)
+        "filter_grad": _compiled(jax.grad(lambda w, x: lax.conv_transpose(
+            x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")).sum()),
+            jnp.ones((4, 4, 32, 32)), x),
+    }
+    dev = DeviceProfile("t", "cpu", {"f32": 1e12}, vector_flops=1e10, bandwidth=1e18,
+                        launch_overhead_us=0.0, grouped_conv_flops=1e9)
+    paths = {}
+    for name, hlo in cases.items():
+        found = [(i, kernel_cost(i, hlo)) for i in kernels(hlo) if kernel_cost(i, hlo).matmul]
+        assert found, name
+        inst, c = max(found, key=lambda ic: ic[1].flops)
+        text = "\n".join(x.text for x in [inst] + [s for n in inst.called_names
+                                                   for s in hlo.computation(n).instructions])
+        paths[name] = c.conv_path
+        if c.conv_path == "grouped":
+            assert "feature_group_count=32" in text
+            assert roofline_us(c, dev) == pytest.approx(c.flops / 1e9 * 1e6)
+        elif c.conv_path == "loops":
+            assert "b01f_01io->b01f" not in text
+            assert roofline_us(c, dev) == pytest.approx(c.flops / 1e10 * 1e6)
+        else:
+            assert "b01f_01io->b01f" in text and "feature_group_count" not in text
+            assert roofline_us(c, dev) == pytest.approx(c.flops / 1e12 * 1e6)
+    assert paths == {"plain": "", "depthwise": "grouped", "filter_grad": "loops"}
+    # a GPU's libraries take any convolution: the matmul rate
+    gpu = DeviceProfile("g", "gpu", {"f32": 1e12}, vector_flops=1e10, bandwidth=1e18,
+                        launch_overhead_us=0.0, grouped_conv_flops=1e9)
+    hlo = cases["depthwise"]
+    c = max((kernel_cost(i, hlo) for i in kernels(hlo)), key=lambda c: c.flops)
+    assert roofline_us(c, gpu) == pytest.approx(c.flops / 1e12 * 1e6)
 
 
 def _call_chain(depth: int) -> str:

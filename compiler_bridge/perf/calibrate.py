@@ -18,6 +18,7 @@ module; the median over repeats is kept.
 * bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
   (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
   program output (a fresh buffer each run: ``output_bandwidth``);
+* grouped convolution: a depthwise 3x3 convolution (``grouped_conv_flops``);
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
 
@@ -100,6 +101,19 @@ def _programs(quick: bool) -> dict[str, Program]:
     def stream(x):
         return x * 2.0 + 1.0
     out["stream"] = (jax.jit(stream), (jnp.ones((n_out,), jnp.float32),), ("bytes", 4.0 * n_out))
+
+    # a depthwise 3x3 convolution (feature_group_count = channels), as MobileNets have:
+    # XLA:CPU's libraries run it far below the matmul rate
+    chans, side = 64, (8 if quick else 16)
+    img = jnp.asarray(rng.standard_normal((4, side, side, chans)).astype(np.float32))
+    filt = jnp.asarray(rng.standard_normal((3, 3, 1, chans)).astype(np.float32))
+
+    def depthwise(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                        feature_group_count=chans)
+    out["depthwise"] = (jax.jit(depthwise), (img, filt),
+                        ("flops", 2.0 * 9 * img.size))
 
     wide = 48
 
@@ -196,6 +210,10 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     say(f"vector f32: {vec / 1e9:.1f} GFLOP/s on one thread, x{threads:.2f} when XLA "
         f"splits a fusion over threads; tanh: {trans / 1e9:.2f} G/s = {trans_cost:.1f} "
         "flops each")
+    grouped = rate("depthwise")
+    if grouped != grouped:
+        grouped = 0.0
+    say(f"depthwise convolution: {grouped / 1e9:.2f} GFLOP/s")
     overhead = statistics.median(loop["small"]) if loop["small"] else 1.0
     per_buffer = 0.0
     if loop["wide"]:
@@ -224,6 +242,7 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         bandwidth=curve[-1][1] if curve else out_bw, output_bandwidth=out_bw,
         launch_overhead_us=overhead, per_buffer_us=per_buffer,
         transcendental_flops=trans_cost, bandwidth_curve=curve, threads=threads,
+        grouped_conv_flops=grouped,
         source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
                f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
         measured=True,

@@ -19,6 +19,12 @@ that a naive roofline gets wrong (DESIGN.md section 4):
 Wide fusions (a hundred operands) cost their bytes plus a per-buffer overhead
 (``DeviceProfile.per_buffer_us``), since each operand costs address setup and its own
 stream. Roofline time: ``max(flops / peak, bytes / bandwidth) + overhead``.
+
+A convolution runs at the matmul rate only when XLA:CPU hands it to a library (Eigen,
+YNNPACK): one with feature or batch groups (depthwise) runs at the profile's
+``grouped_conv_flops``, and one whose dimensions are not in the library's order
+(``b01f_01io->b01f``: a backward-filter convolution often is not) in generated loops at
+the vector rate of one thread (``conv_path``; CPU profiles only).
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ class KernelCost:
     loop_kernels: int = 0            # while/conditional: kernels its body/branch runs each time
     output_bytes: float = 0.0        # bytes written straight into a program output buffer
     partitions: int = 1              # XLA:CPU splits the kernel over this many threads
+    conv_path: str = ""              # a convolution's: '' (a library), 'grouped', 'loops'
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -100,6 +107,7 @@ class KernelCost:
                 "transcendentals": self.transcendentals, "bytes_read": self.bytes_read,
                 "bytes_written": self.bytes_written, "bytes": self.bytes,
                 "intensity": self.intensity, "dtype": self.dtype, "matmul": self.matmul,
+                "conv_path": self.conv_path,
                 "buffers": self.buffers, "trip_count": self.trip_count,
                 "in_place": self.in_place, "partitions": self.partitions}
 
@@ -556,6 +564,43 @@ def _dtype(inst: HloInstruction, module: HloModule | None) -> str:
     return leaves[0].element_type if leaves else "f32"
 
 
+def _library_order(labels) -> bool:
+    """Are a convolution's dimensions in the order XLA:CPU's library calls take: batch,
+    spatial in order, feature (input and output); spatial, in, out (kernel)?"""
+    if labels is None:
+        return False
+    spatial = "".join(sorted(c for c in labels.lhs if c.isdigit()))
+    return (labels.lhs == f"b{spatial}f" and labels.output == f"b{spatial}f"
+            and labels.rhs == f"{spatial}io")
+
+
+def conv_path(inst: HloInstruction, module: HloModule | None = None) -> str:
+    """How XLA:CPU runs the convolutions of a kernel (the kernel itself or what it fuses):
+    '' a library call (or no convolution), 'grouped' one with feature or batch groups
+    (depthwise: far below the matmul rate), 'loops' one whose dimensions are not in the
+    library's order (generated loops)."""
+    convs = [inst] if inst.opcode == "convolution" else []
+    if not convs and inst.opcode == "fusion" and module is not None:
+        stack, seen = list(inst.called_names), set()
+        while stack:
+            comp = module.get_computation(stack.pop())
+            if comp is None or comp.name in seen:
+                continue
+            seen.add(comp.name)
+            for sub in comp.instructions:
+                if sub.opcode == "convolution":
+                    convs.append(sub)
+                stack.extend(sub.called_names)
+    path = ""
+    for c in convs:
+        if int(c.attribute("feature_group_count") or 1) > 1 \
+                or int(c.attribute("batch_group_count") or 1) > 1:
+            return "grouped"
+        if not _library_order(c.dim_labels):
+            path = "loops"
+    return path
+
+
 def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> KernelCost:
     """Flops, transcendentals and bytes of one execution of a kernel."""
     module = module if module is not None else (
@@ -579,7 +624,8 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
                       read, written, _dtype(inst, module), mm, buffers,
                       _trip_count(inst) if inst.opcode == "while" else None, in_place,
                       loop_kernels=loop_kernels, output_bytes=output_bytes,
-                      partitions=_partitions(inst))
+                      partitions=_partitions(inst),
+                      conv_path=conv_path(inst, module) if mm else "")
 
 
 def outer_partitions(inst: HloInstruction) -> int:
@@ -772,9 +818,15 @@ def roofline_us(cost: KernelCost, device: DeviceProfile) -> float:
 
 def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     """Flops (transcendentals at their cost in flops) over the peak: the matmul rate for
-    dots and convolutions, else the vector rate of one thread times the threads the kernel
+    dots and library convolutions (a grouped one: ``grouped_conv_flops``; one in generated
+    loops: the vector rate of one thread), else the vector rate of one thread times the threads the kernel
     is split over, up to the device's measured parallel speed-up."""
-    if cost.matmul:
+    cpu_conv = cost.conv_path if device.kind == "cpu" else ""   # GPUs' libraries take any
+    if cpu_conv == "grouped" and device.grouped_conv_flops > 0:
+        peak = device.grouped_conv_flops
+    elif cpu_conv in ("grouped", "loops"):
+        peak = device.vector_flops
+    elif cost.matmul:
         peak = device.matmul_rate(cost.dtype)
     else:
         peak = device.vector_flops * min(float(max(cost.partitions, 1)),

@@ -47,6 +47,9 @@ class DeviceProfile:
     # how much faster a kernel XLA:CPU splits over threads (outer_dimension_partitions)
     # runs its vector work, at most: `vector_flops` is one thread's rate
     threads: float = 1.0
+    # flop/s of a convolution with feature groups (depthwise), which XLA:CPU's libraries
+    # run far below the matmul rate; 0: the vector rate (not measured)
+    grouped_conv_flops: float = 0.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

@@ -4,14 +4,15 @@ It predicts a kernel's runtime as a *correction to the roofline in log space*::
 
     log(t) = log(roofline_us) + MLP([numeric features, pooled opcode embeddings])
 
-* numeric features (``FEATURE_VERSION`` 2): the kernel's work as *times on the device
+* numeric features (``FEATURE_VERSION`` 3): the kernel's work as *times on the device
   profile* (flops over its peak, bytes read/written over its bandwidth at that working
   set, overhead, intensity over the profile's ridge point, roofline time) so that a model
   trained against one machine's calibrated profile predicts another's; output
   size/rank/minor dimension, operand and buffer counts, fused instruction count, fusion
   kind, element type, flags (reduction, physical transpose, dot, convolution, in-place
-  dynamic-update-slice, slicing, gather/scatter, broadcast, inside a loop, YNNPACK
-  fusion, intra-op partitions), dot M/N/K, loop trip count; the program's context (its
+  dynamic-update-slice, slicing, gather/scatter, broadcast, trigonometry, inside a loop,
+  YNNPACK fusion, intra-op partitions, a convolution XLA:CPU runs grouped or in generated
+  loops), dot M/N/K, loop trip count; the program's context (its
   total compute/memory/roofline time, the kernel's share and schedule position) and the
   kernel's producers and consumers (how many, their roofline times, whether a producer
   ran just before);
@@ -84,11 +85,14 @@ _VOCAB_INDEX = {op: i for i, op in enumerate(VOCAB)}
 CLIP = 6.0              # standardized features are clipped to +-CLIP
 MAX_CORRECTION = 6.0    # |log correction| at most this (a factor of ~400)
 FUSION_KINDS = ("kLoop", "kInput", "kOutput", "kCustom")
+TRIGONOMETRIC = frozenset({"sine", "cosine", "tan", "atan2"})
 DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
 # Version 2: every amount of work is a time on the device profile (flops over its peak,
 # bytes over its bandwidth), so a model trained against one machine's profile predicts
 # another's; plus the kernel's producers and consumers in the module.
-FEATURE_VERSION = 2
+# Version 3: how XLA:CPU runs a kernel's convolution (a library, grouped, generated loops)
+# and whether it computes trigonometric functions (far dearer than exp or tanh on CPU).
+FEATURE_VERSION = 3
 NUMERIC = (
     "log_roofline_us", "log_compute_us", "log_transcendental_us", "log_read_us",
     "log_write_us", "log_overhead_us", "log_intensity_vs_ridge", "log_out_elements",
@@ -103,7 +107,8 @@ NUMERIC = (
     "log_parameter_read_us", "hot_input_share", "schedule_position",
     "log_producers", "log_consumers", "producers_log_roofline_us",
     "producers_max_log_roofline_us", "consumers_log_roofline_us",
-    "consumers_max_log_roofline_us", "producer_just_before",
+    "consumers_max_log_roofline_us", "producer_just_before", "conv_grouped", "conv_loops",
+    "has_trig",
 ) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
 
 
@@ -379,6 +384,8 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         roof / max(ctx.roofline_total_us, 1e-9),
         _lus(_bytes_us(param_bytes, device)), hot_share, _position(inst),
     ] + _neighbour_features(inst, ctx) \
+        + [float(cost.conv_path == "grouped"), float(cost.conv_path == "loops"),
+           float(bool(ops & TRIGONOMETRIC))] \
         + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
 
@@ -487,6 +494,8 @@ class Dataset:
     graphs: list[KernelGraph] = field(default_factory=list)    # [n] (empty: not built)
     executions: np.ndarray = field(default_factory=lambda: np.zeros((0,)))  # [n] per step
     step_us: dict[str, float] = field(default_factory=dict)    # program -> median step
+    # program -> median step over two halves of the runs (the noise floor of step times)
+    step_halves: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.label_us)
@@ -500,7 +509,8 @@ class Dataset:
                        [self.instruction[i] for i in idx], self.roofline_us[idx], progs,
                        [self.graphs[i] for i in idx] if self.graphs else [],
                        self.executions[idx] if len(self.executions) else self.executions,
-                       {p: v for p, v in self.step_us.items() if p in set(progs)})
+                       {p: v for p, v in self.step_us.items() if p in set(progs)},
+                       {p: v for p, v in self.step_halves.items() if p in set(progs)})
 
     @staticmethod
     def concat(parts: Sequence["Dataset"]) -> "Dataset":
@@ -511,9 +521,13 @@ class Dataset:
         execs = np.concatenate([p.executions for p in parts]) \
             if all(len(p.executions) == len(p) for p in parts) else np.zeros((0,))
         steps: dict[str, float] = {}
+        halves: dict[str, tuple[float, float]] = {}
         for p in parts:
             for k, v in p.step_us.items():
                 steps[k] = steps.get(k, 0.0) + v
+            for k, (a, b) in p.step_halves.items():
+                was = halves.get(k, (0.0, 0.0))
+                halves[k] = (was[0] + a, was[1] + b)
         return Dataset(np.concatenate([p.numeric for p in parts]),
                        np.concatenate([p.counts for p in parts]),
                        np.concatenate([p.weighted for p in parts]),
@@ -524,7 +538,8 @@ class Dataset:
                        sum((p.program for p in parts), []),
                        sum((p.instruction for p in parts), []),
                        np.concatenate([p.roofline_us for p in parts]),
-                       sorted({x for p in parts for x in p.programs}), graphs, execs, steps)
+                       sorted({x for p in parts for x in p.programs}), graphs, execs, steps,
+                       halves)
 
 
 def empty_dataset() -> Dataset:
@@ -571,7 +586,8 @@ def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "medi
                              np.asarray(hb, np.float64), [name] * len(insts),
                              [i.name for i in insts], roof, [name],
                              [kernel_graph(i, hlo) for i in insts],
-                             np.asarray(execs, np.float64), {name: timings.step_median_us}))
+                             np.asarray(execs, np.float64), {name: timings.step_median_us},
+                             {name: h} if (h := timings.step_halves()) else {}))
     return Dataset.concat(parts)
 
 

@@ -570,20 +570,28 @@ class KernelTiming:
         later differs more than two runs of one session: the honest spread), else
         alternate runs, else alternate executions."""
         runs = sorted(self.per_run)
-        sessions = sorted({r.rpartition("#")[0] for r in runs})
-        if len(sessions) >= 2:
-            first = set(sessions[0::2])
-            a = [x for r in runs if r.rpartition("#")[0] in first for x in self.per_run[r]]
-            b = [x for r in runs if r.rpartition("#")[0] not in first for x in self.per_run[r]]
-        elif len(runs) >= 2:
-            a = [x for r in runs[0::2] for x in self.per_run[r]]
-            b = [x for r in runs[1::2] for x in self.per_run[r]]
+        if len(runs) >= 2:
+            first, second = split_runs(runs)
+            a = [x for r in first for x in self.per_run[r]]
+            b = [x for r in second for x in self.per_run[r]]
         else:
             xs = self.samples
             a, b = xs[0::2], xs[1::2]
         if not a or not b:
             return None
         return _stat(a, stat), _stat(b, stat)
+
+
+def split_runs(runs: list[str]) -> tuple[list[str], list[str]]:
+    """Two disjoint halves of a set of runs ('<session>#<id>'): alternate profiling
+    sessions when there are several, else alternate runs."""
+    runs = sorted(runs)
+    sessions = sorted({r.rpartition("#")[0] for r in runs})
+    if len(sessions) >= 2:
+        first = set(sessions[0::2])
+        return ([r for r in runs if r.rpartition("#")[0] in first],
+                [r for r in runs if r.rpartition("#")[0] not in first])
+    return runs[0::2], runs[1::2]
 
 
 def _stat(xs: list[float], name: str) -> float:
@@ -640,6 +648,18 @@ class ModuleTimings:
     @property
     def step_median_us(self) -> float:
         return statistics.median(self.step_us.values()) if self.step_us else 0.0
+
+    def step_halves(self) -> tuple[float, float] | None:
+        """The median step time over two disjoint halves of the runs (alternate profiling
+        sessions when there are several), or None with fewer than two runs: the noise
+        floor of comparing step times."""
+        if len(self.step_us) < 2:
+            return None
+        a, b = split_runs(list(self.step_us))
+        if not a or not b:
+            return None
+        return (statistics.median(self.step_us[r] for r in a),
+                statistics.median(self.step_us[r] for r in b))
 
     @property
     def step_mean_us(self) -> float:
