@@ -3,9 +3,10 @@ cost models (predicted), their agreement metrics, calibration and the runtimes C
 
 ``traces`` (measured), ``costs`` and ``devices`` (the roofline), ``learned`` (the learned
 model), ``metrics`` (agreement), ``runtimes`` (the report the CLI and the app show),
-``graph_model`` (the graph network), ``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
-``cli`` (the runtime commands). Results derived from one module (kernel costs, schedule
-positions, program context) are kept with it, in ``HloModule.derived``.
+``graph_model`` (the graph network), ``boosted`` (gradient-boosted trees), ``calibrate``
+and ``profile_runner`` (measuring this machine, profiling a script), ``cli`` (the runtime
+commands). Results derived from one module (kernel costs, schedule positions, program
+context) are kept with it, in ``HloModule.derived``.
 """
 
 from __future__ import annotations

@@ -58,13 +58,14 @@ def add_runtime_commands(sub) -> None:
     t.add_argument("--device", help="device profile for the roofline term (default: the "
                                     "calibrated profile of this machine, else generic CPU)")
     t.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"))
-    t.add_argument("--steps", type=int, default=None, help="optimizer steps")
+    t.add_argument("--steps", type=int, default=None,
+                   help="optimizer steps (boosted trees: boosting rounds)")
     t.add_argument("--seeds", type=int, default=None, help="models averaged")
     t.add_argument("--evaluate", action="store_true",
                    help="also report leave-one-program-out accuracy (trains once per program)")
-    t.add_argument("--kind", choices=("mlp", "gnn"), default=None,
-                   help="model kind when training from scratch (default: the default "
-                        "model's kind, else mlp)")
+    t.add_argument("--kind", choices=("mlp", "gnn", "gbm"), default=None,
+                   help="model kind when training from scratch: MLP, graph network or "
+                        "gradient-boosted trees (default: the default model's kind, else mlp)")
     t.add_argument("--from-scratch", action="store_true",
                    help="do not start from the default model shipped with HLO Lens "
                         "(default: fine-tune it on these dumps)")
@@ -249,6 +250,7 @@ def _default_model(kind: str):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from . import boosted as B
     from . import graph_model as G
     from . import learned as L
     from .devices import device_profile
@@ -269,6 +271,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         if base is None:
             print(f"note: training from scratch ({why})")
     kind = base.kind if base is not None else (args.kind or "mlp")
+    # boosted trees: fine-tuning adds finetune_rounds trees fit to the model's residual
+    bcfg = B.BoostConfig()
+    if args.steps:
+        bcfg.rounds = bcfg.finetune_rounds = args.steps
     cfg: L.TrainConfig | G.GraphConfig = L.TrainConfig() if kind == "mlp" else G.GraphConfig()
     if base is not None:
         # fine-tuning: fewer, smaller steps from the default model's weights
@@ -286,6 +292,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                                                for d in args.dumps]}
 
     def fit(d, m=None):
+        if kind == "gbm":
+            return B.train(d, device, bcfg, m, base)
         if kind == "gnn":
             return G.train(d, device, cfg, m, base)    # type: ignore[arg-type]
         return L.train(d, device, cfg, m, base)        # type: ignore[arg-type]

@@ -24,9 +24,9 @@ log error (each program weighing the same), a few seeds averaged. Saved as ``.np
 (arrays) + ``.json`` (vocabulary, feature names, normalisation, device profile, training
 programs); never pickle. ``leave_out`` is the honest evaluation: train on every program
 outside a group (a program, or its whole family), predict the group. ``kernel_graph``
-gives each kernel's instruction graph for the graph network (``graph_model``); both
-kinds share :class:`CostModel` (prediction on any device profile, files, description)
-and :func:`load_model` reads either. ``shipped_model_path``: the default model shipped
+gives each kernel's instruction graph for the graph network (``graph_model``); every
+kind (and ``boosted``, gradient-boosted trees) shares :class:`CostModel` (prediction on
+any device profile, files, description) and :func:`load_model` reads any. ``shipped_model_path``: the default model shipped
 in ``models/`` (see its README), used when the user has saved none; ``train(init=...)``
 fine-tunes it.
 
@@ -814,7 +814,7 @@ class CostModel:
     def describe(self) -> str:
         progs = self.meta.get("programs", [])
         fams = self.meta.get("families") or []
-        what = "graph network" if self.kind == "gnn" else "MLP"
+        what = {"gnn": "graph network", "gbm": "gradient-boosted trees"}.get(self.kind, "MLP")
         if self.is_default:
             return (f"default model — trained on {len(progs)} programs of {len(fams)} "
                     f"families ({what}, {self.meta.get('kernels', '?')} kernels)")
@@ -944,11 +944,14 @@ def normalisation(ds: Dataset, init: SeededModel | None) -> tuple[np.ndarray, np
 
 
 def load_model(path: str) -> CostModel:
-    """A saved model of either kind (MLP or graph network)."""
+    """A saved model of any kind (MLP, graph network, gradient-boosted trees)."""
     base, meta, _ = read_model_files(path)
     if meta.get("model") == "gnn":
         from .graph_model import GraphModel
         return GraphModel.load(path)
+    if meta.get("model") == "gbm":
+        from .boosted import BoostedModel
+        return BoostedModel.load(path)
     return LearnedModel.load(path)
 
 
