@@ -189,6 +189,7 @@ def test_calibrate_quick_writes_a_profile(tmp_path):
     assert prof.bandwidth > 1e8 and prof.output_bandwidth > 1e7
     assert 0 < prof.launch_overhead_us < 100 and prof.bandwidth_curve
     assert 1e6 < prof.grouped_conv_flops < prof.matmul_rate("f32")
+    assert prof.trig_flops > prof.transcendental_flops > 1   # a sine dearer than a tanh
 
 
 def _compiled(fn, *args):
@@ -244,6 +245,29 @@ def test_convolutions_xla_cpu_runs_outside_its_libraries_get_their_own_rate():
     hlo = cases["depthwise"]
     c = max((kernel_cost(i, hlo) for i in kernels(hlo)), key=lambda c: c.flops)
     assert roofline_us(c, gpu) == pytest.approx(c.flops / 1e12 * 1e6)
+
+
+def test_sines_and_cosines_are_costed_at_the_profiles_trigonometric_rate():
+    """XLA counts a sine like any transcendental (``cost_analysis``); the roofline prices the
+    trigonometric ones of a kernel at the profile's ``trig_flops`` each."""
+    import jax
+    import jax.numpy as jnp
+    x = jnp.ones((256, 1024), jnp.float32)
+    hlo = _compiled(lambda x: jnp.sin(x) * jnp.cos(2 * x) + jnp.tanh(x), x)
+    (k,) = [i for i in kernels(hlo) if kernel_cost(i, hlo).transcendentals > 0]
+    c = kernel_cost(k, hlo)
+    xla = jax.jit(lambda x: jnp.sin(x) * jnp.cos(2 * x) + jnp.tanh(x)).lower(x).compile()
+    ca = xla.cost_analysis()
+    ca = ca[0] if isinstance(ca, list) else ca
+    assert c.transcendentals == ca["transcendentals"] == 3 * x.size
+    assert c.trig == 2 * x.size
+    base = dict(vector_flops=1e9, bandwidth=1e18, launch_overhead_us=0.0,
+                transcendental_flops=10.0)
+    plain = DeviceProfile("t", "cpu", {"f32": 1e12}, **base)
+    trig = DeviceProfile("t", "cpu", {"f32": 1e12}, trig_flops=100.0, **base)
+    assert roofline_us(c, plain) == pytest.approx((c.flops + 3 * x.size * 10) / 1e9 * 1e6)
+    assert roofline_us(c, trig) == pytest.approx(
+        (c.flops + x.size * 10 + 2 * x.size * 100) / 1e9 * 1e6)
 
 
 def _call_chain(depth: int) -> str:

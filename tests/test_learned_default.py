@@ -15,6 +15,7 @@ import pytest
 from compiler_bridge import open_dump
 from compiler_bridge.perf import CPU, kernel_cost, kernels, runtime_report
 from compiler_bridge.perf import devices
+from compiler_bridge.perf import boosted as B
 from compiler_bridge.perf import graph_model as G
 from compiler_bridge.perf import learned as L
 
@@ -93,12 +94,26 @@ def test_a_stale_default_model_falls_back_to_the_roofline_with_a_note(fresh_mach
     assert not os.path.exists(fresh_machine / "device.json")   # no calibration for nothing
 
 
+def _fine_tune(shipped, dataset, steps: int):
+    """Fine-tune the shipped model, whichever kind it is, for ``steps`` steps (trees)."""
+    if shipped.kind == "gbm":
+        return B.train(dataset, shipped.device,
+                       dataclasses.replace(B.BoostConfig(), finetune_rounds=steps), init=shipped)
+    return L.train(dataset, shipped.device, dataclasses.replace(TINY, steps=steps),
+                   init=shipped)
+
+
 def test_fine_tuning_starts_from_the_default_models_weights(dataset, shipped):
-    same = L.train(dataset, shipped.device, dataclasses.replace(TINY, steps=0), init=shipped)
-    assert np.allclose(same.predict_dataset(dataset), shipped.predict_dataset(dataset),
-                       rtol=1e-5)
-    tuned = L.train(dataset, shipped.device, dataclasses.replace(TINY, steps=30),
-                    init=shipped)
+    if shipped.kind == "mlp":
+        same = _fine_tune(shipped, dataset, 0)
+        assert np.allclose(same.predict_dataset(dataset), shipped.predict_dataset(dataset),
+                           rtol=1e-5)
+    tuned = _fine_tune(shipped, dataset, 30)
+    if shipped.kind == "gbm":      # the shipped trees first, unchanged
+        n = len(shipped.trees)
+        np.testing.assert_array_equal(tuned.trees.leaf_value[:len(shipped.trees.leaf_value)],
+                                      shipped.trees.leaf_value)
+        assert len(tuned.trees) > n
     assert tuned.meta["fine_tuned_from"]["programs"] == shipped.meta["programs"]
     assert tuned.meta["programs"] == ["scan_while", "transformer"]
     assert not tuned.is_default and "fine-tuned from a model of" in tuned.describe()

@@ -20,7 +20,7 @@ bit) + ``.json``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Sequence
 
@@ -65,11 +65,14 @@ class BoostConfig:
     lambda_l2: float = 1.0
     rounds: int = 500
     finetune_rounds: int = 200     # new trees when fine-tuning a model
+    # a user's own traces are a few programs: leaves of 50 kernels would leave the trees
+    # of a fine-tune nearly empty
+    finetune_min_data_in_leaf: int = 5
     seed: int = 0
     num_threads: int = field(default_factory=_threads)
 
     def params(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("rounds", "finetune_rounds")}
+        out = {k: v for k, v in self.__dict__.items() if not k.startswith(("rounds", "finetune"))}
         # the same trees on every run and machine (no timing-based choice of layout)
         out.update(verbose=-1, deterministic=True, force_col_wise=True)
         return out
@@ -293,7 +296,9 @@ def train(ds: Dataset, device: DeviceProfile, cfg: BoostConfig | None = None,
     target = np.log(np.maximum(ds.label_us, 1e-3)) - ds.log_roofline.astype(np.float64)
     start = init.raw_dataset(ds) if init is not None else None
     rounds = cfg.finetune_rounds if init is not None else cfg.rounds
-    booster = fit_booster(x, target, program_weights(ds.program), cfg, rounds, start)
+    fit_cfg = replace(cfg, min_data_in_leaf=cfg.finetune_min_data_in_leaf) \
+        if init is not None else cfg
+    booster = fit_booster(x, target, program_weights(ds.program), fit_cfg, rounds, start)
     trees = Trees.from_dump(booster.dump_model())
     info = {"model": "gbm", "programs": ds.programs, "kernels": len(ds),
             "config": cfg.__dict__}

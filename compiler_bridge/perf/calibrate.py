@@ -18,6 +18,8 @@ module; the median over repeats is kept.
 * bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
   (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
   program output (a fresh buffer each run: ``output_bandwidth``);
+* sines: four ``sin`` of normally distributed data (``trig_flops``: XLA:CPU's sine costs
+  ten times its tanh or more, depending on its arguments);
 * grouped convolution: a depthwise 3x3 convolution (``grouped_conv_flops``);
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
@@ -85,6 +87,13 @@ def _programs(quick: bool) -> dict[str, Program]:
     out["fma_split"] = (fma("fma_split"), (jnp.ones((n_par,), jnp.float32),),
                         ("flops", 2.0 * chain * n_par))
     out["tanh_chain"] = (jax.jit(tanh_chain), (v,), ("transcendentals", 4 * n_vec))
+
+    def sin_chain(x):
+        # arguments spread as data's are (a sine's cost depends on them; a constant
+        # input's branches are all predicted)
+        return jnp.sin(x) + jnp.sin(2 * x) + jnp.sin(3 * x) + jnp.sin(4 * x)
+    normal = jnp.asarray(rng.standard_normal(n_vec).astype(np.float32))
+    out["sin_chain"] = (jax.jit(sin_chain), (normal,), ("transcendentals", 4 * n_vec))
 
     sizes = [1 << 13, 1 << 15, 1 << 17, 1 << 19, 1 << 21] + ([] if quick else [1 << 23])
     trips = jnp.int32(6 if quick else 12)
@@ -210,6 +219,10 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     say(f"vector f32: {vec / 1e9:.1f} GFLOP/s on one thread, x{threads:.2f} when XLA "
         f"splits a fusion over threads; tanh: {trans / 1e9:.2f} G/s = {trans_cost:.1f} "
         "flops each")
+    trig_cost = max(vec / rate("sin_chain"), 1.0)
+    if trig_cost != trig_cost:
+        trig_cost = 0.0
+    say(f"sin: {rate('sin_chain') / 1e9:.2f} G/s = {trig_cost:.1f} flops each")
     grouped = rate("depthwise")
     if grouped != grouped:
         grouped = 0.0
@@ -242,7 +255,7 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         bandwidth=curve[-1][1] if curve else out_bw, output_bandwidth=out_bw,
         launch_overhead_us=overhead, per_buffer_us=per_buffer,
         transcendental_flops=trans_cost, bandwidth_curve=curve, threads=threads,
-        grouped_conv_flops=grouped,
+        grouped_conv_flops=grouped, trig_flops=trig_cost,
         source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
                f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
         measured=True,

@@ -51,6 +51,8 @@ TRANSCENDENTAL = frozenset({
     "exponential", "exponential-minus-one", "log", "log-plus-one", "tanh", "logistic",
     "rsqrt", "sqrt", "cbrt", "sine", "cosine", "tan", "atan2", "power", "erf",
 })
+# Far dearer on XLA:CPU than exp or tanh (a profile may measure them apart: trig_flops).
+TRIGONOMETRIC = frozenset({"sine", "cosine", "tan"})
 ELEMENTWISE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "compare", "select",
     "and", "or", "xor", "not", "negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
@@ -90,6 +92,7 @@ class KernelCost:
     output_bytes: float = 0.0        # bytes written straight into a program output buffer
     partitions: int = 1              # XLA:CPU splits the kernel over this many threads
     conv_path: str = ""              # a convolution's: '' (a library), 'grouped', 'loops'
+    trig: float = 0.0                # of the transcendentals, sines, cosines and tangents
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -107,7 +110,7 @@ class KernelCost:
                 "transcendentals": self.transcendentals, "bytes_read": self.bytes_read,
                 "bytes_written": self.bytes_written, "bytes": self.bytes,
                 "intensity": self.intensity, "dtype": self.dtype, "matmul": self.matmul,
-                "conv_path": self.conv_path,
+                "conv_path": self.conv_path, "trig": self.trig,
                 "buffers": self.buffers, "trip_count": self.trip_count,
                 "in_place": self.in_place, "partitions": self.partitions}
 
@@ -574,23 +577,35 @@ def _library_order(labels) -> bool:
             and labels.rhs == f"{spatial}io")
 
 
+def _kernel_instructions(inst: HloInstruction, module: HloModule | None) -> list[HloInstruction]:
+    """The kernel itself and, for a fusion, every instruction it fuses (nested too)."""
+    out = [inst]
+    if inst.opcode != "fusion" or module is None:
+        return out
+    stack, seen = list(inst.called_names), set()
+    while stack:
+        comp = module.get_computation(stack.pop())
+        if comp is None or comp.name in seen:
+            continue
+        seen.add(comp.name)
+        for sub in comp.instructions:
+            out.append(sub)
+            stack.extend(sub.called_names)
+    return out
+
+
+def trig_elements(inst: HloInstruction, module: HloModule | None = None) -> float:
+    """Elements of sines, cosines and tangents one execution of a kernel computes."""
+    return float(sum(_elements(i.shape) for i in _kernel_instructions(inst, module)
+                     if i.opcode in TRIGONOMETRIC))
+
+
 def conv_path(inst: HloInstruction, module: HloModule | None = None) -> str:
     """How XLA:CPU runs the convolutions of a kernel (the kernel itself or what it fuses):
     '' a library call (or no convolution), 'grouped' one with feature or batch groups
     (depthwise: far below the matmul rate), 'loops' one whose dimensions are not in the
     library's order (generated loops)."""
-    convs = [inst] if inst.opcode == "convolution" else []
-    if not convs and inst.opcode == "fusion" and module is not None:
-        stack, seen = list(inst.called_names), set()
-        while stack:
-            comp = module.get_computation(stack.pop())
-            if comp is None or comp.name in seen:
-                continue
-            seen.add(comp.name)
-            for sub in comp.instructions:
-                if sub.opcode == "convolution":
-                    convs.append(sub)
-                stack.extend(sub.called_names)
+    convs = [i for i in _kernel_instructions(inst, module) if i.opcode == "convolution"]
     path = ""
     for c in convs:
         if int(c.attribute("feature_group_count") or 1) > 1 \
@@ -625,7 +640,8 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
                       _trip_count(inst) if inst.opcode == "while" else None, in_place,
                       loop_kernels=loop_kernels, output_bytes=output_bytes,
                       partitions=_partitions(inst),
-                      conv_path=conv_path(inst, module) if mm else "")
+                      conv_path=conv_path(inst, module) if mm else "",
+                      trig=trig_elements(inst, module) if trans else 0.0)
 
 
 def outer_partitions(inst: HloInstruction) -> int:
@@ -831,8 +847,15 @@ def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     else:
         peak = device.vector_flops * min(float(max(cost.partitions, 1)),
                                          max(device.threads, 1.0))
-    work = cost.flops + cost.transcendentals * device.transcendental_flops
-    return work / peak if peak > 0 else 0.0
+    return (cost.flops + transcendental_work(cost, device)) / peak if peak > 0 else 0.0
+
+
+def transcendental_work(cost: KernelCost, device: DeviceProfile) -> float:
+    """The kernel's transcendentals in flops: each at the profile's cost of one (tanh),
+    sines, cosines and tangents at theirs (``trig_flops``) when it has one."""
+    trig = min(cost.trig, cost.transcendentals)
+    per_trig = device.trig_flops or device.transcendental_flops
+    return (cost.transcendentals - trig) * device.transcendental_flops + trig * per_trig
 
 
 def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:

@@ -50,6 +50,8 @@ class DeviceProfile:
     # flop/s of a convolution with feature groups (depthwise), which XLA:CPU's libraries
     # run far below the matmul rate; 0: the vector rate (not measured)
     grouped_conv_flops: float = 0.0
+    # one sine, cosine or tangent costs this many flops; 0: transcendental_flops
+    trig_flops: float = 0.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

@@ -57,6 +57,7 @@ from .costs import (
     memory_seconds,
     outer_partitions,
     roofline_us,
+    transcendental_work,
 )
 from .devices import CACHE_DIR, DeviceProfile
 from ..dumps import AFTER, Dump, open_dump
@@ -85,7 +86,6 @@ _VOCAB_INDEX = {op: i for i, op in enumerate(VOCAB)}
 CLIP = 6.0              # standardized features are clipped to +-CLIP
 MAX_CORRECTION = 6.0    # |log correction| at most this (a factor of ~400)
 FUSION_KINDS = ("kLoop", "kInput", "kOutput", "kCustom")
-TRIGONOMETRIC = frozenset({"sine", "cosine", "tan", "atan2"})
 DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
 # Version 2: every amount of work is a time on the device profile (flops over its peak,
 # bytes over its bandwidth), so a model trained against one machine's profile predicts
@@ -356,7 +356,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
     peak = device.matmul_rate(cost.dtype) if cost.matmul else device.vector_flops
     ridge = peak / max(device.bandwidth_for(max(cost.bytes, 1.0)), 1.0)
     compute_us = cost.flops / peak * 1e6 if peak > 0 else 0.0
-    trans_us = cost.transcendentals * device.transcendental_flops / device.vector_flops * 1e6 \
+    trans_us = transcendental_work(cost, device) / device.vector_flops * 1e6 \
         if device.vector_flops > 0 else 0.0
     overhead_us = device.launch_overhead_us + device.per_buffer_us * cost.buffers
     out_bw = min(device.output_bandwidth or math.inf, device.bandwidth_for(max(cost.bytes, 1.0)))
@@ -385,7 +385,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         _lus(_bytes_us(param_bytes, device)), hot_share, _position(inst),
     ] + _neighbour_features(inst, ctx) \
         + [float(cost.conv_path == "grouped"), float(cost.conv_path == "loops"),
-           float(bool(ops & TRIGONOMETRIC))] \
+           float(cost.trig > 0)] \
         + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
 
