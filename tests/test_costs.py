@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from compiler_bridge import open_dump, parse_hlo
-from compiler_bridge.perf import KernelCost, kernel_cost, kernels, module_costs, roofline_us
+from compiler_bridge.perf import (KernelCost, kernel_cost, kernels, module_costs, rate_note,
+                                  roofline_us)
 from compiler_bridge.perf import BUILTIN, DeviceProfile, device_profile, load_profile
 
 from conftest import ROOT, SAMPLES, read, sample, sample_file
@@ -239,6 +240,14 @@ def test_convolutions_xla_cpu_runs_outside_its_libraries_get_their_own_rate():
             assert "b01f_01io->b01f" in text and "feature_group_count" not in text
             assert roofline_us(c, dev) == pytest.approx(c.flops / 1e12 * 1e6)
     assert paths == {"plain": "", "depthwise": "grouped", "filter_grad": "loops"}
+    # the Runtimes inspector says why
+    notes = {name: rate_note(max((kernel_cost(i, h) for i in kernels(h)),
+                                 key=lambda c: c.flops), dev) for name, h in cases.items()}
+    assert notes["plain"] == ""
+    assert notes["depthwise"].startswith("a grouped (depthwise) convolution: XLA:CPU runs it "
+                                         "at 1 GFLOP/s, not the matmul rate of 1000")
+    assert "generated loops, at the vector rate of one thread (10 GFLOP/s)" in \
+        notes["filter_grad"]
     # a GPU's libraries take any convolution: the matmul rate
     gpu = DeviceProfile("g", "gpu", {"f32": 1e12}, vector_flops=1e10, bandwidth=1e18,
                         launch_overhead_us=0.0, grouped_conv_flops=1e9)
@@ -268,6 +277,8 @@ def test_sines_and_cosines_are_costed_at_the_profiles_trigonometric_rate():
     assert roofline_us(c, plain) == pytest.approx((c.flops + 3 * x.size * 10) / 1e9 * 1e6)
     assert roofline_us(c, trig) == pytest.approx(
         (c.flops + x.size * 10 + 2 * x.size * 100) / 1e9 * 1e6)
+    assert rate_note(c, trig) == "524,288 sines/cosines at 100 flops each (a tanh: 10)"
+    assert rate_note(c, plain) == ""
 
 
 def _call_chain(depth: int) -> str:

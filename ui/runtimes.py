@@ -40,6 +40,7 @@ from compiler_bridge.perf import (
     default_model_path,
     measure,
     profile_for_platform,
+    rate_note,
     runtime_report,
     shipped_model_path,
     trace_sessions,
@@ -382,6 +383,9 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
                      f"{row.bound}-bound")
     else:
         parts.append(f"{row.bound}-bound")
+    why = rate_note(row.cost, r.device)
+    if why:
+        parts.append(why)
     return ":material/timer: **Runtime**: " + md(" · ".join(parts)).replace("\\*", "*")
 
 

@@ -26,7 +26,7 @@ from .devices import (
 )
 from .learned import default_model_path, load_model, shipped_model_path
 from .metrics import HIGHER_IS_BETTER, METRICS
-from .runtimes import KernelRow, RuntimeReport, runtime_report
+from .runtimes import KernelRow, RuntimeReport, rate_note, runtime_report
 from .traces import (
     TraceError,
     TraceSource,
@@ -64,6 +64,7 @@ __all__ = [
     "module_costs",
     "percentile",
     "profile_for_platform",
+    "rate_note",
     "read_trace",
     "read_trace_file",
     "roofline_us",

@@ -237,18 +237,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- train
 
-def _default_model(kind: str):
-    """The shipped default model to fine-tune, or (None, why not)."""
-    from .learned import load_model, shipped_model_path
-    path = shipped_model_path(kind)
-    if not os.path.exists(path):
-        return None, f"no default model for {kind} devices"
-    try:
-        return load_model(path), ""
-    except (OSError, ValueError) as e:
-        return None, f"default model not used: {str(e).splitlines()[0]}"
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     from . import boosted as B
     from . import graph_model as G
@@ -264,7 +252,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             print(f"note: {note}")
     base = None
     if not args.from_scratch:
-        base, why = _default_model(device.kind)
+        base, why = L.try_load_model(L.shipped_model_path(device.kind), "default")
         if base is not None and args.kind and args.kind != base.kind:
             why = f"the default model is a {base.kind}, --kind asks for {args.kind}"
             base = None
@@ -293,7 +281,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     def fit(d, m=None):
         if kind == "gbm":
-            return B.train(d, device, bcfg, m, base)
+            return B.train(d, device, bcfg, m, base)    # type: ignore[arg-type]
         if kind == "gnn":
             return G.train(d, device, cfg, m, base)    # type: ignore[arg-type]
         return L.train(d, device, cfg, m, base)        # type: ignore[arg-type]

@@ -943,6 +943,17 @@ def normalisation(ds: Dataset, init: SeededModel | None) -> tuple[np.ndarray, np
     return ds.numeric.mean(0), np.maximum(ds.numeric.std(0), 0.1)
 
 
+def try_load_model(path: str, which: str) -> tuple[CostModel | None, str]:
+    """The ``which`` ('saved', 'default') model at ``path``, or (None, why not) when it is
+    missing, stale or broken: the caller falls back and says why."""
+    if not os.path.exists(path):
+        return None, f"no {which} cost model"
+    try:
+        return load_model(path), ""
+    except (OSError, ValueError, KeyError) as e:
+        return None, f"{which} cost model not used: {str(e).splitlines()[0]}"
+
+
 def load_model(path: str) -> CostModel:
     """A saved model of any kind (MLP, graph network, gradient-boosted trees)."""
     base, meta, _ = read_model_files(path)

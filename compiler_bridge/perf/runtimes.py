@@ -72,6 +72,7 @@ class KernelRow:
             "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
             "bytes_read": self.cost.bytes_read, "bytes_written": self.cost.bytes_written,
             "intensity": self.cost.intensity, "bound": self.bound, "share": self.share,
+            "conv_path": self.cost.conv_path, "trig": self.cost.trig,
             "share_stat": "mean", "per_step_us": self.per_step_us, "overlap": self.overlap,
             "count": t.count if t else 0, "runs": t.runs if t else 0,
             "executions_per_run": self.executions_per_run,
@@ -133,6 +134,27 @@ class RuntimeReport:
             "trace_error": self.trace_error,
             "notes": self.notes,
         }
+
+
+def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
+    """Why the roofline prices a kernel below the device's peak, when XLA runs it on a slow
+    path the profile knows (a CPU's grouped or out-of-order convolution, trigonometry);
+    '' otherwise."""
+    if device.kind != "cpu":
+        return ""
+    g = 1e9
+    if cost.conv_path == "grouped":
+        rate = device.grouped_conv_flops or device.vector_flops
+        return (f"a grouped (depthwise) convolution: XLA:CPU runs it at {rate / g:.2g} "
+                f"GFLOP/s, not the matmul rate of {device.matmul_rate(cost.dtype) / g:.0f}")
+    if cost.conv_path == "loops":
+        return ("a convolution whose dimensions are not in the library's order "
+                "(b01f_01io->b01f): XLA:CPU runs it as generated loops, at the vector rate "
+                f"of one thread ({device.vector_flops / g:.0f} GFLOP/s)")
+    if cost.trig and device.trig_flops > device.transcendental_flops:
+        return (f"{cost.trig:,.0f} sines/cosines at {device.trig_flops:.0f} flops each "
+                f"(a tanh: {device.transcendental_flops:.0f})")
+    return ""
 
 
 def _platform(module: DumpModule) -> str:
@@ -273,11 +295,10 @@ def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):
             path, which = L.shipped_model_path(device.kind), "default"
             if not os.path.exists(path):
                 return None
-        try:
-            return L.load_model(path)
-        except (OSError, ValueError, KeyError) as e:
-            notes.append(f"{which} cost model not used: {str(e).splitlines()[0]}")
-            return None
+        found, why = L.try_load_model(path, which)
+        if found is None:
+            notes.append(why)
+        return found
     if isinstance(model, (str, os.PathLike)):
         return L.load_model(os.fspath(model))
     return model
