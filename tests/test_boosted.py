@@ -130,8 +130,7 @@ def test_the_default_hyperparameters_are_the_measured_ones():
 def test_train_refuses_too_little_data_and_another_kind_to_fine_tune(dataset):
     with pytest.raises(ValueError, match="too little data"):
         B.train(dataset.subset(np.arange(len(dataset)) < 3), CPU, SMALL)
-    mlp = L.load_model(L.shipped_model_path("cpu"))
-    assert mlp.kind != "gbm"
+    mlp = L.train(dataset, CPU, L.TrainConfig(hidden=4, embed=2, steps=2, seeds=1))
     with pytest.raises(ValueError, match="cannot be fine-tuned as boosted trees"):
         B.train(dataset, CPU, SMALL, init=mlp)    # type: ignore[arg-type]
 
@@ -223,10 +222,9 @@ def test_cli_trains_boosted_trees_and_predicts_without_lightgbm(tmp_path):
     out = tmp_path / "mine"
     p = _run("-m", "compiler_bridge", "train", sample("scan_while"), sample("transformer"),
              "--out", str(out), "--kind", "gbm", "--steps", "30", "--device", "cpu",
-             cache=str(tmp_path))
+             "--from-scratch", cache=str(tmp_path))
     assert p.returncode == 0, p.stderr
-    # the shipped default is another kind: --kind gbm trains from scratch, and says why
-    assert "--kind asks for gbm" in p.stdout and "trained a gbm on 113 kernels" in p.stdout
+    assert "trained a gbm on 113 kernels" in p.stdout
     meta = json.loads((tmp_path / "mine.json").read_text())
     # --steps: boosting rounds (LightGBM stops early when 50 kernels a leaf allow no split)
     assert meta["model"] == "gbm" and meta["config"]["rounds"] == 30
