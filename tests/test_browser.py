@@ -18,6 +18,7 @@ from conftest import ROOT, app_server, chromium_browser, missing, sample
 
 from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE, HealthProbe
 from compiler_bridge import open_dump
+from ui import visitor
 from viz.passes import ADDED_FILL, CHANGED_FILL
 
 pytestmark = [pytest.mark.browser]
@@ -622,6 +623,10 @@ def test_the_stored_list_shows_a_visitor_their_own_dumps(server, new_page, tmp_p
     mine = new_page()
     got = open_uploaded(mine, server, sample_zip(tmp_path_factory, "cond_switch"))
     assert got["dump"]
+    # the page writes the cookie from a component once drawn: under load that can come
+    # after the dump opens, and a visit before it would find no cookie yet
+    mine.wait_for_function(f"() => document.cookie.includes({visitor.COOKIE + '='!r})",
+                           timeout=30_000)
     listed = _stored_tab_lists(mine, server)                 # a later visit, same browser
     shot(mine, artifacts_dir, "visitor-own-dumps.png")
     assert "Your dumps" in listed and "cond_switch" in listed
