@@ -2,14 +2,15 @@
 
 The shipped default model was trained against the profile of the machine that ran
 ``runtime_bench.py --ship`` (its JSON records it); a user's machine predicts with its own
-profile, measured quickly on first use. Features and targets are times on the profile, so
+profile, measured on first use. Features and targets are times on the profile, so
 a model should carry over as long as the profile describes the machine. This measures how
 much accuracy a change of profile costs, on the traced corpus, leave-one-family-out as in
 ``runtime_bench.py``: boosted trees trained on features under profile A predict each
 held-out family from its features under profile A (same profile) and under profile B.
 
     A: ``--train-profile`` (default: the shipped model's, from its JSON)
-    B: ``--predict-profile`` (default: ``calibrate --quick`` now, as a new user's first use)
+    B, C: ``--predict-profile`` (default: ``calibrate`` now, the full sizes, as a new user's
+       first use runs it, and ``calibrate --quick``)
 
 Both profiles are of this machine (one machine here), measured at different times and
 loads, so B differs from A by what calibration noise and the quick sizes make of it, not
@@ -74,8 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", default=os.path.join(ROOT, "generated", "traced"))
     ap.add_argument("--train-profile", help="profile JSON the models train against "
                                             "(default: the shipped default model's)")
-    ap.add_argument("--predict-profile", help="profile JSON predictions use (default: "
-                                              "a quick calibration now)")
+    ap.add_argument("--predict-profile", action="append",
+                    help="profile JSON predictions use (repeatable; default: calibrate now, "
+                         "full sizes as first use runs, and quick sizes)")
     ap.add_argument("--family-folds", type=int, default=10)
     ap.add_argument("--cache", default=RB.CACHE)
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
@@ -88,38 +90,39 @@ def main(argv: list[str] | None = None) -> int:
         with open(L.shipped_model_path("cpu")[:-4] + ".json", encoding="utf-8") as f:
             a = DeviceProfile.from_json(json.load(f)["device"])
     if args.predict_profile:
-        b = load_profile(args.predict_profile)
+        others = {f"B{i + 1}": load_profile(p) for i, p in enumerate(args.predict_profile)}
     else:
         from compiler_bridge.perf import calibrate
-        b = calibrate(quick=True)
+        others = {"B": calibrate(), "C": calibrate(quick=True)}
     paths = RB.programs(args.corpus)
     family, variants = RB.describe_corpus(paths)
     ds_a = RB.dataset(paths, a, "median", args.cache)
-    ds_b = RB.dataset(paths, b, "median", args.cache)
-    if ds_a.program != ds_b.program or ds_a.instruction != ds_b.instruction:
-        raise SystemExit("the two profiles' datasets hold different kernels")
+    ds_of = {k: RB.dataset(paths, d, "median", args.cache) for k, d in others.items()}
+    for ds in ds_of.values():
+        if ds_a.program != ds.program or ds_a.instruction != ds.instruction:
+            raise SystemExit("the profiles' datasets hold different kernels")
     print(f"{len(ds_a.programs)} programs, {len(ds_a)} kernels; datasets in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
 
     group_of = RB.family_folds(family, args.family_folds)
     prog = np.asarray(ds_a.program)
-    pred_aa = np.zeros(len(ds_a))
-    pred_ab = np.zeros(len(ds_a))
+    pred = {k: np.zeros(len(ds_a)) for k in ["A"] + list(ds_of)}
     cfg = B.BoostConfig()
     for g in sorted(set(group_of.values())):
         test = np.array([group_of[p] == g for p in prog])
         model = B.train(ds_a.subset(~test), a, cfg)
-        pred_aa[test] = model.predict_dataset(ds_a.subset(test))
-        pred_ab[test] = model.predict_dataset(ds_b.subset(test))
-    rows = {
-        "roofline on A": family_means(ds_a.roofline_us, ds_a, family, variants),
-        "roofline on B": family_means(ds_b.roofline_us, ds_b, family, variants),
-        "trees trained on A, predicting on A": family_means(pred_aa, ds_a, family, variants),
-        "trees trained on A, predicting on B": family_means(pred_ab, ds_a, family, variants),
-    }
-    shift = np.abs(np.log(pred_ab / pred_aa))
+        pred["A"][test] = model.predict_dataset(ds_a.subset(test))
+        for k, ds in ds_of.items():
+            pred[k][test] = model.predict_dataset(ds.subset(test))
+    rows = {"roofline on A": family_means(ds_a.roofline_us, ds_a, family, variants)}
+    rows.update({f"roofline on {k}": family_means(ds.roofline_us, ds, family, variants)
+                 for k, ds in ds_of.items()})
+    rows.update({f"trees trained on A, predicting on {k}": family_means(v, ds_a, family,
+                                                                        variants)
+                 for k, v in pred.items()})
     total = time.perf_counter() - t0
 
+    quick = {k for k, d in others.items() if d.details.get("quick")}
     lines = ["## Transfer: a model trained against one device profile, predicting with another",
              "",
              f"Command: {command()} — {machine()}; {total:.0f} s in all. Corpus: "
@@ -127,23 +130,26 @@ def main(argv: list[str] | None = None) -> int:
              f"out ({args.family_folds} groups of families, as in the runtime benchmark); "
              f"boosted trees ({cfg.rounds} rounds) trained on features under profile A.",
              "",
-             f"- A ({a.source}): {_describe(a)}",
-             f"- B ({b.source}): {_describe(b)}",
-             "",
-             "Both are profiles of this one machine, measured at different times (B with the "
-             "quick sizes a new user's first use runs): what a change of profile costs when "
-             "the chip stays the same, a lower bound on moving to another machine.",
-             "",
-             "| predictor | Kendall tau | median APE | top-10 recall | programs with ratio in "
-             "0.8–1.25 |",
-             "|---|---:|---:|---:|---:|"]
+             f"- A ({a.source}): {_describe(a)}"]
+    lines += [f"- {k} ({d.source}): {_describe(d)}" for k, d in others.items()]
+    lines += ["",
+              "All are profiles of this one machine, measured at different times"
+              + (f" ({', '.join(sorted(quick))} with the quick sizes)" if quick else "")
+              + ": what a change of profile costs when the chip stays the same, a lower "
+              "bound on moving to another machine.",
+              "",
+              "| predictor | Kendall tau | median APE | top-10 recall | programs with ratio in "
+              "0.8–1.25 |",
+              "|---|---:|---:|---:|---:|"]
     for name, r in rows.items():
         lines.append(f"| {name} | {r['kendall_tau']:.2f} | {r['median_ape']:.1%} | "
                      f"{r['top10_recall']:.1%} | {r['ratio_ok']:.1%} |")
-    lines += ["",
-              f"Predictions move by a median factor of {math.exp(float(np.median(shift))):.2f} "
-              f"(90th percentile {math.exp(float(np.percentile(shift, 90))):.2f}) between the "
-              "two profiles."]
+    lines.append("")
+    for k in ds_of:
+        shift = np.abs(np.log(pred[k] / pred["A"]))
+        lines.append(f"Predictions on {k} move from those on A by a median factor of "
+                     f"{math.exp(float(np.median(shift))):.2f} (90th percentile "
+                     f"{math.exp(float(np.percentile(shift, 90))):.2f}).")
     body = "\n".join(lines)
     print("\n" + body)
     if not args.no_write:

@@ -227,7 +227,7 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
 
 def test_the_default_model_predicts_for_a_user_with_none_and_says_so(monkeypatch):
     """A new user: no model of their own, so the default model shipped with HLO Lens
-    predicts, on this machine's profile (calibrated quickly on first use: here once, up
+    predicts, on this machine's profile (calibrated on first use: here once, up
     front, as the app would)."""
     import compiler_bridge.perf.learned as learned
     from compiler_bridge.perf import calibrate, devices

@@ -24,7 +24,9 @@ module; the median over repeats is kept.
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
 
-``quick=True`` runs reduced sizes (about 2 s; for tests and first runs).
+``quick=True`` runs reduced sizes (about 2 s, for tests; the full run takes about 3 s,
+and a model's predictions move by a median 20% between a quick profile and a full one:
+``bench/transfer_bench.py``).
 """
 
 from __future__ import annotations
@@ -265,21 +267,22 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
 
 
 def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
-    """This machine's calibrated profile; when there is none yet, the quick calibration
-    run now (about 3-5 s with JAX's import) and cached where ``calibrate`` saves, so only
-    the first use pays. Returns (profile, a note saying so, or '')."""
+    """This machine's calibrated profile; when there is none yet, calibration runs now
+    (about 4-6 s with JAX's import: the full sizes, whose figures the default model was
+    trained against) and is cached where ``calibrate`` saves, so only the first use pays.
+    Returns (profile, a note saying so, or '')."""
     from .devices import CALIBRATED_PATH, load_calibrated, save_profile
     path = path or CALIBRATED_PATH
     found = load_calibrated(path)
     if found is not None:
         return found, ""
     t0 = time.perf_counter()
-    profile = calibrate(quick=True)
+    profile = calibrate()
     try:
         save_profile(profile, path)
         where = "cached for next time"
     except OSError:
         where = "not cached: the cache folder is not writable"
-    return profile, (f"no calibrated profile of this machine: measured it quickly on first "
-                     f"use ({time.perf_counter() - t0:.1f} s, {where}); `python -m "
-                     "compiler_bridge calibrate` measures it fully")
+    return profile, (f"no calibrated profile of this machine: measured it on first use "
+                     f"({time.perf_counter() - t0:.1f} s, {where}); `python -m "
+                     "compiler_bridge calibrate` measures it again")
