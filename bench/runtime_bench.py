@@ -232,6 +232,7 @@ def program_folds(ds: L.Dataset, variants: dict, k: int) -> dict[str, str]:
 
 
 CACHE = os.path.join(ROOT, "generated", "feature-cache")
+KEEP = 4          # feature sets kept per program (each device profile has its own)
 # what a program's features are computed by: a change to any of these redoes them
 FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
                    for f in ("learned.py", "costs.py", "traces.py", "devices.py")]
@@ -270,7 +271,10 @@ def _one_program(job: tuple[str, object, str, str]) -> tuple[str, L.Dataset | No
         return name, None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
     if cached:
         os.makedirs(cache, exist_ok=True)
-        for old in glob.glob(os.path.join(cache, f"{glob.escape(name)}.*.pkl")):
+        # a few profiles' features per program (transfer_bench reads three): the newest
+        older = sorted(glob.glob(os.path.join(cache, f"{glob.escape(name)}.*.pkl")),
+                       key=os.path.getmtime)
+        for old in older[:-(KEEP - 1)]:
             os.remove(old)
         tmp = cached + f".{os.getpid()}.tmp"
         with open(tmp, "wb") as f:

@@ -24,9 +24,10 @@ module; the median over repeats is kept.
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
 
-``quick=True`` runs reduced sizes (about 2 s, for tests; the full run takes about 3 s,
-and a model's predictions move by a median 20% between a quick profile and a full one:
-``bench/transfer_bench.py``).
+``quick=True`` runs reduced sizes (about 2 s, for tests; the full run, which first use runs
+as the default model's profile was measured, takes about 3 s). Two calibrations of one
+machine at different times differ by up to 2x in some rates, and a model's predictions
+move by a median 17-24% between them (``bench/transfer_bench.py``).
 """
 
 from __future__ import annotations
