@@ -267,15 +267,24 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
                  "matmul_ynn": rate("mm_ynn"), "matmul_dot": rate("mm_dot")})
 
 
+def outdated(profile: DeviceProfile) -> bool:
+    """A CPU profile calibrated before ``calibrate`` measured every rate the roofline now
+    uses (depthwise convolutions, sines): the roofline would price those at the wrong rate,
+    so it is measured again."""
+    return profile.kind == "cpu" and profile.measured and (
+        profile.grouped_conv_flops <= 0 or profile.trig_flops <= 0)
+
+
 def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
     """This machine's calibrated profile; when there is none yet, calibration runs now
     (about 4-6 s with JAX's import: the full sizes, whose figures the default model was
-    trained against) and is cached where ``calibrate`` saves, so only the first use pays.
+    trained against) and is cached where ``calibrate`` saves, so only the first use pays;
+    one an older HLO Lens saved without a rate the roofline now uses is measured again.
     Returns (profile, a note saying so, or '')."""
     from .devices import CALIBRATED_PATH, load_calibrated, save_profile
     path = path or CALIBRATED_PATH
     found = load_calibrated(path)
-    if found is not None:
+    if found is not None and not outdated(found):
         return found, ""
     t0 = time.perf_counter()
     profile = calibrate()
@@ -284,6 +293,8 @@ def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
         where = "cached for next time"
     except OSError:
         where = "not cached: the cache folder is not writable"
-    return profile, (f"no calibrated profile of this machine: measured it on first use "
-                     f"({time.perf_counter() - t0:.1f} s, {where}); `python -m "
+    why = ("the calibrated profile of this machine predates the depthwise-convolution and "
+           "sine rates: measured it again" if found is not None else
+           "no calibrated profile of this machine: measured it on first use")
+    return profile, (f"{why} ({time.perf_counter() - t0:.1f} s, {where}); `python -m "
                      "compiler_bridge calibrate` measures it again")

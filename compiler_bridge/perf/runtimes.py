@@ -224,8 +224,9 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     if device is None:
         device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
     learned = _resolve_model(model, device, auto_model, notes)
+    from .calibrate import outdated
     if learned is not None and not chosen_device and device.kind == "cpu" \
-            and not device.measured:
+            and (not device.measured or outdated(device)):
         # a learned model's features are times on this machine's profile: measure it
         from .calibrate import ensure_calibrated
         device, note = ensure_calibrated()
