@@ -38,12 +38,12 @@ from .learned import (
     Dataset,
     KernelGraph,
     fine_tune_record,
+    fit_seeds,
     gelu_np,
     kernel_graph,
     module_features,
     normalisation,
     program_weights,
-    ranking_pairs,
     read_model_files,
 )
 from ..hlo import HloInstruction, HloModule
@@ -129,44 +129,7 @@ def _forward_np(params, x, g) -> np.ndarray:
     return (z @ p["w3"] + p["b3"])[:, 0]
 
 
-_FIT = None
-MAX_PAIRS = 20000
 PAD_ROWS = 512
-
-
-def _fit_fn():
-    """The compiled trainer, once per process (rows padded: folds share it)."""
-    global _FIT
-    if _FIT is not None:
-        return _FIT
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-    from jax.example_libraries import optimizers
-
-    @jax.jit
-    def fit(params, x, g, target, weights, pi, pj, pw, gap, steps, lr, wd, rank):
-        opt_init, opt_update, get_params = optimizers.adam(lr)
-        wsum = jnp.maximum(jnp.sum(weights), 1e-9)
-
-        def loss(p):
-            corr = _forward(p, x, g)
-            err = corr - target
-            fit_loss = jnp.sum(weights * err * err) / wsum
-            d = corr[pi] - corr[pj] + gap
-            fit_loss = fit_loss + rank * jnp.sum(pw * jax.nn.softplus(-2.0 * d))
-            reg = sum(jnp.sum(v * v) for k_, v in p.items() if k_.startswith("w"))
-            return fit_loss + wd * reg
-
-        def total(stacked):
-            return jnp.sum(jax.vmap(loss)(stacked))
-
-        def body(i, st):
-            return opt_update(i, jax.grad(total)(get_params(st)), st)
-        return get_params(lax.fori_loop(0, steps, body, opt_init(params)))
-
-    _FIT = fit
-    return fit
 
 
 class GraphModel(SeededModel):
@@ -216,38 +179,18 @@ def train(ds: Dataset, device: DeviceProfile, cfg: GraphConfig | None = None,
         raise ValueError("this dataset was built without kernel graphs")
     mean, std = normalisation(ds, init)
     x = np.clip((ds.numeric - mean) / std, -CLIP, CLIP).astype(np.float32)
-    n = len(ds)
-    rows = -(-n // PAD_ROWS) * PAD_ROWS
     g = graph_matrix(ds.graphs)
-
-    def pad(a):
-        out = np.zeros((rows,) + a.shape[1:], np.float32)
-        out[:n] = a
-        return out
     log_roof = ds.log_roofline.astype(np.float32)
     log_label = np.log(np.maximum(ds.label_us, 1e-3)).astype(np.float32)
-    weights = program_weights(ds.program)
     _, groups = np.unique(np.asarray(ds.program), return_inverse=True)
-    pi = np.zeros(MAX_PAIRS, np.int32)
-    pj = np.zeros(MAX_PAIRS, np.int32)
-    pw = np.zeros(MAX_PAIRS, np.float32)
-    if cfg.rank_weight > 0:
-        i, j, w = ranking_pairs(groups, log_label, weights, 0, MAX_PAIRS)
-        if i is not None:
-            pi[:len(i)], pj[:len(j)], pw[:len(w)] = i, j, w
-    gap = (log_roof[pi] - log_roof[pj]).astype(np.float32)
     if init is not None:
         start = {k: np.stack([np.asarray(p[k], np.float32) for p in init.params])
                  for k in init.params[0]}
     else:
         keys = jax.random.split(jax.random.PRNGKey(0), cfg.seeds)
         start = jax.vmap(lambda key: _init(key, x.shape[1], cfg))(keys)
-    stacked = _fit_fn()(start, pad(x), pad(g), pad(log_label - log_roof), pad(weights), pi, pj, pw, gap,
-                        np.int32(cfg.steps), np.float32(cfg.learning_rate),
-                        np.float32(cfg.weight_decay), np.float32(cfg.rank_weight))
-    stacked = {k: np.asarray(v) for k, v in stacked.items()}
-    seeds = len(next(iter(stacked.values())))
-    params = [{k: v[s] for k, v in stacked.items()} for s in range(seeds)]
+    params = fit_seeds(_forward, start, (x, g), log_roof, log_label,
+                       program_weights(ds.program), groups, cfg, PAD_ROWS)
     info = {"model": "gnn", "programs": ds.programs, "kernels": len(ds),
             "config": cfg.__dict__}
     if init is not None:

@@ -40,7 +40,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -669,31 +669,40 @@ def _forward_np(params, numeric, counts, weighted) -> np.ndarray:
     return (h @ params["w3"] + params["b3"])[:, 0]
 
 
-_FIT = None
 PAD_ROWS = 256        # kernels are padded to a multiple of this (one compile serves many sizes)
 MAX_PAIRS = 20000     # ranking pairs, padded to exactly this many
+_TRAINERS: dict = {}  # a model kind's forward function -> its compiled trainer
 
 
-def _fit_fn():
-    """The compiled trainer, built once per process: every argument is an array padded to
+class FitSettings(Protocol):
+    """What :func:`fit_seeds` reads of a model kind's configuration."""
+
+    steps: int
+    learning_rate: float
+    weight_decay: float
+    rank_weight: float
+
+
+def _trainer(forward):
+    """The compiled trainer of one model kind (``forward(params, *inputs)`` -> its log
+    correction per kernel), built once per process: every argument is an array padded to
     a bucketed size, the configuration is static, so folds of an evaluation share it."""
-    global _FIT
-    if _FIT is not None:
-        return _FIT
+    got = _TRAINERS.get(forward)
+    if got is not None:
+        return got
     import jax
     import jax.numpy as jnp
     from jax import lax
     from jax.example_libraries import optimizers
 
     @jax.jit
-    def fit(params, x, counts, weighted, target, weights, pi, pj, pw, gap, steps, lr, wd,
-            rank):
+    def fit(params, inputs, target, weights, pi, pj, pw, gap, steps, lr, wd, rank):
         # params: one set per seed, stacked (fresh ones, or a model to fine-tune)
         opt_init, opt_update, get_params = optimizers.adam(lr)
         wsum = jnp.maximum(jnp.sum(weights), 1e-9)
 
         def loss(p):
-            corr = _forward(p, x, counts, weighted)
+            corr = forward(p, *inputs)
             err = corr - target
             fit_loss = jnp.sum(weights * err * err) / wsum
             # ranking on predicted log times (log roofline + correction): the pair
@@ -710,23 +719,19 @@ def _fit_fn():
             return opt_update(i, jax.grad(total)(get_params(st)), st)
         return get_params(lax.fori_loop(0, steps, body, opt_init(params)))
 
-    _FIT = fit
+    _TRAINERS[forward] = fit
     return fit
 
 
-def _initial(cfg: TrainConfig, n_in: int, init: list[dict[str, np.ndarray]] | None):
-    """Parameters to start from, stacked over seeds: fresh, or a model's (fine-tuning)."""
-    if init is not None:
-        return {k: np.stack([np.asarray(p[k], np.float32) for p in init]) for k in init[0]}
-    import jax
-    keys = jax.random.split(jax.random.PRNGKey(0), cfg.seeds)
-    return jax.vmap(lambda k: _init(k, n_in, cfg, len(VOCAB)))(keys)
-
-
-def _train_padded(x, counts, weighted, log_roof, log_label, weights, groups,
-                  cfg: TrainConfig, init=None) -> list[dict[str, np.ndarray]]:
-    n = len(x)
-    rows = -(-n // PAD_ROWS) * PAD_ROWS
+def fit_seeds(forward, start, inputs: Sequence[np.ndarray], log_roof: np.ndarray,
+              log_label: np.ndarray, weights: np.ndarray, groups: np.ndarray,
+              cfg: FitSettings, pad_rows: int = PAD_ROWS) -> list[dict[str, np.ndarray]]:
+    """Adam on squared log error (``weights``) plus the pairwise ranking loss within each
+    program (``groups``), every seed of ``start`` (parameters stacked over seeds) at once;
+    ``inputs``: the arrays ``forward`` takes after the parameters, one row per kernel.
+    Returns each seed's parameters."""
+    n = len(log_roof)
+    rows = -(-n // pad_rows) * pad_rows
 
     def pad(a):
         out = np.zeros((rows,) + a.shape[1:], np.float32)
@@ -740,14 +745,22 @@ def _train_padded(x, counts, weighted, log_roof, log_label, weights, groups,
         if i is not None:
             pi[:len(i)], pj[:len(j)], pw[:len(w)] = i, j, w
     gap = (log_roof[pi] - log_roof[pj]).astype(np.float32)
-    start = _initial(cfg, x.shape[1], init)
-    stacked = _fit_fn()(start, pad(x), pad(counts), pad(weighted), pad(log_label - log_roof),
-                        pad(weights), pi, pj, pw, gap, np.int32(cfg.steps),
-                        np.float32(cfg.learning_rate), np.float32(cfg.weight_decay),
-                        np.float32(cfg.rank_weight))
+    stacked = _trainer(forward)(start, tuple(pad(a) for a in inputs), pad(log_label - log_roof),
+                                pad(weights), pi, pj, pw, gap, np.int32(cfg.steps),
+                                np.float32(cfg.learning_rate), np.float32(cfg.weight_decay),
+                                np.float32(cfg.rank_weight))
     stacked = {k: np.asarray(v) for k, v in stacked.items()}
     seeds = len(next(iter(stacked.values())))
     return [{k: v[s] for k, v in stacked.items()} for s in range(seeds)]
+
+
+def _initial(cfg: TrainConfig, n_in: int, init: list[dict[str, np.ndarray]] | None):
+    """Parameters to start from, stacked over seeds: fresh, or a model's (fine-tuning)."""
+    if init is not None:
+        return {k: np.stack([np.asarray(p[k], np.float32) for p in init]) for k in init[0]}
+    import jax
+    keys = jax.random.split(jax.random.PRNGKey(0), cfg.seeds)
+    return jax.vmap(lambda k: _init(k, n_in, cfg, len(VOCAB)))(keys)
 
 
 def ranking_pairs(groups: np.ndarray, log_label: np.ndarray, weights: np.ndarray, seed: int,
@@ -1014,9 +1027,9 @@ def train(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
     log_roof = ds.log_roofline.astype(np.float32)
     log_label = np.log(np.maximum(ds.label_us, 1e-3)).astype(np.float32)
     _, groups = np.unique(np.asarray(ds.program), return_inverse=True)
-    params = _train_padded(x, ds.counts, ds.weighted, log_roof, log_label,
-                           program_weights(ds.program), groups, cfg,
-                           init.params if init is not None else None)
+    start = _initial(cfg, x.shape[1], init.params if init is not None else None)
+    params = fit_seeds(_forward, start, (x, ds.counts, ds.weighted), log_roof, log_label,
+                       program_weights(ds.program), groups, cfg)
     info = {"model": "mlp", "programs": ds.programs, "kernels": len(ds),
             "config": cfg.__dict__}
     if init is not None:
