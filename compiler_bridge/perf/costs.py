@@ -577,21 +577,34 @@ def _library_order(labels) -> bool:
             and labels.rhs == f"{spatial}io")
 
 
-def _kernel_instructions(inst: HloInstruction, module: HloModule | None) -> list[HloInstruction]:
-    """The kernel itself and, for a fusion, every instruction it fuses (nested too)."""
-    out = [inst]
-    if inst.opcode != "fusion" or module is None:
+def fused_instructions(inst: HloInstruction, module: HloModule) -> list[HloInstruction]:
+    """Every instruction a kernel runs inside (fused computations, nested fusions,
+    reducers, single-kernel calls); none for control flow, whose bodies are kernels of
+    their own."""
+    out: list[HloInstruction] = []
+    if inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst):
         return out
-    stack, seen = list(inst.called_names), set()
+    seen: set[str] = set()
+    stack = list(inst.called_names)
     while stack:
-        comp = module.get_computation(stack.pop())
-        if comp is None or comp.name in seen:
+        name = stack.pop()
+        if name in seen:
             continue
-        seen.add(comp.name)
+        seen.add(name)
+        comp = module.get_computation(name)
+        if comp is None:
+            continue
         for sub in comp.instructions:
             out.append(sub)
             stack.extend(sub.called_names)
     return out
+
+
+def _kernel_instructions(inst: HloInstruction, module: HloModule | None) -> list[HloInstruction]:
+    """The kernel itself and, for a fusion, every instruction it fuses (nested too)."""
+    if inst.opcode != "fusion" or module is None:
+        return [inst]
+    return [inst] + fused_instructions(inst, module)
 
 
 def trig_elements(inst: HloInstruction, module: HloModule | None = None) -> float:
@@ -837,17 +850,28 @@ def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     dots and library convolutions (a grouped one: ``grouped_conv_flops``; one in generated
     loops: the vector rate of one thread), else the vector rate of one thread times the threads the kernel
     is split over, up to the device's measured parallel speed-up."""
-    cpu_conv = cost.conv_path if device.kind == "cpu" else ""   # GPUs' libraries take any
-    if cpu_conv == "grouped" and device.grouped_conv_flops > 0:
-        peak = device.grouped_conv_flops
-    elif cpu_conv in ("grouped", "loops"):
-        peak = device.vector_flops
+    slow = slow_conv_rate(cost, device)
+    if slow is not None:
+        peak = slow
     elif cost.matmul:
         peak = device.matmul_rate(cost.dtype)
     else:
         peak = device.vector_flops * min(float(max(cost.partitions, 1)),
                                          max(device.threads, 1.0))
     return (cost.flops + transcendental_work(cost, device)) / peak if peak > 0 else 0.0
+
+
+def slow_conv_rate(cost: KernelCost, device: DeviceProfile) -> float | None:
+    """The flop rate of a convolution XLA:CPU runs outside its libraries: a grouped one at
+    the profile's ``grouped_conv_flops`` (the vector rate when it has none), one out of the
+    library's dimension order at the vector rate of one thread; None for any other kernel,
+    and on GPUs, whose libraries take any convolution."""
+    path = cost.conv_path if device.kind == "cpu" else ""
+    if path == "grouped" and device.grouped_conv_flops > 0:
+        return device.grouped_conv_flops
+    if path in ("grouped", "loops"):
+        return device.vector_flops
+    return None
 
 
 def transcendental_work(cost: KernelCost, device: DeviceProfile) -> float:

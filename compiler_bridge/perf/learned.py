@@ -52,6 +52,7 @@ from .costs import (
     compute_seconds,
     control_iterations,
     costs_of,
+    fused_instructions,
     is_single_kernel_call,
     kernels,
     memory_seconds,
@@ -130,28 +131,6 @@ def shipped_model_path(kind: str = "cpu") -> str:
 
 def _log(x: float) -> float:
     return math.log1p(max(float(x), 0.0))
-
-
-def _fused(inst: HloInstruction, module: HloModule) -> list[HloInstruction]:
-    """Every instruction a kernel runs inside (fused computations, nested fusions,
-    reducers, single-kernel calls), for the opcode bag."""
-    out: list[HloInstruction] = []
-    if inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst):
-        return out
-    seen: set[str] = set()
-    stack = list(inst.called_names)
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        comp = module.get_computation(name)
-        if comp is None:
-            continue
-        for sub in comp.instructions:
-            out.append(sub)
-            stack.extend(sub.called_names)
-    return out
 
 
 def _kernel_token(op: str) -> str:
@@ -313,7 +292,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
     Work is expressed as time on ``device`` (flops over its peak, bytes over its
     bandwidth at that working set), so the features of a kernel mean the same on any
     machine whose profile was measured."""
-    fused = _fused(inst, module)
+    fused = fused_instructions(inst, module)
     counts = np.zeros(len(VOCAB), np.float32)
     weighted = np.zeros(len(VOCAB), np.float32)
     counts[_VOCAB_INDEX[_kernel_token(inst.opcode)]] += 1
@@ -436,7 +415,7 @@ def kernel_graph(inst: HloInstruction, module: HloModule) -> KernelGraph:
     edges: list[tuple[int, int]] = []
     if not (inst.opcode in CONTROL_FLOW and not is_single_kernel_call(inst)):
         # the instructions nearest the roots: the last ones of each computation
-        fused = _fused(inst, module)
+        fused = fused_instructions(inst, module)
         top = set(inst.called_names)
         nested = [f for f in fused if f.computation is None or f.computation.name not in top]
         inner = {id(f) for f in nested}

@@ -17,7 +17,8 @@ from typing import Sequence
 
 
 from . import metrics as M
-from .costs import KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us
+from .costs import (KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us,
+                    slow_conv_rate)
 from .devices import DeviceProfile, device_profile, profile_for_platform
 from ..dumps import AFTER, Dump, DumpModule
 from ..hlo import HloModule
@@ -143,14 +144,14 @@ def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
     if device.kind != "cpu":
         return ""
     g = 1e9
-    if cost.conv_path == "grouped":
-        rate = device.grouped_conv_flops or device.vector_flops
-        return (f"a grouped (depthwise) convolution: XLA:CPU runs it at {rate / g:.2g} "
+    slow = slow_conv_rate(cost, device)
+    if slow is not None and cost.conv_path == "grouped":
+        return (f"a grouped (depthwise) convolution: XLA:CPU runs it at {slow / g:.2g} "
                 f"GFLOP/s, not the matmul rate of {device.matmul_rate(cost.dtype) / g:.0f}")
-    if cost.conv_path == "loops":
+    if slow is not None:
         return ("a convolution whose dimensions are not in the library's order "
                 "(b01f_01io->b01f): XLA:CPU runs it as generated loops, at the vector rate "
-                f"of one thread ({device.vector_flops / g:.0f} GFLOP/s)")
+                f"of one thread ({slow / g:.0f} GFLOP/s)")
     if cost.trig and device.trig_flops > device.transcendental_flops:
         return (f"{cost.trig:,.0f} sines/cosines at {device.trig_flops:.0f} flops each "
                 f"(a tanh: {device.transcendental_flops:.0f})")
