@@ -165,6 +165,7 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     for v, (base, _) in variants.items():
         bases.setdefault(base, []).append(v)
     rows = []
+    program = np.asarray(ds.program)
     for base, vs in sorted(bases.items()):
         members = ([base] if base in ds.programs else []) + sorted(vs)
         members = [m for m in members if m in ds.step_us and all(m in p for p in preds.values())]
@@ -178,12 +179,12 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
             if all(halves) else math.nan
         pairs = reproducible_pairs(members, ds)
         row["pairs"] = len(pairs)
+        masks = {m: program == m for m in members}
         for name, p in list(preds.items()) + [("roofline", None)]:
             est = []
             for m in members:
-                mask = np.array([q == m for q in ds.program])
-                t = ds.roofline_us[mask] if p is None else p[m]
-                est.append(float(np.sum(t * ds.executions[mask])))
+                t = ds.roofline_us[masks[m]] if p is None else p[m]
+                est.append(float(np.sum(t * ds.executions[masks[m]])))
             row[name] = M.kendall_tau(est, measured)
             at = {m: e for m, e in zip(members, est)}
             row[f"{name}:right"] = sum(at[a] > at[b] for a, b in pairs)
@@ -238,14 +239,21 @@ FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
                    for f in ("learned.py", "costs.py", "traces.py", "devices.py")]
 
 
-def _cache_key(path: str, device, stat: str) -> str:
-    """The program folder's files (names, sizes, times), the feature code, the device
-    profile and the statistic."""
+def _feature_basis(device, stat: str) -> str:
+    """What every program's features are computed with: the feature code, the device
+    profile and the statistic (once per corpus read)."""
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{L.FEATURE_VERSION}|{device.key}|{stat}".encode())
     for f in FEATURE_SOURCES:
         with open(f, "rb") as fh:
             h.update(fh.read())
+    return h.hexdigest()
+
+
+def _cache_key(path: str, basis: str) -> str:
+    """The program folder's files (names, sizes, times) and the feature basis."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(basis.encode())
     for f in sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)):
         if os.path.isfile(f):
             st = os.stat(f)
@@ -253,11 +261,11 @@ def _cache_key(path: str, device, stat: str) -> str:
     return h.hexdigest()
 
 
-def _one_program(job: tuple[str, object, str, str]) -> tuple[str, L.Dataset | None, str]:
+def _one_program(job: tuple[str, object, str, str, str]) -> tuple[str, L.Dataset | None, str]:
     """(name, its dataset or None, why not): from the cache when its key matches."""
-    path, device, stat, cache = job
+    path, device, stat, cache, basis = job
     name = os.path.basename(os.path.normpath(path))
-    cached = os.path.join(cache, f"{name}.{_cache_key(path, device, stat)}.pkl") \
+    cached = os.path.join(cache, f"{name}.{_cache_key(path, basis)}.pkl") \
         if cache else ""
     if cached and os.path.exists(cached):
         try:
@@ -288,7 +296,8 @@ def dataset(paths: list[str], device, stat: str, cache: str = CACHE,
     """Every program that reads; one that does not (a trace being written) is skipped,
     named. Each program's features are kept in ``cache`` (our own files in generated/,
     keyed by everything they are computed from), read in ``jobs`` processes."""
-    work = [(p, device, stat, cache) for p in paths]
+    basis = _feature_basis(device, stat)
+    work = [(p, device, stat, cache, basis) for p in paths]
     jobs = jobs or min(os.cpu_count() or 1, 4)
     if jobs > 1:
         from multiprocessing import get_context
