@@ -191,6 +191,8 @@ def test_calibrate_quick_writes_a_profile(tmp_path):
     assert 0 < prof.launch_overhead_us < 100 and prof.bandwidth_curve
     assert 1e6 < prof.grouped_conv_flops < prof.matmul_rate("f32")
     assert prof.trig_flops > prof.transcendental_flops > 1   # a sine dearer than a tanh
+    assert 1e8 < prof.fft_flops
+    assert 1e6 < prof.window_flops < prof.vector_flops
 
 
 def _compiled(fn, *args):
@@ -349,3 +351,152 @@ def test_every_kernel_of_the_samples_is_counted_as_xla_counts_it():
             assert abs(ours.bytes - xla.get("bytes accessed", 0.0)) <= 0.5, (path, name, ours)
             checked += 1
     assert checked > 200
+
+
+def test_ffts_are_priced_by_their_transforms_at_the_profiles_fft_rate():
+    """XLA counts an FFT's flops as 8 x the product of log2 of each length x the input
+    (``cost_analysis``: kept for the module totals); the roofline prices 5 n log2 n per
+    transform at the profile's measured ``fft_flops``. Without that rate (an older
+    profile), XLA's count at the vector rate, as before."""
+    import jax
+    import jax.numpy as jnp
+    x = jnp.ones((8, 64, 64), jnp.float32)
+    hlo = _compiled(jnp.fft.rfft2, x)
+    (k,) = [i for i in kernels(hlo) if i.opcode == "fft"]
+    assert k.attribute("fft_length") == "{64,64}"
+    c = kernel_cost(k, hlo)
+    ca = jax.jit(jnp.fft.rfft2).lower(x).compile().cost_analysis()
+    ca = ca[0] if isinstance(ca, list) else ca
+    assert c.flops == ca["flops"] == 8 * 6 * 6 * x.size
+    assert c.fft_work == 5 * 8 * 4096 * 12
+    base = dict(vector_flops=1e9, bandwidth=1e18, launch_overhead_us=0.0)
+    fast = DeviceProfile("t", "cpu", {"f32": 1e12}, fft_flops=2e9, **base)
+    assert roofline_us(c, fast) == pytest.approx(c.fft_work / 2e9 * 1e6)
+    assert rate_note(c, fast) == ("an FFT: 1,966,080 flops (5 n log2 n per transform; XLA "
+                                  "counts 9,437,184) at the FFT rate of 2 GFLOP/s")
+    assert roofline_us(c, DeviceProfile("t", "cpu", {"f32": 1e12}, **base)) \
+        == pytest.approx(c.flops / 1e9 * 1e6)
+
+
+FRESH = """
+import jax, jax.numpy as jnp
+def f(x, w):
+    a = jnp.tanh(x @ w)        # 4096 x 2048 f32: 32 MiB temporaries
+    b = jnp.sin(a @ w.T) @ w
+    return (a * b).sum()
+jax.jit(f).lower(jnp.ones((4096, 1024)), jnp.ones((1024, 2048))).compile()
+"""
+
+
+def test_pages_of_a_temp_allocation_glibc_maps_fresh_are_written_at_the_fresh_buffer_rate(
+        tmp_path):
+    """A temp allocation of 32 MiB or more is new memory in every run (glibc maps it and
+    unmaps it on free): each page's first write of the run is priced like a program
+    output's. Which kernel writes a page first comes from XLA's own buffer assignment
+    (offsets in the allocation) and schedule."""
+    import math
+    from compiler_bridge.memory import parse_buffer_assignment
+    from compiler_bridge.perf import learned as L
+    from compiler_bridge.perf.costs import MMAP_THRESHOLD, PAGE, fresh_pages, memory_seconds
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        from conftest import missing
+        missing("jax is not installed")
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS=f"--xla_dump_to={tmp_path / 'dump'} --xla_dump_hlo_as_text")
+    subprocess.run([sys.executable, "-c", FRESH], env=env, check=True, timeout=300,
+                   capture_output=True)
+    d = open_dump(tmp_path / "dump")
+    mod = d.module("jit_f")
+    hlo = L.module_with_pages(d, mod)
+    ba_file = mod.first("buffer_assignment")
+    assignment = parse_buffer_assignment(d.read_text(ba_file.path), ba_file.path)
+    (temp,) = [a for a in assignment.allocations if a.is_temp]
+    assert temp.size >= MMAP_THRESHOLD
+    pages = fresh_pages(hlo, assignment)
+    # every page the ENTRY's values span is first written by exactly one kernel
+    spanned = set()
+    entry = {i.name for i in hlo.entry.instructions}
+    for v in temp.values:
+        if v.instruction in entry:
+            spanned |= set(range(v.offset // PAGE, math.ceil((v.offset + v.size) / PAGE)))
+    assert sum(pages.values()) == len(spanned) * PAGE
+    # the first kernel of the schedule that writes into the allocation: all its pages
+    first = next(i for i in hlo.entry.instructions
+                 if any(v.instruction == i.name for v in temp.values))
+    mine = [v for v in temp.values if v.instruction == first.name]
+    assert pages[first.name] == sum(math.ceil((v.offset + v.size) / PAGE) - v.offset // PAGE
+                                    for v in mine) * PAGE
+    c = kernel_cost(first, hlo)
+    assert 0 < c.fresh_bytes <= c.bytes_written
+    dev = DeviceProfile("t", "cpu", {"f32": 1e12}, vector_flops=1e12, bandwidth=1e11,
+                        launch_overhead_us=0.0, output_bandwidth=1e9)
+    assert memory_seconds(c, dev) == pytest.approx(
+        (c.bytes - c.fresh_bytes - c.output_bytes) / 1e11
+        + (c.fresh_bytes + c.output_bytes) / 1e9)
+    assert "mapped fresh each run (32 MiB or more): at 1.0 GB/s" in rate_note(c, dev)
+    # a small program's temps come back from the heap: no fresh pages
+    small = open_dump(sample("mlp_train"))
+    assert all(not L.module_with_pages(small, m).derived("fresh-pages", dict)
+               for m in small.modules if m.first("buffer_assignment") is not None)
+
+
+def test_a_scatter_fusion_writes_only_its_updates_and_xla_totals_still_agree():
+    """XLA:CPU wraps each scatter in a loop fusion whose output aliases the table: the
+    kernel reads and writes the updated rows, not the table (measured: 50 µs where the
+    whole 16 MB table's roofline said 1.6 ms). XLA's ``cost_analysis`` counts the whole
+    output written; the module totals keep that rule."""
+    import jax
+    import jax.numpy as jnp
+    from compiler_bridge.perf import xla_cost_totals
+
+    def f(table, idx, upd):
+        return table.at[idx].add(upd)
+    args = (jnp.ones((16000, 256)), jnp.arange(256, dtype=jnp.int32) * 7,
+            jnp.ones((256, 256)))
+    compiled = jax.jit(f, donate_argnums=0).lower(*args).compile()
+    hlo = parse_hlo(compiled.as_text())
+    (k,) = [i for i in kernels(hlo) if "scatter" in " ".join(
+        s.opcode for n in i.called_names for s in hlo.computation(n).instructions)]
+    c = kernel_cost(k, hlo)
+    assert c.in_place and c.bytes_written == 256 * 256 * 4
+    assert c.bytes_read < 16000 * 256 * 4 / 10
+    ca = compiled.cost_analysis()
+    ca = ca[0] if isinstance(ca, list) else ca
+    assert xla_cost_totals(hlo).bytes == pytest.approx(ca["bytes accessed"], rel=0.01)
+
+
+def test_reduce_windows_in_generated_loops_are_priced_at_the_profiles_window_rate():
+    """XLA:CPU runs a product pool's reduce-window as generated scalar loops (10x or more
+    below the vector rate), but hands a max-pool to YNNPACK: which path each takes comes
+    from XLA's own compiled HLO, the flops from ``cost_analysis``."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    x = jnp.ones((8, 256, 128), jnp.float32)
+
+    def product_pool(x):
+        return lax.reduce_window(x, 1.0, lax.mul, (1, 2, 2), (1, 2, 2), "VALID")
+
+    def max_pool(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2), (1, 2, 2), "VALID")
+    base = dict(vector_flops=1e10, bandwidth=1e18, launch_overhead_us=0.0)
+    dev = DeviceProfile("t", "cpu", {"f32": 1e12}, window_flops=1e8, **base)
+    for fn, loops in ((product_pool, True), (max_pool, False)):
+        compiled = jax.jit(fn).lower(x).compile()
+        hlo = parse_hlo(compiled.as_text())
+        (k,) = kernels(hlo)
+        c = kernel_cost(k, hlo)
+        ca = compiled.cost_analysis()
+        ca = ca[0] if isinstance(ca, list) else ca
+        assert c.flops == ca["flops"] > 0
+        assert ("__ynn_fusion" in k.text) != loops
+        if loops:
+            assert c.window_flops == c.flops
+            assert roofline_us(c, dev) == pytest.approx(c.flops / 1e8 * 1e6)
+            assert rate_note(c, dev) == (f"a reduce-window in generated loops: {c.flops:,.0f} "
+                                         "flops at 0.1 GFLOP/s, not the vector rate of 10")
+        else:
+            assert c.window_flops == 0
+            assert roofline_us(c, dev) == pytest.approx(c.flops / 1e10 * 1e6)

@@ -80,19 +80,26 @@ def test_a_new_user_gets_the_default_model_and_a_quick_calibration_once(fresh_ma
     assert again.device == r.device
 
 
-def test_a_profile_calibrated_before_the_depthwise_and_sine_rates_is_measured_again(
+def test_a_profile_calibrated_before_the_depthwise_sine_and_fft_rates_is_measured_again(
         fresh_machine, shipped):
     """A profile an older HLO Lens saved lacks rates the roofline now uses: priced at the
-    vector rate, a depthwise convolution would be predicted 30x too fast."""
-    old = dataclasses.replace(CPU, measured=True, source="an older calibrate")
-    assert old.grouped_conv_flops == 0 and old.trig_flops == 0
-    devices.save_profile(old, str(fresh_machine / "device.json"))
-    r = runtime_report(open_dump(sample("scan_while")))
-    assert r.predictor == "learned"
-    assert any("predates the depthwise-convolution and sine rates: measured it again" in n
-               for n in r.notes), r.notes
-    saved = devices.load_profile(str(fresh_machine / "device.json"))
-    assert saved.grouped_conv_flops > 0 and saved.trig_flops > 0 and saved == r.device
+    vector rate, a depthwise convolution would be predicted 30x too fast, an FFT 7x too
+    slow."""
+    before_all = dataclasses.replace(CPU, measured=True, source="an older calibrate")
+    before_fft = dataclasses.replace(before_all, grouped_conv_flops=1e9, trig_flops=200.0,
+                                     window_flops=1e9)
+    assert before_all.grouped_conv_flops == 0 and before_all.trig_flops == 0
+    assert before_fft.fft_flops == 0
+    for old in (before_all, before_fft):
+        devices.save_profile(old, str(fresh_machine / "device.json"))
+        r = runtime_report(open_dump(sample("scan_while")))
+        assert r.predictor == "learned"
+        assert any("predates the depthwise-convolution, sine, FFT and reduce-window rates: "
+                   "measured it again" in n for n in r.notes), r.notes
+        saved = devices.load_profile(str(fresh_machine / "device.json"))
+        assert min(saved.grouped_conv_flops, saved.trig_flops, saved.fft_flops,
+                   saved.window_flops) > 0
+        assert saved == r.device
     assert not any("measured it" in n for n in runtime_report(
         open_dump(sample("scan_while"))).notes)
 

@@ -358,6 +358,18 @@ class HloModule:
         except KeyError:
             return self._derived.setdefault(what, compute(self))
 
+    def knows(self, what: str) -> bool:
+        """Is ``what`` derived (or attached) already?"""
+        return what in self._derived
+
+    def attach(self, what: str, value: T) -> T:
+        """Give the module a fact its text does not hold (from the rest of its dump) under
+        ``what``, for ``derived`` to return. Results derived before are dropped: they may
+        have read its absence."""
+        self._derived.clear()
+        self._derived[what] = value
+        return value
+
     def computation(self, name: str) -> HloComputation:
         try:
             return self._by_name[name.lstrip("%")]

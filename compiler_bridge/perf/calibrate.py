@@ -21,6 +21,11 @@ module; the median over repeats is kept.
 * sines: four ``sin`` of normally distributed data (``trig_flops``: XLA:CPU's sine costs
   ten times its tanh or more, depending on its arguments);
 * grouped convolution: a depthwise 3x3 convolution (``grouped_conv_flops``);
+* FFT: a batch of 64x64 real 2-D transforms (``fft_flops``, its flops counted as
+  ``costs.fft_work`` counts them);
+* reduce-window: a 2x2 product pool, which XLA:CPU runs as generated scalar loops
+  (``window_flops``; it hands a max or sum window to YNNPACK, but not a cumulative sum
+  or the tree its reduction rewriter makes of a large bf16 sum);
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
 
@@ -127,6 +132,23 @@ def _programs(quick: bool) -> dict[str, Program]:
     out["depthwise"] = (jax.jit(depthwise), (img, filt),
                         ("flops", 2.0 * 9 * img.size))
 
+    # 2-D real FFTs, as Fourier neural operators run them (XLA:CPU calls DUCC)
+    batch = 16 if quick else 64
+    planes = jnp.asarray(rng.standard_normal((batch, 64, 64)).astype(np.float32))
+
+    def fft2(x):
+        return jnp.fft.rfft2(x)
+    out["fft2"] = (jax.jit(fft2), (planes,), ("flops", 5.0 * batch * 4096 * 12))
+
+    # a 2x2 product pool: a reduce-window outside YNNPACK, in generated scalar loops
+    pool_in = jnp.asarray(rng.uniform(0.5, 1.5, (4 if quick else 16, 512, 128))
+                          .astype(np.float32))
+
+    def product_pool(x):
+        return lax.reduce_window(x, 1.0, lax.mul, (1, 2, 2), (1, 2, 2), "VALID")
+    out["product_pool"] = (jax.jit(product_pool), (pool_in,),
+                           ("flops", 3.0 * pool_in.size / 4))
+
     wide = 48
 
     def loop_wide(xs, n):
@@ -230,6 +252,14 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     if grouped != grouped:
         grouped = 0.0
     say(f"depthwise convolution: {grouped / 1e9:.2f} GFLOP/s")
+    fft = rate("fft2")
+    if fft != fft:
+        fft = 0.0
+    say(f"FFT: {fft / 1e9:.2f} GFLOP/s (5 n log2 n per transform)")
+    window = rate("product_pool")
+    if window != window:
+        window = 0.0
+    say(f"reduce-window in generated loops: {window / 1e9:.2f} GFLOP/s")
     overhead = statistics.median(loop["small"]) if loop["small"] else 1.0
     per_buffer = 0.0
     if loop["wide"]:
@@ -258,7 +288,8 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         bandwidth=curve[-1][1] if curve else out_bw, output_bandwidth=out_bw,
         launch_overhead_us=overhead, per_buffer_us=per_buffer,
         transcendental_flops=trans_cost, bandwidth_curve=curve, threads=threads,
-        grouped_conv_flops=grouped, trig_flops=trig_cost,
+        grouped_conv_flops=grouped, trig_flops=trig_cost, fft_flops=fft,
+        window_flops=window,
         source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
                f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
         measured=True,
@@ -269,10 +300,11 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
 
 def outdated(profile: DeviceProfile) -> bool:
     """A CPU profile calibrated before ``calibrate`` measured every rate the roofline now
-    uses (depthwise convolutions, sines): the roofline would price those at the wrong rate,
-    so it is measured again."""
-    return profile.kind == "cpu" and profile.measured and (
-        profile.grouped_conv_flops <= 0 or profile.trig_flops <= 0)
+    uses (depthwise convolutions, sines, FFTs, reduce-windows): the roofline would price
+    those at the wrong rate, so it is measured again."""
+    return profile.kind == "cpu" and profile.measured and min(
+        profile.grouped_conv_flops, profile.trig_flops, profile.fft_flops,
+        profile.window_flops) <= 0
 
 
 def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
@@ -293,8 +325,8 @@ def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
         where = "cached for next time"
     except OSError:
         where = "not cached: the cache folder is not writable"
-    why = ("the calibrated profile of this machine predates the depthwise-convolution and "
-           "sine rates: measured it again" if found is not None else
+    why = ("the calibrated profile of this machine predates the depthwise-convolution, "
+           "sine, FFT and reduce-window rates: measured it again" if found is not None else
            "no calibrated profile of this machine: measured it on first use")
     return profile, (f"{why} ({time.perf_counter() - t0:.1f} s, {where}); `python -m "
                      "compiler_bridge calibrate` measures it again")

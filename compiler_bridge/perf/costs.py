@@ -34,9 +34,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from .devices import DeviceProfile
 from ..hlo import HloComputation, HloInstruction, HloModule
 from ..hlo import Shape
+
+if TYPE_CHECKING:
+    from ..memory import BufferAssignment
 
 # Instructions that never become a kernel of their own.
 FREE_OPCODES = frozenset({
@@ -87,12 +92,15 @@ class KernelCost:
     matmul: bool                     # has a dot/convolution (runs at the matmul rate)
     buffers: int                     # operand + output buffers (leaves)
     trip_count: int | None = None    # while loops with a known trip count
-    in_place: bool = False           # an in-place dynamic-update-slice
+    in_place: bool = False           # an in-place dynamic-update-slice or scatter
     loop_kernels: int = 0            # while/conditional: kernels its body/branch runs each time
     output_bytes: float = 0.0        # bytes written straight into a program output buffer
     partitions: int = 1              # XLA:CPU splits the kernel over this many threads
     conv_path: str = ""              # a convolution's: '' (a library), 'grouped', 'loops'
     trig: float = 0.0                # of the transcendentals, sines, cosines and tangents
+    fresh_bytes: float = 0.0         # of the bytes written, into pages mapped fresh this run
+    fft_work: float = 0.0            # an FFT's flops as 5·n·log2(n) per transform
+    window_flops: float = 0.0        # of the flops, reduce-windows in generated loops
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -112,7 +120,9 @@ class KernelCost:
                 "intensity": self.intensity, "dtype": self.dtype, "matmul": self.matmul,
                 "conv_path": self.conv_path, "trig": self.trig,
                 "buffers": self.buffers, "trip_count": self.trip_count,
-                "in_place": self.in_place, "partitions": self.partitions}
+                "in_place": self.in_place, "partitions": self.partitions,
+                "fresh_bytes": self.fresh_bytes, "fft_work": self.fft_work,
+                "window_flops": self.window_flops}
 
 
 # --------------------------------------------------------------------------- which kernels
@@ -439,20 +449,34 @@ def _feeds_root(inst: HloInstruction, comp: HloComputation) -> bool:
 
 
 def _in_place_dus(comp: HloComputation) -> dict[str, HloInstruction]:
-    """DUS instructions of a fused computation that write in place: name -> DUS.
+    """Update instructions of a fused computation that write in place: name -> the
+    dynamic-update-slice or scatter.
 
-    In place when the DUS feeds the root and its buffer (operand 0) is, through bitcasts,
-    a parameter of the fusion (XLA then aliases the output with that operand)."""
+    In place when it feeds the root and its buffer (operand 0) is, through bitcasts, a
+    parameter of the fusion: XLA then aliases the output with that operand (a copy kernel
+    before the fusion pays for the operand when it cannot), and the kernel touches only
+    the update window. XLA:CPU wraps every scatter in such a fusion: the roofline of one
+    that adds 256 rows into a 16,000-row table was 1.6 ms against 50 µs measured."""
     out = {}
     for inst in comp.instructions:
-        if inst.opcode != "dynamic-update-slice" or not inst.operand_names:
+        if inst.opcode not in ("dynamic-update-slice", "scatter") or not inst.operand_names:
             continue
+        if inst.opcode == "scatter" and len(inst.operands) != 3:
+            continue       # a variadic scatter: several buffers, kept as full reads
         buf = inst.operands[0] if inst.operands else None
         while buf is not None and buf.opcode in ("bitcast", "reshape") and buf.operands:
             buf = buf.operands[0]
         if buf is not None and buf.opcode == "parameter" and _feeds_root(inst, comp):
             out[inst.name] = inst
     return out
+
+
+def _update_bytes(inst: HloInstruction) -> float:
+    """What an in-place update writes: a dynamic-update-slice's update, a scatter's
+    updates (at most the whole buffer)."""
+    if inst.opcode == "scatter":
+        return float(min(inst.operands[2].shape.byte_size, inst.shape.byte_size))
+    return float(inst.operands[1].shape.byte_size)
 
 
 def _param_read_bytes(param: HloInstruction, comp: HloComputation,
@@ -466,7 +490,10 @@ def _param_read_bytes(param: HloInstruction, comp: HloComputation,
         if user.opcode in SLICING and user.operand_names and user.operand_names[0] == seen_as.name:
             total += user.shape.byte_size
         elif user.name in in_place and user.operand_names and user.operand_names[0] == seen_as.name:
-            continue   # the in-place buffer: untouched outside the update window
+            # the in-place buffer: untouched outside the update window, which a scatter
+            # reads to combine into
+            if user.opcode == "scatter":
+                total += _update_bytes(user)
         elif user.opcode == "dynamic-update-slice" and user.operand_names \
                 and user.operand_names[0] == seen_as.name:
             # a DUS into a copy of the parameter: read what is not overwritten
@@ -494,8 +521,7 @@ def _fusion_bytes(inst: HloInstruction, comp: HloComputation) -> tuple[float, fl
         while src.opcode in ("bitcast", "reshape") and src.operands:
             src = src.operands[0]
         if src.name in in_place and len(src.operands) > 1:
-            upd = src.operands[1].shape.byte_size
-            written += upd
+            written += _update_bytes(in_place[src.name])
         else:
             written += o.shape.byte_size
     return read, written, bool(in_place)
@@ -532,6 +558,88 @@ def instruction_bytes(inst: HloInstruction, module: HloModule | None = None
     if op == "custom-call" and inst.shape.is_tuple and (inst.custom_call_target or "") in MATMUL_CUSTOM_CALLS:
         out = float(inst.shape.tuple_shapes[0].byte_size)   # (result, workspace)
     return read, out, False
+
+
+# glibc's malloc maps a block larger than its largest mmap threshold (32 MiB on 64-bit)
+# fresh from the kernel and unmaps it on free, so XLA:CPU's temp allocation of that size
+# is new memory in every run: the first write to each page takes a page fault and the
+# kernel zeroing it. Smaller blocks come back from the heap, already mapped.
+MMAP_THRESHOLD = 32 << 20
+PAGE = 4096
+FRESH_PAGES = "fresh-pages"     # the module's derived entry: kernel -> fresh bytes
+
+
+def fresh_pages(module: HloModule, assignment: "BufferAssignment") -> dict[str, float]:
+    """Bytes of fresh pages each ENTRY kernel writes first in a run: pages of a temp
+    allocation of at least ``MMAP_THRESHOLD`` that no kernel before it in the schedule
+    touched. A loop or call takes the first touches of everything inside it (its kernels
+    run many times; only the first run pays). ssm_l_f32_train, 168 MiB of temps: broadcasts
+    writing 16 MiB each into fresh pages ran 6-7 ms against a roofline of 0.2 ms."""
+    big = {a.index: a.size for a in assignment.allocations
+           if a.is_temp and a.size >= MMAP_THRESHOLD}
+    if not big or module.entry is None:
+        return {}
+    where: dict[str, list[tuple[int, int, int]]] = {}
+    for a in assignment.allocations:
+        if a.index in big:
+            for v in a.values:
+                where.setdefault(v.instruction, []).append((a.index, v.offset, v.size))
+    # pages touched so far, per allocation, as a sorted list of disjoint [lo, hi) runs
+    touched: dict[int, list[tuple[int, int]]] = {i: [] for i in big}
+
+    def touch(alloc: int, lo: int, hi: int) -> int:
+        runs = touched[alloc]
+        new = hi - lo
+        merged_lo, merged_hi = lo, hi
+        keep = []
+        for a, b in runs:
+            if b < lo or a > hi:
+                keep.append((a, b))
+                continue
+            new -= max(0, min(b, hi) - max(a, lo))
+            merged_lo, merged_hi = min(merged_lo, a), max(merged_hi, b)
+        keep.append((merged_lo, merged_hi))
+        keep.sort()
+        touched[alloc] = keep
+        return new
+
+    def inside(inst: HloInstruction, acc: list[str]) -> None:
+        for callee in inst.called_names:
+            comp = module.get_computation(callee)
+            for sub in comp.instructions if comp is not None else ():
+                acc.append(sub.name)
+                inside(sub, acc)
+
+    out: dict[str, float] = {}
+    for inst in module.entry.instructions:
+        names = [inst.name]
+        if inst.opcode in CONTROL_FLOW or inst.opcode == "call":
+            inside(inst, names)
+        new = 0
+        for n in names:
+            for alloc, off, size in where.get(n, ()):
+                new += touch(alloc, off // PAGE, (off + size + PAGE - 1) // PAGE)
+        if new:
+            out[inst.name] = float(new * PAGE)
+    return out
+
+
+def _no_pages(module: HloModule) -> dict[str, float]:
+    return {}
+
+
+def fft_work(inst: HloInstruction) -> float:
+    """An FFT's flops as the usual 5·n·log2(n) per transform of n points (n the product of
+    ``fft_length``), times the transforms (the operand's other elements). XLA's count
+    multiplies the log2 of each length instead (``instruction_flops``): 3x more for a 2-D
+    64x64 transform, which is why the roofline prices FFTs by this one."""
+    lengths = [int(x) for x in re.findall(r"\d+", inst.attribute("fft_length") or "")]
+    if not lengths or not inst.operands:
+        return 0.0
+    n = math.prod(max(x, 1) for x in lengths)
+    shape = inst.operands[0].shape.leaves()[0]
+    dims = shape.dimensions[:max(shape.rank - len(lengths), 0)]
+    return 5.0 * math.prod(dims) * n * math.log2(max(n, 2))
 
 
 # --------------------------------------------------------------------------- kernel cost
@@ -613,6 +721,17 @@ def trig_elements(inst: HloInstruction, module: HloModule | None = None) -> floa
                      if i.opcode in TRIGONOMETRIC))
 
 
+def window_flops(inst: HloInstruction, module: HloModule | None = None) -> float:
+    """Flops of the reduce-windows of a kernel that XLA:CPU runs as generated scalar loops:
+    every one outside a YNNPACK fusion (which takes max and sum windows; not a cumulative
+    sum, nor the tree XLA's reduction rewriter makes of a large bf16 sum). The traced
+    corpus's ran 20-40x slower than the vector rate's roofline."""
+    if "__ynn_fusion" in inst.attributes.get("backend_config", ""):
+        return 0.0
+    return float(sum(instruction_flops(i, module)[0] for i in _kernel_instructions(inst, module)
+                     if i.opcode == "reduce-window"))
+
+
 def conv_path(inst: HloInstruction, module: HloModule | None = None) -> str:
     """How XLA:CPU runs the convolutions of a kernel (the kernel itself or what it fuses):
     '' a library call (or no convolution), 'grouped' one with feature or batch groups
@@ -641,6 +760,8 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
         buffers = 0
     comp = inst.computation.name if inst.computation is not None else ""
     output_bytes = written if _writes_program_output(inst) else 0.0
+    fresh = module.derived(FRESH_PAGES, _no_pages) \
+        if module is not None and comp == getattr(module.entry, "name", None) else {}
     loop_kernels = 0
     if control and module is not None:
         for callee in inst.called_names:
@@ -654,7 +775,10 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
                       loop_kernels=loop_kernels, output_bytes=output_bytes,
                       partitions=_partitions(inst),
                       conv_path=conv_path(inst, module) if mm else "",
-                      trig=trig_elements(inst, module) if trans else 0.0)
+                      trig=trig_elements(inst, module) if trans else 0.0,
+                      fresh_bytes=min(fresh.get(inst.name, 0.0), written),
+                      fft_work=fft_work(inst) if inst.opcode == "fft" else 0.0,
+                      window_flops=window_flops(inst, module) if flops > 0 else 0.0)
 
 
 def outer_partitions(inst: HloInstruction) -> int:
@@ -752,7 +876,9 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
        the bytes of its operands and results (and a matmul's flops);
     6. ``call`` (e.g. XLA CPU's ``xla_cpu_small_call`` around a scatter's while loop): the
        totals of its computation, rules 1-5 inside; ours: the call as one kernel, a loop
-       inside it counted for every trip.
+       inside it counted for every trip;
+    7. a fusion whose root is a scatter into a parameter (how XLA:CPU emits every scatter):
+       its whole output written; ours: the updates, in place (``_in_place_dus``).
 
     With these, ``tests/test_costs.py`` finds every sample's totals equal to XLA's."""
     costs = {k.instruction: k for k in costs_of(module)}
@@ -762,7 +888,7 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
         c = costs.get(inst.name)
         if c is None:
             return 0.0, 0.0, 0.0
-        flops, read = c.flops, c.bytes_read
+        flops, read, written = c.flops, c.bytes_read, c.bytes_written
         if inst.opcode == "custom-call":
             return -1.0, 0.0, -1.0
         if inst.opcode == "sort" and inst.operands:
@@ -772,7 +898,9 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
             fused = module.get_computation(inst.called_names[0])
             if fused is not None:
                 read = sum(_xla_param_read(p) for p in fused.parameters)
-        return flops, c.transcendentals, read + c.bytes_written
+                written += sum(u.shape.byte_size - _update_bytes(u)      # rule 7
+                               for u in _in_place_dus(fused).values() if u.opcode == "scatter")
+        return flops, c.transcendentals, read + written
 
     # callees before callers (module order), without recursion: call chains can be
     # thousands deep
@@ -848,8 +976,15 @@ def roofline_us(cost: KernelCost, device: DeviceProfile) -> float:
 def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     """Flops (transcendentals at their cost in flops) over the peak: the matmul rate for
     dots and library convolutions (a grouped one: ``grouped_conv_flops``; one in generated
-    loops: the vector rate of one thread), else the vector rate of one thread times the threads the kernel
-    is split over, up to the device's measured parallel speed-up."""
+    loops: the vector rate of one thread), else the vector rate of one thread times the
+    threads the kernel is split over, up to the device's measured parallel speed-up. Where
+    the profile measured them: an FFT's transforms at ``fft_flops``, reduce-windows in
+    generated loops at ``window_flops``."""
+    if cost.fft_work > 0 and device.fft_flops > 0:
+        return cost.fft_work / device.fft_flops
+    windows = 0.0
+    if cost.window_flops > 0 and device.window_flops > 0:
+        windows = min(cost.window_flops, cost.flops)
     slow = slow_conv_rate(cost, device)
     if slow is not None:
         peak = slow
@@ -858,7 +993,10 @@ def compute_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     else:
         peak = device.vector_flops * min(float(max(cost.partitions, 1)),
                                          max(device.threads, 1.0))
-    return (cost.flops + transcendental_work(cost, device)) / peak if peak > 0 else 0.0
+    if peak <= 0:
+        return 0.0
+    rest = (cost.flops - windows + transcendental_work(cost, device)) / peak
+    return rest + (windows / device.window_flops if windows else 0.0)
 
 
 def slow_conv_rate(cost: KernelCost, device: DeviceProfile) -> float | None:
@@ -884,13 +1022,15 @@ def transcendental_work(cost: KernelCost, device: DeviceProfile) -> float:
 
 def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     """Bytes over bandwidth: the working set's bandwidth (caches) for everything, except
-    bytes written into a program output at ``output_bandwidth`` when the profile has one."""
+    bytes written into a program output or into fresh pages of a large temp allocation at
+    ``output_bandwidth`` (a fresh buffer each run too) when the profile has one."""
     bw = device.bandwidth_for(cost.bytes)
     if bw <= 0:
         return 0.0
-    if device.output_bandwidth > 0 and cost.output_bytes > 0:
-        rest = max(cost.bytes - cost.output_bytes, 0.0)
-        return rest / bw + cost.output_bytes / min(device.output_bandwidth, bw)
+    fresh = cost.output_bytes + cost.fresh_bytes
+    if device.output_bandwidth > 0 and fresh > 0:
+        rest = max(cost.bytes - fresh, 0.0)
+        return rest / bw + fresh / min(device.output_bandwidth, bw)
     return cost.bytes / bw
 
 

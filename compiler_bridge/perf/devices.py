@@ -52,6 +52,11 @@ class DeviceProfile:
     grouped_conv_flops: float = 0.0
     # one sine, cosine or tangent costs this many flops; 0: transcendental_flops
     trig_flops: float = 0.0
+    # flop/s of an FFT, its flops counted as 5·n·log2(n) per transform (costs.fft_work);
+    # 0: XLA's count of its flops at the vector rate (not measured)
+    fft_flops: float = 0.0
+    # flop/s of a reduce-window in generated loops (XLA:CPU's max-pool); 0: the vector rate
+    window_flops: float = 0.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

@@ -48,10 +48,12 @@ from . import metrics as M
 from .costs import (
     CONTROL_FLOW,
     FREE_OPCODES,
+    FRESH_PAGES,
     KernelCost,
     compute_seconds,
     control_iterations,
     costs_of,
+    fresh_pages,
     fused_instructions,
     is_single_kernel_call,
     kernels,
@@ -61,7 +63,8 @@ from .costs import (
     transcendental_work,
 )
 from .devices import CACHE_DIR, DeviceProfile
-from ..dumps import AFTER, Dump, open_dump
+from ..dumps import AFTER, BUFFER_ASSIGNMENT, Dump, DumpModule, open_dump
+from ..memory import MemoryFileError, parse_buffer_assignment
 from ..hlo import HloComputation, HloInstruction, HloModule
 
 FORMAT = "hlolens-learned-cost-model"
@@ -537,6 +540,25 @@ def module_features(module: HloModule, insts: Sequence[HloInstruction],
             np.stack([f[2] for f in feats]))
 
 
+def module_with_pages(dump: Dump, mod: DumpModule) -> HloModule:
+    """The module after optimizations, its costs told which pages its dump's buffer
+    assignment maps fresh in every run (``costs.fresh_pages``); without a readable
+    assignment, none."""
+    hlo = dump.stage(mod, AFTER)
+    if hlo.knows(FRESH_PAGES):
+        return hlo
+    pages: dict[str, float] = {}
+    ba = mod.first(BUFFER_ASSIGNMENT)
+    if ba is not None:
+        try:
+            assignment = parse_buffer_assignment(dump.read_text(ba.path), ba.path)
+            pages = fresh_pages(hlo, assignment)
+        except (OSError, KeyError, MemoryFileError):
+            pass           # the memory view names the broken file; costs go without it
+    hlo.attach(FRESH_PAGES, pages)
+    return hlo
+
+
 def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "median",
                       program: str | None = None) -> Dataset:
     """The measured kernels of a dump with traces (raises TraceError without them)."""
@@ -547,7 +569,7 @@ def dataset_from_dump(dump: Dump | str, device: DeviceProfile, stat: str = "medi
     measured = measure(dump)
     parts = []
     for mid, timings in measured.modules.items():
-        hlo = dump.stage(dump.module(mid), AFTER)
+        hlo = module_with_pages(dump, dump.module(mid))
         insts = [i for i in kernels(hlo) if i.name in timings.kernels]
         costs = costs_of(hlo, insts)
         num, cnt, wtd = module_features(hlo, insts, costs, device)

@@ -20,7 +20,8 @@ from . import metrics as M
 from .costs import (KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us,
                     slow_conv_rate)
 from .devices import DeviceProfile, device_profile, profile_for_platform
-from ..dumps import AFTER, Dump, DumpModule
+from ..dumps import Dump, DumpModule
+from .learned import module_with_pages
 from ..hlo import HloModule
 from .traces import KernelTiming, Measured, TraceError, TraceSource, measure
 
@@ -138,12 +139,24 @@ class RuntimeReport:
 
 
 def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
-    """Why the roofline prices a kernel below the device's peak, when XLA runs it on a slow
-    path the profile knows (a CPU's grouped or out-of-order convolution, trigonometry);
-    '' otherwise."""
+    """Why the roofline prices a kernel off the device's peak, when XLA runs it on a path
+    the profile knows (a CPU's grouped or out-of-order convolution, trigonometry, an FFT,
+    a reduce-window in generated loops, pages of a large temp allocation mapped fresh each
+    run); '' otherwise."""
     if device.kind != "cpu":
         return ""
     g = 1e9
+    if cost.fft_work > 0 and device.fft_flops > 0:
+        return (f"an FFT: {cost.fft_work:,.0f} flops (5 n log2 n per transform; XLA counts "
+                f"{cost.flops:,.0f}) at the FFT rate of {device.fft_flops / g:.0f} GFLOP/s")
+    if cost.window_flops > 0 and device.window_flops > 0:
+        return (f"a reduce-window in generated loops: {cost.window_flops:,.0f} flops at "
+                f"{device.window_flops / g:.2g} GFLOP/s, not the vector rate of "
+                f"{device.vector_flops / g:.0f}")
+    if cost.fresh_bytes > 0 and device.output_bandwidth > 0:
+        return (f"writes {cost.fresh_bytes / 2 ** 20:,.1f} MiB into pages of a temp "
+                "allocation that is mapped fresh each run (32 MiB or more): at "
+                f"{device.output_bandwidth / g:.1f} GB/s, as a program output")
     slow = slow_conv_rate(cost, device)
     if slow is not None and cost.conv_path == "grouped":
         return (f"a grouped (depthwise) convolution: XLA:CPU runs it at {slow / g:.2g} "
@@ -238,7 +251,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     module_keys = []
     for mod in chosen:
         try:
-            hlo = dump.stage(mod, AFTER)
+            hlo = module_with_pages(dump, mod)
         except (KeyError, ValueError) as e:
             notes.append(f"module {mod.label}: {str(e).splitlines()[0]}")
             continue
