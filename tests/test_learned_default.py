@@ -87,18 +87,18 @@ def test_a_profile_calibrated_before_the_depthwise_sine_and_fft_rates_is_measure
     slow."""
     before_all = dataclasses.replace(CPU, measured=True, source="an older calibrate")
     before_fft = dataclasses.replace(before_all, grouped_conv_flops=1e9, trig_flops=200.0,
-                                     window_flops=1e9)
+                                     window_flops=1e9, fresh_bandwidth=1e9)
     assert before_all.grouped_conv_flops == 0 and before_all.trig_flops == 0
     assert before_fft.fft_flops == 0
     for old in (before_all, before_fft):
         devices.save_profile(old, str(fresh_machine / "device.json"))
         r = runtime_report(open_dump(sample("scan_while")))
         assert r.predictor == "learned"
-        assert any("predates the depthwise-convolution, sine, FFT and reduce-window rates: "
-                   "measured it again" in n for n in r.notes), r.notes
+        assert any("predates the depthwise-convolution, sine, FFT, reduce-window and "
+                   "fresh-page rates: measured it again" in n for n in r.notes), r.notes
         saved = devices.load_profile(str(fresh_machine / "device.json"))
         assert min(saved.grouped_conv_flops, saved.trig_flops, saved.fft_flops,
-                   saved.window_flops) > 0
+                   saved.window_flops, saved.fresh_bandwidth) > 0
         assert saved == r.device
     assert not any("measured it" in n for n in runtime_report(
         open_dump(sample("scan_while"))).notes)

@@ -17,7 +17,9 @@ module; the median over repeats is kept.
   ratio of the two rates is the parallel speed-up (``threads``);
 * bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
   (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
-  program output (a fresh buffer each run: ``output_bandwidth``);
+  program output (a fresh buffer each run: ``output_bandwidth``) and into one of 48 MiB,
+  which malloc maps fresh from the kernel in every run (``fresh_bandwidth``: page faults,
+  the rate of a large temp allocation's first writes);
 * sines: four ``sin`` of normally distributed data (``trig_flops``: XLA:CPU's sine costs
   ten times its tanh or more, depending on its arguments);
 * grouped convolution: a depthwise 3x3 convolution (``grouped_conv_flops``);
@@ -118,6 +120,14 @@ def _programs(quick: bool) -> dict[str, Program]:
     def stream(x):
         return x * 2.0 + 1.0
     out["stream"] = (jax.jit(stream), (jnp.ones((n_out,), jnp.float32),), ("bytes", 4.0 * n_out))
+    # 48 MiB: over glibc's largest mmap threshold (32 MiB), so the output is mapped fresh
+    # in every run, as a large temp allocation is
+    n_fresh = 12 << 20
+
+    def fresh_stream(x):
+        return x * 2.0 + 1.0
+    out["fresh_stream"] = (jax.jit(fresh_stream), (jnp.ones((n_fresh,), jnp.float32),),
+                           ("bytes", 4.0 * n_fresh))
 
     # a depthwise 3x3 convolution (feature_group_count = channels), as MobileNets have:
     # XLA:CPU's libraries run it far below the matmul rate
@@ -280,6 +290,11 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     out_bw = rate("stream")
     say(f"bandwidth writing a program output ({programs['stream'][2][1] / 2 ** 20:.0f} MiB "
         f"fresh buffer): {out_bw / 1e9:.1f} GB/s")
+    fresh_bw = rate("fresh_stream")
+    if fresh_bw != fresh_bw:
+        fresh_bw = 0.0
+    say(f"bandwidth writing pages mapped fresh ({programs['fresh_stream'][2][1] / 2 ** 20:.0f} "
+        f"MiB output, over malloc's mmap threshold): {fresh_bw / 1e9:.1f} GB/s")
     dev = jax.devices()[0]
     kind = dev.platform if dev.platform in ("cpu", "gpu", "tpu") else "cpu"
     name = f"{getattr(dev, 'device_kind', kind)} on {host_name()}"
@@ -289,7 +304,7 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         launch_overhead_us=overhead, per_buffer_us=per_buffer,
         transcendental_flops=trans_cost, bandwidth_curve=curve, threads=threads,
         grouped_conv_flops=grouped, trig_flops=trig_cost, fft_flops=fft,
-        window_flops=window,
+        window_flops=window, fresh_bandwidth=fresh_bw,
         source=f"python -m compiler_bridge calibrate{' --quick' if quick else ''}, "
                f"{time.strftime('%Y-%m-%d')}, jax {jax.__version__}",
         measured=True,
@@ -300,11 +315,11 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
 
 def outdated(profile: DeviceProfile) -> bool:
     """A CPU profile calibrated before ``calibrate`` measured every rate the roofline now
-    uses (depthwise convolutions, sines, FFTs, reduce-windows): the roofline would price
-    those at the wrong rate, so it is measured again."""
+    uses (depthwise convolutions, sines, FFTs, reduce-windows, fresh pages): the roofline
+    would price those at the wrong rate, so it is measured again."""
     return profile.kind == "cpu" and profile.measured and min(
         profile.grouped_conv_flops, profile.trig_flops, profile.fft_flops,
-        profile.window_flops) <= 0
+        profile.window_flops, profile.fresh_bandwidth) <= 0
 
 
 def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
@@ -326,7 +341,7 @@ def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
     except OSError:
         where = "not cached: the cache folder is not writable"
     why = ("the calibrated profile of this machine predates the depthwise-convolution, "
-           "sine, FFT and reduce-window rates: measured it again" if found is not None else
+           "sine, FFT, reduce-window and fresh-page rates: measured it again" if found is not None else
            "no calibrated profile of this machine: measured it on first use")
     return profile, (f"{why} ({time.perf_counter() - t0:.1f} s, {where}); `python -m "
                      "compiler_bridge calibrate` measures it again")

@@ -479,8 +479,39 @@ def _update_bytes(inst: HloInstruction) -> float:
     return float(inst.operands[1].shape.byte_size)
 
 
+# ops whose every output element needs just one element of each operand: a slice of
+# their result needs only that share of their operands
+_PER_ELEMENT = ELEMENTWISE | TRANSCENDENTAL | {"bitcast", "reshape", "copy", "transpose"}
+
+
+def _demanded(comp: HloComputation) -> dict[str, float]:
+    """The share of each fused instruction's elements the kernel computes. XLA:CPU's loop
+    emitter computes each output element on demand, so under a slice only the sliced
+    elements of elementwise producers are computed, and only their share of a parameter
+    read (recsys: a slice of one feature out of 27 after an add; wavenet: half the
+    channels after a bias add). The root's outputs count whole; an instruction's share is
+    the largest any user asks; anything but a per-element op or a slice asks all."""
+    share: dict[str, float] = {}
+    root = comp.root
+    outs = set(root.operand_names) if root is not None and root.opcode == "tuple" else set()
+    for inst in reversed(comp.instructions):
+        if inst is root or inst.name in outs:
+            share[inst.name] = 1.0
+        mine = share.get(inst.name, 0.0)
+        for op in inst.operands:
+            if inst.opcode in ("slice", "dynamic-slice") and op is inst.operands[0]:
+                ask = mine * inst.shape.element_count / max(op.shape.element_count, 1)
+            elif inst.opcode in _PER_ELEMENT or inst.opcode == "tuple":
+                ask = mine
+            else:
+                ask = 1.0
+            share[op.name] = min(max(share.get(op.name, 0.0), ask), 1.0)
+    return share
+
+
 def _param_read_bytes(param: HloInstruction, comp: HloComputation,
-                      in_place: dict[str, HloInstruction]) -> float:
+                      in_place: dict[str, HloInstruction],
+                      demanded: dict[str, float] | None = None) -> float:
     full = float(param.shape.byte_size)
     uses = _through_bitcasts(param)
     if not uses:
@@ -499,6 +530,8 @@ def _param_read_bytes(param: HloInstruction, comp: HloComputation,
             # a DUS into a copy of the parameter: read what is not overwritten
             upd = user.operands[1].shape.byte_size if len(user.operands) > 1 else 0
             total += max(full - upd, 0.0)
+        elif demanded is not None and user.opcode in _PER_ELEMENT:
+            total += full * demanded.get(user.name, 1.0)
         else:
             return full
     return min(total, full)
@@ -506,10 +539,11 @@ def _param_read_bytes(param: HloInstruction, comp: HloComputation,
 
 def _fusion_bytes(inst: HloInstruction, comp: HloComputation) -> tuple[float, float, bool]:
     in_place = _in_place_dus(comp)
+    demanded = _demanded(comp)
     params = comp.parameters
     read = 0.0
     for p in params:
-        read += _param_read_bytes(p, comp, in_place)
+        read += _param_read_bytes(p, comp, in_place, demanded)
     # outputs: an in-place DUS writes only its update
     written = 0.0
     root = comp.root
@@ -1022,16 +1056,21 @@ def transcendental_work(cost: KernelCost, device: DeviceProfile) -> float:
 
 def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     """Bytes over bandwidth: the working set's bandwidth (caches) for everything, except
-    bytes written into a program output or into fresh pages of a large temp allocation at
-    ``output_bandwidth`` (a fresh buffer each run too) when the profile has one."""
+    bytes written into a program output at ``output_bandwidth`` and into pages of a large
+    temp allocation mapped fresh this run at ``fresh_bandwidth``, when the profile has
+    them."""
     bw = device.bandwidth_for(cost.bytes)
     if bw <= 0:
         return 0.0
-    fresh = cost.output_bytes + cost.fresh_bytes
-    if device.output_bandwidth > 0 and fresh > 0:
-        rest = max(cost.bytes - fresh, 0.0)
-        return rest / bw + fresh / min(device.output_bandwidth, bw)
-    return cost.bytes / bw
+    seconds, rest = 0.0, cost.bytes
+    if device.output_bandwidth > 0 and cost.output_bytes > 0:
+        seconds += cost.output_bytes / min(device.output_bandwidth, bw)
+        rest -= cost.output_bytes
+    fresh_bw = device.fresh_bandwidth or device.output_bandwidth
+    if fresh_bw > 0 and cost.fresh_bytes > 0:
+        seconds += cost.fresh_bytes / min(fresh_bw, bw)
+        rest -= cost.fresh_bytes
+    return seconds + max(rest, 0.0) / bw
 
 
 def bound(cost: KernelCost, device: DeviceProfile) -> str:

@@ -57,6 +57,9 @@ class DeviceProfile:
     fft_flops: float = 0.0
     # flop/s of a reduce-window in generated loops (XLA:CPU's max-pool); 0: the vector rate
     window_flops: float = 0.0
+    # bytes/s of writing pages malloc mapped fresh this run (a block over glibc's 32 MiB
+    # mmap threshold: page faults); 0: output_bandwidth
+    fresh_bandwidth: float = 0.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

@@ -153,10 +153,11 @@ def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
         return (f"a reduce-window in generated loops: {cost.window_flops:,.0f} flops at "
                 f"{device.window_flops / g:.2g} GFLOP/s, not the vector rate of "
                 f"{device.vector_flops / g:.0f}")
-    if cost.fresh_bytes > 0 and device.output_bandwidth > 0:
+    fresh_bw = device.fresh_bandwidth or device.output_bandwidth
+    if cost.fresh_bytes > 0 and fresh_bw > 0:
         return (f"writes {cost.fresh_bytes / 2 ** 20:,.1f} MiB into pages of a temp "
-                "allocation that is mapped fresh each run (32 MiB or more): at "
-                f"{device.output_bandwidth / g:.1f} GB/s, as a program output")
+                "allocation that is mapped fresh each run (32 MiB or more): page faults, "
+                f"at {fresh_bw / g:.1f} GB/s")
     slow = slow_conv_rate(cost, device)
     if slow is not None and cost.conv_path == "grouped":
         return (f"a grouped (depthwise) convolution: XLA:CPU runs it at {slow / g:.2g} "
