@@ -17,9 +17,9 @@ module; the median over repeats is kept.
   ratio of the two rates is the parallel speed-up (``threads``);
 * bandwidth: an elementwise update in a ``while`` body at several sizes from L2 to DRAM
   (buffers reused, as temporaries are: ``bandwidth_curve``), and ``y = 2x + 1`` into a
-  program output (a fresh buffer each run: ``output_bandwidth``) and into one of 48 MiB,
-  which malloc maps fresh from the kernel in every run (``fresh_bandwidth``: page faults,
-  the rate of a large temp allocation's first writes);
+  program output of 4 MiB (a new buffer each run, from the heap: ``output_bandwidth``)
+  and into one of 48 MiB, which malloc maps fresh from the kernel in every run
+  (``fresh_bandwidth``: page faults, the rate of a large temp allocation's first writes);
 * sines: four ``sin`` of normally distributed data (``trig_flops``: XLA:CPU's sine costs
   ten times its tanh or more, depending on its arguments);
 * grouped convolution: a depthwise 3x3 convolution (``grouped_conv_flops``);
@@ -115,7 +115,9 @@ def _programs(quick: bool) -> dict[str, Program]:
         warm.__name__ = warm.__qualname__ = f"warm_{n}"
         out[f"warm_{n}"] = (jax.jit(warm), (jnp.ones((n,), jnp.float32), trips),
                             ("bytes", 8.0 * n))
-    n_out = (1 << 20) if quick else (1 << 22)
+    # 4 MiB, the size of most outputs in the traced corpus: reused from the heap between
+    # runs (a 16 MiB one was mapped fresh in some runs and not others: 0.6-12 GB/s)
+    n_out = 1 << 20
 
     def stream(x):
         return x * 2.0 + 1.0
@@ -288,8 +290,8 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         curve.append([nbytes, bw])
         say(f"bandwidth at {nbytes / 1024:.0f} KiB (reused buffers): {bw / 1e9:.1f} GB/s")
     out_bw = rate("stream")
-    say(f"bandwidth writing a program output ({programs['stream'][2][1] / 2 ** 20:.0f} MiB "
-        f"fresh buffer): {out_bw / 1e9:.1f} GB/s")
+    say(f"bandwidth writing a program output ({programs['stream'][2][1] / 2 ** 20:.0f} MiB, "
+        f"a new buffer each run): {out_bw / 1e9:.1f} GB/s")
     fresh_bw = rate("fresh_stream")
     if fresh_bw != fresh_bw:
         fresh_bw = 0.0

@@ -41,8 +41,8 @@ class DeviceProfile:
     transcendental_flops: float = 4.0    # one exp/tanh/rsqrt costs this many flops
     # [[bytes moved, bytes/s], ...] by working-set size (caches); empty: `bandwidth` always
     bandwidth_curve: list = field(default_factory=list)
-    # bytes/s of writing a program output (a fresh buffer each run: page faults, cold
-    # cache lines); 0: same as any write
+    # bytes/s of writing a program output (a new buffer each run, reused from the heap:
+    # cold cache lines); 0: same as any write
     output_bandwidth: float = 0.0
     # how much faster a kernel XLA:CPU splits over threads (outer_dimension_partitions)
     # runs its vector work, at most: `vector_flops` is one thread's rate
