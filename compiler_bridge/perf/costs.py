@@ -766,6 +766,35 @@ def window_flops(inst: HloInstruction, module: HloModule | None = None) -> float
                      if i.opcode == "reduce-window"))
 
 
+def _minor(shape: Shape) -> int | None:
+    """The logical dimension laid out contiguously (the first of ``minor_to_major`` with
+    more than one element), None for a scalar-like or layout-less shape."""
+    if not shape.is_array or shape.layout is None:
+        return None
+    for d in shape.layout.minor_to_major:
+        if d < len(shape.dimensions) and shape.dimensions[d] > 1:
+            return d
+    return None
+
+
+def moves_minor_dimension(inst: HloInstruction) -> bool:
+    """Does a transpose or layout-changing copy move the contiguous dimension, so that one
+    side is read or written with a stride? (A transpose of major dimensions copies
+    contiguous rows.) How much slower depends on the sizes: a 1024x1024 one ran at 2 GB/s
+    here, but one rate for every such kernel priced the corpus's worse than none, so only
+    the learned models see it (a feature)."""
+    if inst.opcode not in ("transpose", "copy") or not inst.operands:
+        return False
+    src, out = inst.operands[0].shape, inst.shape
+    m_out, m_src = _minor(out), _minor(src)
+    if m_out is None or m_src is None:
+        return False
+    if inst.opcode == "copy":
+        return m_out != m_src
+    dims = inst.dimensions or ()
+    return m_out < len(dims) and dims[m_out] != m_src
+
+
 def conv_path(inst: HloInstruction, module: HloModule | None = None) -> str:
     """How XLA:CPU runs the convolutions of a kernel (the kernel itself or what it fuses):
     '' a library call (or no convolution), 'grouped' one with feature or batch groups

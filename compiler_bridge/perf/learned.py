@@ -58,6 +58,7 @@ from .costs import (
     is_single_kernel_call,
     kernels,
     memory_seconds,
+    moves_minor_dimension,
     outer_partitions,
     roofline_us,
     transcendental_work,
@@ -96,7 +97,9 @@ DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
 # another's; plus the kernel's producers and consumers in the module.
 # Version 3: how XLA:CPU runs a kernel's convolution (a library, grouped, generated loops)
 # and whether it computes trigonometric functions (far dearer than exp or tanh on CPU).
-FEATURE_VERSION = 3
+# Version 4: the roofline terms price FFTs, reduce-windows in generated loops, fresh pages
+# and in-place scatters; whether the kernel transposes its contiguous dimension.
+FEATURE_VERSION = 4
 NUMERIC = (
     "log_roofline_us", "log_compute_us", "log_transcendental_us", "log_read_us",
     "log_write_us", "log_overhead_us", "log_intensity_vs_ridge", "log_out_elements",
@@ -112,7 +115,7 @@ NUMERIC = (
     "log_producers", "log_consumers", "producers_log_roofline_us",
     "producers_max_log_roofline_us", "consumers_log_roofline_us",
     "consumers_max_log_roofline_us", "producer_just_before", "conv_grouped", "conv_loops",
-    "has_trig",
+    "has_trig", "minor_transpose",
 ) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
 
 
@@ -367,7 +370,8 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         _lus(_bytes_us(param_bytes, device)), hot_share, _position(inst),
     ] + _neighbour_features(inst, ctx) \
         + [float(cost.conv_path == "grouped"), float(cost.conv_path == "loops"),
-           float(cost.trig > 0)] \
+           float(cost.trig > 0),
+           float(any(moves_minor_dimension(f) for f in [inst] + fused))] \
         + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
 
