@@ -244,6 +244,11 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
         t = statistics.median(per[name]) if per.get(name) else float("nan")
         return work / (t * 1e-6)
 
+    def optional(name: str) -> float:
+        """A rate the roofline can do without: 0 (the profile's fallback) if not measured."""
+        r = rate(name)
+        return 0.0 if r != r else r
+
     mm = max(rate("mm_ynn"), rate("mm_dot"))
     say(f"matmul f32: {rate('mm_ynn') / 1e9:.1f} GFLOP/s (x @ y), "
         f"{rate('mm_dot') / 1e9:.1f} GFLOP/s (x.T @ y)")
@@ -260,17 +265,11 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     if trig_cost != trig_cost:
         trig_cost = 0.0
     say(f"sin: {rate('sin_chain') / 1e9:.2f} G/s = {trig_cost:.1f} flops each")
-    grouped = rate("depthwise")
-    if grouped != grouped:
-        grouped = 0.0
+    grouped = optional("depthwise")
     say(f"depthwise convolution: {grouped / 1e9:.2f} GFLOP/s")
-    fft = rate("fft2")
-    if fft != fft:
-        fft = 0.0
+    fft = optional("fft2")
     say(f"FFT: {fft / 1e9:.2f} GFLOP/s (5 n log2 n per transform)")
-    window = rate("product_pool")
-    if window != window:
-        window = 0.0
+    window = optional("product_pool")
     say(f"reduce-window in generated loops: {window / 1e9:.2f} GFLOP/s")
     overhead = statistics.median(loop["small"]) if loop["small"] else 1.0
     per_buffer = 0.0
@@ -292,9 +291,7 @@ def calibrate(quick: bool = False, log=None) -> DeviceProfile:
     out_bw = rate("stream")
     say(f"bandwidth writing a program output ({programs['stream'][2][1] / 2 ** 20:.0f} MiB, "
         f"a new buffer each run): {out_bw / 1e9:.1f} GB/s")
-    fresh_bw = rate("fresh_stream")
-    if fresh_bw != fresh_bw:
-        fresh_bw = 0.0
+    fresh_bw = optional("fresh_stream")
     say(f"bandwidth writing pages mapped fresh ({programs['fresh_stream'][2][1] / 2 ** 20:.0f} "
         f"MiB output, over malloc's mmap threshold): {fresh_bw / 1e9:.1f} GB/s")
     dev = jax.devices()[0]
