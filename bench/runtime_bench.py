@@ -360,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         device = load_profile(args.profile)
     else:
         from compiler_bridge.perf import calibrate
-        device = calibrate(log=print)
+        from compiler_bridge.perf.calibrate import ROUNDS
+        device = calibrate(log=print, rounds=ROUNDS)
     paths = programs(args.corpus)
     family, variants = describe_corpus(paths)
     ds = dataset(paths, device, args.stat, args.cache, args.jobs)

@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         others = {f"B{i + 1}": load_profile(p) for i, p in enumerate(args.predict_profile)}
     else:
         from compiler_bridge.perf import calibrate
-        others = {"B": calibrate(), "C": calibrate(quick=True)}
+        from compiler_bridge.perf.calibrate import ROUNDS
+        others = {"B": calibrate(rounds=ROUNDS), "C": calibrate(quick=True)}
     paths = RB.programs(args.corpus)
     family, variants = RB.describe_corpus(paths)
     ds_a = RB.dataset(paths, a, "median", args.cache)

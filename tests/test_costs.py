@@ -519,3 +519,21 @@ def test_a_slice_after_elementwise_ops_reads_only_its_share_of_the_parameters():
     hlo = _compiled(lambda a, b: (a + b).sum(axis=0)[19, :], x, x)
     c = max((kernel_cost(i, hlo) for i in kernels(hlo)), key=lambda c: c.bytes_read)
     assert c.bytes_read == 2 * x.size * 4
+
+
+def test_a_profile_of_several_calibrations_keeps_each_rates_median():
+    from compiler_bridge.perf.calibrate import median_profile
+    curve = [[65536.0, 1e11], [1 << 26, 5e10]]
+    runs = [DeviceProfile("m", "cpu", {"f32": mm}, vector_flops=vec, bandwidth=5e10,
+                          launch_overhead_us=0.3, threads=thr, fft_flops=fft,
+                          bandwidth_curve=[[s, b * k] for s, b in curve],
+                          details={"seconds": 3.0})
+            for mm, vec, thr, fft, k in ((3e11, 3e10, 2.0, 1e10, 1.0),
+                                         (2e11, 2.5e10, 1.1, 4e10, 2.0),
+                                         (3.6e11, 3.3e10, 1.4, 2e10, 0.5))]
+    m = median_profile(runs)
+    assert m.matmul_flops == {"f32": 3e11}
+    assert (m.vector_flops, m.threads, m.fft_flops) == (3e10, 1.4, 2e10)
+    assert m.bandwidth_curve == curve
+    assert m.details["rounds"] == 3 and m.details["seconds"] == 9.0
+    assert median_profile(runs[:1]) == runs[0]

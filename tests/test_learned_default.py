@@ -68,6 +68,7 @@ def test_a_new_user_gets_the_default_model_and_a_quick_calibration_once(fresh_ma
     assert os.path.exists(fresh_machine / "device.json")
     # the full sizes, as the default model's profile was measured (not the quick ones)
     assert r.device.measured and not r.device.details["quick"]
+    assert r.device.details["rounds"] == 3       # each rate the median of three
     # predictions are the shipped model's on this machine's (just measured) profile
     hlo = dump.stage(dump.main, "after_optimizations")
     insts = kernels(hlo)

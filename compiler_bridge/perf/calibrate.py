@@ -31,14 +31,16 @@ module; the median over repeats is kept.
 * overhead: a ``while`` loop (data-dependent trip count, so its body stays separate
   kernels) whose body holds scalar kernels and one fusion of 48 tiny operands.
 
-``quick=True`` runs reduced sizes (about 2 s, for tests; the full run, which first use runs
-as the default model's profile was measured, takes about 3 s). Two calibrations of one
-machine at different times differ by up to 2x in some rates, and a model's predictions
-move by a median 17-24% between them (``bench/transfer_bench.py``).
+``quick=True`` runs reduced sizes (about 2 s, for tests; the full run takes about 3 s).
+Two calibrations of one machine a minute apart differ by up to 2x in some rates, so first
+use, the ``calibrate`` command and the benchmark that ships the default model keep each
+rate's median over ``ROUNDS`` full runs (``median_profile``); how far a model's predictions
+move between profiles is in ``bench/transfer_bench.py``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import statistics
@@ -227,8 +229,51 @@ def _measure(programs: dict[str, Program], repeat: int) -> tuple[dict[str, list[
     return per, loop, len(trace.events)
 
 
-def calibrate(quick: bool = False, log=None) -> DeviceProfile:
-    """Measure this machine and return its profile (not saved; see devices.save_profile)."""
+# Calibrations of one machine a minute apart differ by up to 2x in some rates (the
+# speed-up of a split fusion measured 1.1 and 2.0; matmul 211 and 329 GFLOP/s): the
+# profile a model is trained against and the one it predicts with should both be typical.
+ROUNDS = 3
+
+
+def median_profile(profiles: list[DeviceProfile]) -> DeviceProfile:
+    """Each rate's median over several calibrations of one machine (the first one's name
+    and details; the bandwidth curve point by point)."""
+    first = profiles[0]
+    if len(profiles) == 1:
+        return first
+
+    def med(get) -> float:
+        return float(statistics.median(get(p) for p in profiles))
+    changes: dict[str, Any] = {f.name: med(lambda p, n=f.name: getattr(p, n))
+                               for f in dataclasses.fields(DeviceProfile)
+                               if isinstance(getattr(first, f.name), float)}
+    matmul = {k: med(lambda p, k=k: p.matmul_flops.get(k, 0.0)) for k in first.matmul_flops}
+    curve = []
+    if all(len(p.bandwidth_curve) == len(first.bandwidth_curve) for p in profiles):
+        curve = [[size, med(lambda p, i=i: p.bandwidth_curve[i][1])]
+                 for i, (size, _) in enumerate(first.bandwidth_curve)]
+    details = dict(first.details, rounds=len(profiles),
+                   seconds=round(sum(p.details.get("seconds", 0.0) for p in profiles), 2))
+    changes.update(matmul_flops=matmul, bandwidth_curve=curve or first.bandwidth_curve,
+                   details=details)
+    return dataclasses.replace(first, **changes)
+
+
+def calibrate(quick: bool = False, log=None, rounds: int = 1) -> DeviceProfile:
+    """Measure this machine and return its profile (not saved; see devices.save_profile):
+    with ``rounds`` > 1, each rate's median over that many calibrations."""
+    if rounds > 1:
+        runs = []
+        for i in range(rounds):
+            if log is not None:
+                log(f"-- round {i + 1} of {rounds}")
+            runs.append(calibrate(quick, log))
+        profile = median_profile(runs)
+        if log is not None:
+            log(f"the median of {rounds} rounds: matmul "
+                f"{profile.matmul_rate('f32') / 1e9:.0f} GFLOP/s, vector "
+                f"{profile.vector_flops / 1e9:.1f} GFLOP/s x{profile.threads:.2f}")
+        return profile
     import jax
 
     def say(msg: str) -> None:
@@ -323,8 +368,8 @@ def outdated(profile: DeviceProfile) -> bool:
 
 def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
     """This machine's calibrated profile; when there is none yet, calibration runs now
-    (about 4-6 s with JAX's import: the full sizes, whose figures the default model was
-    trained against) and is cached where ``calibrate`` saves, so only the first use pays;
+    (about 8-10 s with JAX's import: the median of three full runs, as the default model's
+    profile was measured) and is cached where ``calibrate`` saves, so only the first use pays;
     one an older HLO Lens saved without a rate the roofline now uses is measured again.
     Returns (profile, a note saying so, or '')."""
     from .devices import CALIBRATED_PATH, load_calibrated, save_profile
@@ -333,7 +378,7 @@ def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
     if found is not None and not outdated(found):
         return found, ""
     t0 = time.perf_counter()
-    profile = calibrate()
+    profile = calibrate(rounds=ROUNDS)
     try:
         save_profile(profile, path)
         where = "cached for next time"

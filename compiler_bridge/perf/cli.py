@@ -48,6 +48,9 @@ def add_runtime_commands(sub) -> None:
                                          "kernel overhead for the roofline")
     c.add_argument("--out", help="profile JSON to write (default ~/.cache/hlolens/device.json)")
     c.add_argument("--quick", action="store_true", help="reduced sizes (about 2 s)")
+    c.add_argument("--rounds", type=int, default=0,
+                   help="keep each rate's median over this many calibrations (default 3, "
+                        "1 with --quick)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_calibrate)
 
@@ -224,9 +227,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- calibrate
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from .calibrate import calibrate
+    from .calibrate import ROUNDS, calibrate
     from .devices import CALIBRATED_PATH, save_profile
-    profile = calibrate(quick=args.quick, log=None if args.json else print)
+    rounds = args.rounds or (1 if args.quick else ROUNDS)
+    profile = calibrate(quick=args.quick, log=None if args.json else print, rounds=rounds)
     path = save_profile(profile, args.out or CALIBRATED_PATH)
     if args.json:
         print(json.dumps({"path": path, "profile": profile.to_json()}, indent=1))
