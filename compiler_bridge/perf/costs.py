@@ -637,18 +637,28 @@ def fresh_pages(module: HloModule, assignment: "BufferAssignment") -> dict[str, 
         touched[alloc] = keep
         return new
 
-    def inside(inst: HloInstruction, acc: list[str]) -> None:
-        for callee in inst.called_names:
-            comp = module.get_computation(callee)
-            for sub in comp.instructions if comp is not None else ():
+    def inside(inst: HloInstruction) -> list[str]:
+        """Everything a loop or call runs, nested too (a stack: call chains can be
+        thousands deep)."""
+        acc: list[str] = []
+        seen: set[str] = set()
+        stack = list(inst.called_names)
+        while stack:
+            name = stack.pop()
+            comp = module.get_computation(name)
+            if name in seen or comp is None:
+                continue
+            seen.add(name)
+            for sub in comp.instructions:
                 acc.append(sub.name)
-                inside(sub, acc)
+                stack.extend(sub.called_names)
+        return acc
 
     out: dict[str, float] = {}
     for inst in module.entry.instructions:
         names = [inst.name]
         if inst.opcode in CONTROL_FLOW or inst.opcode == "call":
-            inside(inst, names)
+            names += inside(inst)
         new = 0
         for n in names:
             for alloc, off, size in where.get(n, ()):
