@@ -90,6 +90,15 @@ def machine() -> str:
             f"{time.strftime('%Y-%m-%d')}")
 
 
+def publish(name: str, lines: list[str], write: bool = True) -> None:
+    """A benchmark's result: printed, and (unless ``write`` is off, ``--no-write``) its
+    section ``name`` of BENCHMARKS.md replaced."""
+    body = "\n".join(lines)
+    print("\n" + body)
+    if write:
+        write_section(name, body)
+
+
 def write_section(name: str, body: str) -> None:
     """Replace (or append) the section ``name`` of BENCHMARKS.md."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"

@@ -33,7 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
+from bench.common import ROOT, command, machine, publish  # noqa: E402
 from compiler_bridge import open_dump  # noqa: E402
 from compiler_bridge.passes import compare_modules, pair_modules  # noqa: E402
 
@@ -165,10 +165,7 @@ def main() -> int:
               "machine); goal ≤ 1,000 ms. Pair + diff is "
               f"{max(r['pd'] / r['parse'] for _, r in rows):.1f}× the parse of the two "
               "modules at most."]
-    body = "\n".join(lines)
-    print(body)
-    if not args.no_write:
-        write_section("compare_bench", body)
+    publish("compare_bench", lines, not args.no_write)
     return 0
 
 

@@ -29,7 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
-                          command, machine, start_app, stop_app, write_section)
+                          command, machine, publish, start_app, stop_app)
 
 DUMP = os.path.join(ROOT, "generated", "scale_20k")
 GOAL_WARM_S = 1.0
@@ -168,10 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"Memory tab / summary tab, warm: ×{mw / sw:.2f}.",
         ]
-    body = "\n".join(lines)
-    print(body)
-    if not args.no_write:
-        write_section("memory_bench", body)
+    publish("memory_bench", lines, not args.no_write)
     return 0
 
 

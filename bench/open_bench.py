@@ -23,7 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, median_time, write_section  # noqa: E402
+from bench.common import ROOT, command, machine, median_time, publish  # noqa: E402
 from compiler_bridge import open_dump  # noqa: E402
 
 PEER = os.environ.get("HLOLENS_PEER_HLO") or os.path.join(os.path.dirname(ROOT), "shared",
@@ -86,10 +86,7 @@ def main() -> int:
                      f"{ours / ref:.2f} | {what} |")
     lines += ["", "For StableHLO and protos, the difference from the reference is printing "
               "jaxlib's module as text and our parse of it."]
-    body = "\n".join(lines)
-    print(body)
-    if not args.no_write:
-        write_section("open_bench", body)
+    publish("open_bench", lines, not args.no_write)
     return 0
 
 

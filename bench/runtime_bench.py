@@ -54,7 +54,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
+from bench.common import ROOT, command, machine, publish  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
 from compiler_bridge.perf import graph_model as G  # noqa: E402
 from compiler_bridge.perf import learned as L  # noqa: E402
@@ -578,10 +578,7 @@ def main(argv: list[str] | None = None) -> int:
                  + (f" (vs {', '.join(other)})" if other else "")
                  + (f"; it is the default model shipped (`{os.path.relpath(shipped, ROOT)}`, "
                     f"trained on all {len(ds.programs)} programs)." if shipped else "."))
-    body = "\n".join(lines)
-    print("\n" + body)
-    if not args.no_write:
-        write_section("runtime_bench", body)
+    publish("runtime_bench", lines, not args.no_write)
     return 0
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
+from bench.common import ROOT, command, machine, publish  # noqa: E402
 from bench import runtime_bench as RB  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
 from compiler_bridge.perf import learned as L  # noqa: E402
@@ -151,10 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"Predictions on {k} move from those on A by a median factor of "
                      f"{math.exp(float(np.median(shift))):.2f} (90th percentile "
                      f"{math.exp(float(np.percentile(shift, 90))):.2f}).")
-    body = "\n".join(lines)
-    print("\n" + body)
-    if not args.no_write:
-        write_section("transfer_bench", body)
+    publish("transfer_bench", lines, not args.no_write)
     return 0
 
 
