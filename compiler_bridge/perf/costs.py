@@ -1105,7 +1105,7 @@ def memory_seconds(cost: KernelCost, device: DeviceProfile) -> float:
     if device.output_bandwidth > 0 and cost.output_bytes > 0:
         seconds += cost.output_bytes / min(device.output_bandwidth, bw)
         rest -= cost.output_bytes
-    fresh_bw = device.fresh_bandwidth or device.output_bandwidth
+    fresh_bw = device.fresh_rate
     if fresh_bw > 0 and cost.fresh_bytes > 0:
         seconds += cost.fresh_bytes / min(fresh_bw, bw)
         rest -= cost.fresh_bytes

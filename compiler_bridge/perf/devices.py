@@ -64,6 +64,12 @@ class DeviceProfile:
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures
 
+    @property
+    def fresh_rate(self) -> float:
+        """Bytes/s of writing pages mapped fresh this run (the program-output rate when
+        not measured; 0: neither)."""
+        return self.fresh_bandwidth or self.output_bandwidth
+
     def matmul_rate(self, dtype: str) -> float:
         """Flop/s of a dot in this element type (falls back to f32, then the best rate)."""
         if dtype in self.matmul_flops:

@@ -153,7 +153,7 @@ def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
         return (f"a reduce-window in generated loops: {cost.window_flops:,.0f} flops at "
                 f"{device.window_flops / g:.2g} GFLOP/s, not the vector rate of "
                 f"{device.vector_flops / g:.0f}")
-    fresh_bw = device.fresh_bandwidth or device.output_bandwidth
+    fresh_bw = device.fresh_rate
     if cost.fresh_bytes > 0 and fresh_bw > 0:
         return (f"writes {cost.fresh_bytes / 2 ** 20:,.1f} MiB into pages of a temp "
                 "allocation that is mapped fresh each run (32 MiB or more): page faults, "
