@@ -31,6 +31,14 @@ the first. Why: these 2 cores are shared with other jobs, and re-measuring a pro
 later moves its kernels' medians by 10-70% (DESIGN.md section 4: contention, page faults), far
 more than the spread between runs of one session. The label is the median over every run.
 
+Step times of configurations (issue 15, point 5): profiling sessions taken minutes apart
+disagree by up to 3x on a program's step time, more than most configurations of one program
+differ. So, once every configuration of a base program has its folder, all of them are
+compiled in one child process and run in turn, round after round (``--step-rounds``, a
+rotated order each round), timed by the wall clock without the profiler; each folder gets
+``step_times.json`` (the median over the rounds, and over the even and the odd rounds: the
+noise floor). ``bench/runtime_bench.py`` ranks configurations by these.
+
 Cached and bounded: a program whose folder already holds ``--rounds`` sessions is skipped; a
 folder missing is dumped first; ``--budget-min N`` stops cleanly between programs once N
 minutes have passed (run again to continue); ``--chunk i/n`` takes one n-th of every
@@ -931,6 +939,95 @@ def child(names: list[str], dump: bool, deadline: float) -> None:
         gc.collect()
 
 
+# --------------------------------------------------------------------------- step times
+
+STEP_ROUNDS = 15         # rounds of the interleaved step-time measurement
+ROUND_SECONDS = 0.03     # each configuration runs this long (at least 3 steps) per round
+STEP_TIMES = "step_times.json"
+
+
+def step_times_child(members: list[str], rounds: int) -> None:
+    """Runs inside the child process: the wall time per step of every configuration of one
+    base program, measured together. Profiling sessions taken minutes apart disagree by
+    up to 3x on a step's time (contention on these shared cores), far more than most
+    configurations differ, so the configurations here run in turn, round after round (a
+    rotated order each round), and each one's time is its median over the rounds.
+    Writes ``step_times.json`` into each member's folder."""
+    import jax
+    jax.config.update("jax_compilation_cache_dir", CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    state: dict[str, list] = {}
+    for name in members:
+        compiled, args, feed = compile_program(name)
+        out = None
+        for _ in range(2):                              # warm up, as a session does
+            if feed is not None and out is not None:
+                args = feed(out, args)
+            t0 = time.perf_counter()
+            out = jax.block_until_ready(compiled(*args))
+            per_step = time.perf_counter() - t0
+        reps = int(min(50, max(3, round(ROUND_SECONDS / max(per_step, 1e-6)))))
+        state[name] = [compiled, args, feed, out, reps]
+    per_round: dict[str, list[float]] = {n: [] for n in members}
+    for r in range(rounds):
+        shift = r % len(members)
+        for name in members[shift:] + members[:shift]:
+            compiled, args, feed, out, reps = state[name]
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                if feed is not None:
+                    args = feed(out, args)
+                out = jax.block_until_ready(compiled(*args))
+            per_round[name].append((time.perf_counter() - t0) / reps * 1e6)
+            state[name][1], state[name][3] = args, out
+    for name in members:
+        runs = per_round[name]
+        record = {"median_us": float(np.median(runs)),
+                  "halves_us": [float(np.median(runs[0::2])), float(np.median(runs[1::2]))],
+                  "rounds_us": runs, "steps_per_round": state[name][4],
+                  "measured_with": [m for m in members if m != name],
+                  "method": "wall time per step (after block_until_ready), no profiler; "
+                            "the configurations of one base run in turn, in a rotated order, "
+                            f"{rounds} rounds; median over rounds, halves = even/odd rounds",
+                  "jax": jax.__version__}
+        with open(os.path.join(OUT, name, STEP_TIMES), "w") as f:
+            json.dump(record, f, indent=1)
+        print(json.dumps({"name": name, "step_us": record["median_us"],
+                          "halves_us": record["halves_us"]}), flush=True)
+
+
+def config_groups(names: list[str]) -> dict[str, list[str]]:
+    """base -> the base and its configuration variants among ``names``: each group whose
+    members all have a finished folder and not all a step-time record yet."""
+    groups: dict[str, list[str]] = {}
+    chosen = set(names)
+    for base in CONFIG_BASES:
+        members = [base] + [f"{base}@{c}" for c in CONFIGS]
+        if not all(m in chosen and sessions_of(m) >= 1 for m in members):
+            continue
+        if all(os.path.isfile(os.path.join(OUT, m, STEP_TIMES)) for m in members):
+            continue
+        groups[base] = members
+    return groups
+
+
+def _run_step_times(members: list[str], rounds: int) -> list[dict]:
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    env["JAX_PLATFORMS"] = "cpu"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    cmd = [sys.executable, os.path.abspath(__file__), "--step-child",
+           json.dumps({"members": members, "rounds": rounds})]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0:
+        print(f"  step times of {members[0]} failed (exit code {proc.returncode}): "
+              f"{proc.stdout[-2000:]}", flush=True)
+    return results
+
+
 # --------------------------------------------------------------------------- driver
 
 def _dumped(folder: str) -> list[str]:
@@ -1055,11 +1152,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="stop cleanly between programs after this many minutes")
     p.add_argument("--batch", type=int, default=16, help="programs per child process")
     p.add_argument("--list", action="store_true")
+    p.add_argument("--step-rounds", type=int, default=STEP_ROUNDS,
+                   help="rounds of the interleaved step-time measurement of each base "
+                        "program's configurations (0: none)")
     p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--step-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         job = json.loads(args.child)
         child(job["names"], job["dump"], job["deadline"])
+        return 0
+    if args.step_child:
+        job = json.loads(args.step_child)
+        step_times_child(job["members"], job["rounds"])
         return 0
     if args.list:
         fams: dict[str, int] = {}
@@ -1091,9 +1196,23 @@ def main(argv: list[str] | None = None) -> int:
         if time.time() > deadline:
             print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
             break
+    timed = 0
+    if args.step_rounds > 0 and time.time() <= deadline:
+        for base, members in config_groups(names).items():
+            if time.time() > deadline:
+                print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
+                break
+            t0 = time.time()
+            got = _run_step_times(members, args.step_rounds)
+            timed += len(got) == len(members)
+            print(f"  [{base}] step times of {len(got)} configurations, interleaved "
+                  f"({args.step_rounds} rounds) in {time.time() - t0:.0f} s: "
+                  + ", ".join(f"{r['name'].split('@')[-1]} {r['step_us'] / 1e3:.2f} ms"
+                              for r in got), flush=True)
     done = sum(1 for n in names if sessions_of(n) >= args.rounds)
     print(f"{made} sessions made, {failed} failed, {done}/{len(names)} programs complete "
-          f"({args.rounds} sessions) in {time.time() - start:.0f} s")
+          f"({args.rounds} sessions), step times of {timed} base programs' configurations "
+          f"in {time.time() - start:.0f} s")
     return 0
 
 

@@ -158,56 +158,86 @@ def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
     return out
 
 
+def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float]]]:
+    """program -> (wall time per step in µs, the same over the even and the odd rounds),
+    from the interleaved measurement of each base program's configurations that
+    ``make_traced_programs`` writes (``step_times.json``), where there is one."""
+    out: dict[str, tuple[float, tuple[float, float]]] = {}
+    for p in paths:
+        try:
+            with open(os.path.join(p, "step_times.json"), encoding="utf-8") as f:
+                rec = json.load(f)
+            a, b = rec["halves_us"]
+            out[os.path.basename(os.path.normpath(p))] = (float(rec["median_us"]),
+                                                          (float(a), float(b)))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
 def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
-                   variants: dict[str, tuple[str, str]]) -> list[dict]:
-    """Per base program with variants: tau of predicted vs measured step time."""
+                   variants: dict[str, tuple[str, str]],
+                   steps: dict[str, tuple[float, tuple[float, float]]] | None = None
+                   ) -> list[dict]:
+    """Per base program with variants: tau of predicted vs measured step time. Measured:
+    the interleaved wall-clock step times (``steps``) when every configuration of the
+    base has one, else the profiling sessions' step times."""
     bases: dict[str, list[str]] = {}
     for v, (base, _) in variants.items():
         bases.setdefault(base, []).append(v)
     rows = []
     program = np.asarray(ds.program)
+    steps = steps or {}
     for base, vs in sorted(bases.items()):
         members = ([base] if base in ds.programs else []) + sorted(vs)
         members = [m for m in members if m in ds.step_us and all(m in p for p in preds.values())]
         if len(members) < 3:
             continue
-        measured = [ds.step_us[m] for m in members]
+        interleaved = all(m in steps for m in members)
+        measured = {m: steps[m][0] if interleaved else ds.step_us[m] for m in members}
+        halves = {m: steps[m][1] if interleaved else ds.step_halves.get(m) for m in members}
         row: dict = {"base": base, "configs": [variants[m][1] if m in variants else "default"
-                                         for m in members], "measured_us": measured}
-        halves = [ds.step_halves.get(m) for m in members]
-        row["noise_floor"] = M.kendall_tau([h[0] for h in halves], [h[1] for h in halves]) \
-            if all(halves) else math.nan
-        pairs = reproducible_pairs(members, ds)
+                                         for m in members],
+                     "measured_us": [measured[m] for m in members],
+                     "measured_by": "interleaved" if interleaved else "sessions"}
+        known = [h for m in members if (h := halves[m]) is not None]
+        row["noise_floor"] = M.kendall_tau([h[0] for h in known], [h[1] for h in known]) \
+            if len(known) == len(members) else math.nan
+        pairs = reproducible_pairs(members, measured, halves)
         row["pairs"] = len(pairs)
         masks = {m: program == m for m in members}
-        for name, p in list(preds.items()) + [("roofline", None)]:
+        # "traced kernels": the measured kernel times themselves, summed (what any model
+        # of them can at best reach)
+        for name, p in list(preds.items()) + [("roofline", None), ("traced kernels", "label")]:
             est = []
             for m in members:
-                t = ds.roofline_us[masks[m]] if p is None else p[m]
+                t = ds.roofline_us[masks[m]] if p is None else ds.label_us[masks[m]] \
+                    if isinstance(p, str) else p[m]
                 est.append(float(np.sum(t * ds.executions[masks[m]])))
-            row[name] = M.kendall_tau(est, measured)
+            row[name] = M.kendall_tau(est, [measured[m] for m in members])
             at = {m: e for m, e in zip(members, est)}
             row[f"{name}:right"] = sum(at[a] > at[b] for a, b in pairs)
         rows.append(row)
     return rows
 
 
-def reproducible_pairs(members: list[str], ds: L.Dataset,
+def reproducible_pairs(members: list[str], measured: dict[str, float],
+                       halves: dict[str, tuple[float, float] | None],
                        margin: float = 0.05) -> list[tuple[str, str]]:
     """Pairs (slower, faster) of configurations whose order the measurement reproduces:
-    both halves of the runs put them in the same order, and their median step times
+    both halves of the runs put them in the same order, and their measured step times
     differ by more than ``margin`` (in log)."""
     out = []
     for i, a in enumerate(members):
         for b in members[i + 1:]:
-            ha, hb = ds.step_halves.get(a), ds.step_halves.get(b)
+            ha, hb = halves.get(a), halves.get(b)
             if not ha or not hb:
                 continue
             if (ha[0] - hb[0]) * (ha[1] - hb[1]) <= 0:
                 continue
-            if abs(math.log(ds.step_us[a] / ds.step_us[b])) <= margin:
+            if abs(math.log(measured[a] / measured[b])) <= margin:
                 continue
-            out.append((a, b) if ds.step_us[a] > ds.step_us[b] else (b, a))
+            out.append((a, b) if measured[a] > measured[b] else (b, a))
     return out
 
 
@@ -400,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {args.program_folds}-fold over programs in "
               f"{time.perf_counter() - t:.0f} s", flush=True)
     fam_rows = per_family(lofo, family, variants)
-    configs = config_ranking(ds, lofo_preds, variants)
+    configs = config_ranking(ds, lofo_preds, variants, step_times(paths))
 
     def overall(fl: list[L.FoldResult], which: str) -> dict[str, float]:
         mine = [f for f in fl if f.program not in variants]
@@ -511,35 +541,49 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("### 3. Ranking configurations of one program")
     lines.append("")
     if configs:
+        by = {r["measured_by"] for r in configs}
         lines.append("Kendall tau of predicted vs measured module step time across each base "
-                     "program's configurations (leave-one-family-out models):")
+                     "program's configurations (leave-one-family-out models). Measured: "
+                     + ("the wall time per step, every configuration of a base run in turn "
+                        "in one process, round after round (`make traced`: "
+                        "`step_times.json`), median over the rounds"
+                        if by == {"interleaved"} else
+                        "the median step time over the profiling sessions"
+                        if by == {"sessions"} else
+                        "the interleaved wall time per step where measured (`step_times.json`), "
+                        "else the profiling sessions' step time")
+                     + "; predicted: the sum of the kernels' predicted times:")
         lines.append("")
         lines.append("| program | configurations | roofline | " + " | ".join(fits)
-                     + " | noise floor | reproducible pairs |")
-        lines.append("|---|---|---:|" + "---:|" * len(fits) + "---:|---:|")
+                     + " | traced kernels | noise floor | reproducible pairs |")
+        lines.append("|---|---|---:|" + "---:|" * len(fits) + "---:|---:|---:|")
         for r in configs:
             lines.append(f"| {r['base']} | {', '.join(r['configs'])} | {_f(r['roofline'])} | "
                          + " | ".join(_f(r[n]) for n in fits)
-                         + f" | {_f(r['noise_floor'])} | {r['pairs']} |")
+                         + f" | {_f(r['traced kernels'])} | {_f(r['noise_floor'])} | "
+                           f"{r['pairs']} |")
         lines.append("")
         lines.append("Mean: roofline " + _f(_mean([r["roofline"] for r in configs])) + ", "
                      + ", ".join(f"{n} {_f(_mean([r[n] for r in configs]))}" for n in fits)
-                     + f" (goal ≥ {CONFIG_GOAL}); noise floor "
-                     + _f(_mean([r["noise_floor"] for r in configs])) + ".")
+                     + f" (goal ≥ {CONFIG_GOAL}); the traced kernels' own measured times, "
+                     "summed: " + _f(_mean([r["traced kernels"] for r in configs]))
+                     + "; noise floor " + _f(_mean([r["noise_floor"] for r in configs])) + ".")
         lines.append("")
         n_pairs = sum(r["pairs"] for r in configs)
         if n_pairs:
             lines.append(
                 "The noise floor is the same tau between two halves of each configuration's "
-                "runs (alternate profiling sessions): most configurations of a program run "
-                "within the noise of each other, so tau over all of them measures the noise "
-                "as much as the model. Over the pairs whose order the measurement reproduces "
+                "runs (" + ("even and odd rounds" if by == {"interleaved"} else
+                            "alternate profiling sessions") + "): configurations of a program "
+                "that run within the noise of each other make tau over all of them measure "
+                "the noise as much as the model. Over the pairs whose order the measurement "
+                "reproduces "
                 "(both halves agree and the medians differ by more than 5%: "
                 f"{n_pairs} of {sum(len(r['configs']) * (len(r['configs']) - 1) // 2 for r in configs)}"
                 " pairs), the share each predictor orders right: roofline "
                 + _f(sum(r["roofline:right"] for r in configs) / n_pairs, True) + ", "
                 + ", ".join(f"{n} {_f(sum(r[n + ':right'] for r in configs) / n_pairs, True)}"
-                            for n in fits)
+                            for n in list(fits) + ["traced kernels"])
                 + " (as a tau: 2 × share − 1).")
     else:
         lines.append("No base program with at least two configuration variants in this "

@@ -85,3 +85,30 @@ def test_every_configuration_changes_the_optimized_hlo():
     base = optimized("mlp_m")
     same = [c for c in T.CONFIGS if optimized(f"mlp_m@{c}") == base]
     assert len(T.CONFIGS) >= 4 and not same, same
+
+
+def test_configurations_step_times_are_measured_together(tmp_path, monkeypatch):
+    """Issue 15, point 5: two configurations of one program timed in turn (wall clock, no
+    profiler) in a child process; each folder gets its median over the rounds and the
+    medians of even and odd rounds, which runtime_bench ranks configurations by."""
+    from bench import runtime_bench as RB
+    out = str(tmp_path / "traced")
+    monkeypatch.setenv("HLOLENS_TRACED_OUT", out)
+    monkeypatch.setattr(T, "OUT", out)
+    members = ["attn_m", "attn_m@nofusion"]
+    for m in members:
+        os.makedirs(os.path.join(out, m))
+    got = T._run_step_times(members, 4)
+    assert sorted(r["name"] for r in got) == sorted(members)
+    steps = RB.step_times([os.path.join(out, m) for m in members])
+    assert set(steps) == set(members)
+    for m in members:
+        rec = json.load(open(os.path.join(out, m, T.STEP_TIMES)))
+        assert len(rec["rounds_us"]) == 4 and rec["measured_with"] == [x for x in members
+                                                                       if x != m]
+        median, (even, odd) = steps[m]
+        assert min(rec["rounds_us"]) <= median <= max(rec["rounds_us"])
+        assert 0.2 < even / odd < 5          # a step of milliseconds, not a broken timer
+        assert 100 < median < 1e6
+    # no folder without a finished dump is timed by the driver
+    assert T.config_groups(members) == {}
