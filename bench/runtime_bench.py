@@ -112,12 +112,13 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
 
 
 def corpus_hash(paths: list[str]) -> str:
-    """blake2b of every program's file names and sizes (what was trained on)."""
+    """blake2b of every program's file names and sizes (what was trained on: not the
+    configurations' step times, which only the benchmark reads)."""
     h = hashlib.blake2b(digest_size=12)
     for p in sorted(paths, key=lambda x: os.path.basename(os.path.normpath(x))):
         h.update(os.path.basename(os.path.normpath(p)).encode())
         for f in sorted(glob.glob(os.path.join(p, "**", "*"), recursive=True)):
-            if os.path.isfile(f):
+            if os.path.isfile(f) and os.path.basename(f) != "step_times.json":
                 h.update(f"{os.path.relpath(f, p)}:{os.path.getsize(f)}".encode())
     return h.hexdigest()
 
