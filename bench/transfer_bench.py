@@ -22,7 +22,6 @@ by another chip: a lower bound on what moving to another machine costs.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -87,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.train_profile:
         a = load_profile(args.train_profile)
     else:
-        with open(L.shipped_model_path("cpu")[:-4] + ".json", encoding="utf-8") as f:
-            a = DeviceProfile.from_json(json.load(f)["device"])
+        a = RB.shipped_profile()
     if args.predict_profile:
         others = {f"B{i + 1}": load_profile(p) for i, p in enumerate(args.predict_profile)}
     else:

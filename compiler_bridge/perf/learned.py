@@ -1071,11 +1071,20 @@ class FoldResult:
     noise_floor: dict[str, float]
     ratio: float = math.nan            # median predicted / measured, learned
     roofline_ratio: float = math.nan   # the same for the roofline
+    # the same between the two halves of the measured runs: how close the measurement
+    # itself comes to its own program-level ratio
+    noise_ratio: float = math.nan
 
 
 def median_ratio(pred: np.ndarray, meas: np.ndarray) -> float:
     ok = np.asarray(meas) > 0
     return float(np.median(np.asarray(pred)[ok] / np.asarray(meas)[ok])) if ok.any() else math.nan
+
+
+def halves_ratio(ds: Dataset) -> float:
+    """Median over kernels of one half of the runs' time over the other's."""
+    ok = ~(np.isnan(ds.half_a) | np.isnan(ds.half_b))
+    return median_ratio(ds.half_a[ok], ds.half_b[ok]) if ok.sum() >= 2 else math.nan
 
 
 def leave_out(ds: Dataset, fit, group_of: dict[str, str] | None = None,
@@ -1104,7 +1113,8 @@ def leave_out(ds: Dataset, fit, group_of: dict[str, str] | None = None,
         res = FoldResult(prog, len(test), _metrics(test.roofline_us, test.label_us),
                          _metrics(pred, test.label_us), noise_floor(test),
                          median_ratio(pred, test.label_us),
-                         median_ratio(test.roofline_us, test.label_us))
+                         median_ratio(test.roofline_us, test.label_us),
+                         halves_ratio(test))
         if log is not None:
             log(f"{prog}: {len(test)} kernels, tau roofline {res.roofline['kendall_tau']:.2f} "
                 f"learned {res.learned['kendall_tau']:.2f} (floor "
