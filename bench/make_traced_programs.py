@@ -928,8 +928,10 @@ def child(names: list[str], dump: bool, deadline: float) -> None:
                 if len(modules) != 1:
                     raise RuntimeError(f"{len(modules)} optimized modules in the dump")
                 os.rename(folder, final)
+            # the 1-minute load average: a session under contention times other kernels
             print(json.dumps({"name": name, "secs": time.perf_counter() - t0,
-                              "step_ms": per_step * 1e3, "steps": steps}), flush=True)
+                              "step_ms": per_step * 1e3, "steps": steps,
+                              "load": os.getloadavg()[0]}), flush=True)
         except Exception as e:   # one broken program never stops the rest
             if dump:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -1101,7 +1103,7 @@ def _report(r: dict, dump: bool) -> None:
         print(f"  [{r['name']}] FAILED: {r['error']}", flush=True)
     elif "skipped" not in r:
         print(f"  [{r['name']}] {what} {r['secs']:5.1f} s (step {r['step_ms']:.1f} ms x "
-              f"{r['steps']})", flush=True)
+              f"{r['steps']}, load {r.get('load', float('nan')):.1f})", flush=True)
 
 
 def select(args) -> list[str]:
