@@ -892,15 +892,30 @@ def _session(name: str, folder: str, dump: bool) -> tuple[float, int]:
     return per_step, steps
 
 
+def _use_cache(jax) -> None:
+    """Every compile in a child goes through JAX's persistent cache (CACHE)."""
+    jax.config.update("jax_compilation_cache_dir", CACHE)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _child_env() -> dict[str, str]:
+    """A child's environment: CPU only, no XLA_FLAGS of the caller's (each compile passes
+    its own options)."""
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    env["JAX_PLATFORMS"] = "cpu"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    return env
+
+
 def child(names: list[str], dump: bool, deadline: float) -> None:
     """Runs inside the child process: one session of each program, in order, stopping
     before a program once past ``deadline`` (epoch seconds)."""
     import gc
 
     import jax
-    jax.config.update("jax_compilation_cache_dir", CACHE)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    _use_cache(jax)
     for name in names:
         if time.time() > deadline:
             print(json.dumps({"name": name, "skipped": "budget"}), flush=True)
@@ -951,14 +966,12 @@ STEP_TIMES = "step_times.json"
 def step_times_child(members: list[str], rounds: int) -> None:
     """Runs inside the child process: the wall time per step of every configuration of one
     base program, measured together. Profiling sessions taken minutes apart disagree by
-    up to 3x on a step's time (contention on these shared cores), far more than most
+    up to 3x on a step's time (on a quiet machine too), far more than most
     configurations differ, so the configurations here run in turn, round after round (a
     rotated order each round), and each one's time is its median over the rounds.
     Writes ``step_times.json`` into each member's folder."""
     import jax
-    jax.config.update("jax_compilation_cache_dir", CACHE)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    _use_cache(jax)
     state: dict[str, list] = {}
     for name in members:
         compiled, args, feed = compile_program(name)
@@ -1015,10 +1028,7 @@ def config_groups(names: list[str]) -> dict[str, list[str]]:
 
 
 def _run_step_times(members: list[str], rounds: int) -> list[dict]:
-    env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)
-    env["JAX_PLATFORMS"] = "cpu"
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env = _child_env()
     cmd = [sys.executable, os.path.abspath(__file__), "--step-child",
            json.dumps({"members": members, "rounds": rounds})]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
@@ -1074,10 +1084,7 @@ def sessions_of(name: str) -> int:
 def _run_batch(names: list[str], dump: bool, deadline: float) -> list[dict]:
     """One child process for a batch of programs; its JSON lines are the results (its other
     output, merged so that neither pipe can fill and block it, is kept for errors)."""
-    env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)
-    env["JAX_PLATFORMS"] = "cpu"
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env = _child_env()
     cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(
         {"names": names, "dump": dump, "deadline": deadline})]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
