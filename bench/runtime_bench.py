@@ -216,14 +216,13 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
         pairs = reproducible_pairs(members, measured, halves)
         row["pairs"] = len(pairs)
         masks = {m: program == m for m in members}
-        # "traced kernels": the measured kernel times themselves, summed (what any model
-        # of them can at best reach)
-        for name, p in list(preds.items()) + [("roofline", None), ("traced kernels", "label")]:
-            est = []
-            for m in members:
-                t = ds.roofline_us[masks[m]] if p is None else ds.label_us[masks[m]] \
-                    if isinstance(p, str) else p[m]
-                est.append(float(np.sum(t * ds.executions[masks[m]])))
+        kernel_times = dict(preds)
+        kernel_times["roofline"] = {m: ds.roofline_us[masks[m]] for m in members}
+        # the traced kernels' own measured times: how well the labels the models learn
+        # from order the configurations
+        kernel_times["traced kernels"] = {m: ds.label_us[masks[m]] for m in members}
+        for name, times in kernel_times.items():
+            est = [float(np.sum(times[m] * ds.executions[masks[m]])) for m in members]
             row[name] = M.kendall_tau(est, [measured[m] for m in members])
             at = {m: e for m, e in zip(members, est)}
             row[f"{name}:right"] = sum(at[a] > at[b] for a, b in pairs)
