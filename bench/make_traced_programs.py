@@ -845,6 +845,18 @@ def cost_analysis_of(compiled) -> dict:
 
 # --------------------------------------------------------------------------- child
 
+def _run_steps(compiled, args, feed, out, n: int):
+    """``n`` steps, each fed the last one's output (a training step's new state) and
+    waited for. Returns (args, output, seconds per step)."""
+    import jax
+    t0 = time.perf_counter()
+    for _ in range(n):
+        if feed is not None and out is not None:
+            args = feed(out, args)
+        out = jax.block_until_ready(compiled(*args))
+    return args, out, (time.perf_counter() - t0) / n
+
+
 def _session(name: str, folder: str, dump: bool) -> tuple[float, int]:
     """One profiling session of one program into ``folder`` (with ``dump``, also the dump,
     program.json and cost_analysis.json). Returns (seconds per step, steps traced)."""
@@ -864,20 +876,13 @@ def _session(name: str, folder: str, dump: bool) -> tuple[float, int]:
                     jax=jax.__version__)
         with open(os.path.join(folder, "program.json"), "w") as f:
             json.dump(meta, f, indent=1)
-    out = None
-    for _ in range(2):                                  # warm up (page in, thread pools)
-        if feed is not None and out is not None:
-            args = feed(out, args)
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(compiled(*args))
-        per_step = time.perf_counter() - t0
+    # warm up (page in, thread pools): two steps, the second one timed
+    args, out, _ = _run_steps(compiled, args, feed, None, 1)
+    args, out, per_step = _run_steps(compiled, args, feed, out, 1)
     steps = int(min(12, max(3, round(0.5 / max(per_step, 1e-4)))))
     with tempfile.TemporaryDirectory(dir=folder, prefix=".session-") as tmp:
         with jax.profiler.trace(tmp, create_perfetto_trace=True):
-            for _ in range(steps):
-                if feed is not None:
-                    args = feed(out, args)
-                out = jax.block_until_ready(compiled(*args))
+            args, out, _ = _run_steps(compiled, args, feed, out, steps)
         # <folder>/trace/plugins/profile/<session>: a new session beside earlier rounds'
         dest = os.path.join(folder, "trace", "plugins", "profile")
         os.makedirs(dest, exist_ok=True)
@@ -975,13 +980,9 @@ def step_times_child(members: list[str], rounds: int) -> None:
     state: dict[str, list] = {}
     for name in members:
         compiled, args, feed = compile_program(name)
-        out = None
-        for _ in range(2):                              # warm up, as a session does
-            if feed is not None and out is not None:
-                args = feed(out, args)
-            t0 = time.perf_counter()
-            out = jax.block_until_ready(compiled(*args))
-            per_step = time.perf_counter() - t0
+        # warm up as a session does: two steps, the second one timed
+        args, out, _ = _run_steps(compiled, args, feed, None, 1)
+        args, out, per_step = _run_steps(compiled, args, feed, out, 1)
         reps = int(min(50, max(3, round(ROUND_SECONDS / max(per_step, 1e-6)))))
         state[name] = [compiled, args, feed, out, reps]
     per_round: dict[str, list[float]] = {n: [] for n in members}
@@ -989,12 +990,8 @@ def step_times_child(members: list[str], rounds: int) -> None:
         shift = r % len(members)
         for name in members[shift:] + members[:shift]:
             compiled, args, feed, out, reps = state[name]
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                if feed is not None:
-                    args = feed(out, args)
-                out = jax.block_until_ready(compiled(*args))
-            per_round[name].append((time.perf_counter() - t0) / reps * 1e6)
+            args, out, per_step = _run_steps(compiled, args, feed, out, reps)
+            per_round[name].append(per_step * 1e6)
             state[name][1], state[name][3] = args, out
     for name in members:
         runs = per_round[name]
