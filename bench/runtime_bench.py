@@ -112,10 +112,9 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
 
 
 def shipped_profile():
-    """The device profile the shipped default model was trained against."""
-    from compiler_bridge.perf import DeviceProfile
-    with open(L.shipped_model_path("cpu")[:-4] + ".json", encoding="utf-8") as f:
-        return DeviceProfile.from_json(json.load(f)["device"])
+    """The device profile the shipped default model was trained against (read through
+    ``load_model``, which checks the model is one this HLO Lens can use)."""
+    return L.load_model(L.shipped_model_path("cpu")).device
 
 
 def corpus_hash(paths: list[str]) -> str:
