@@ -55,6 +55,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, publish  # noqa: E402
+from bench.make_traced_programs import STEP_TIMES  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
 from compiler_bridge.perf import graph_model as G  # noqa: E402
 from compiler_bridge.perf import learned as L  # noqa: E402
@@ -124,7 +125,7 @@ def corpus_hash(paths: list[str]) -> str:
     for p in sorted(paths, key=lambda x: os.path.basename(os.path.normpath(x))):
         h.update(os.path.basename(os.path.normpath(p)).encode())
         for f in sorted(glob.glob(os.path.join(p, "**", "*"), recursive=True)):
-            if os.path.isfile(f) and os.path.basename(f) != "step_times.json":
+            if os.path.isfile(f) and os.path.basename(f) != STEP_TIMES:
                 h.update(f"{os.path.relpath(f, p)}:{os.path.getsize(f)}".encode())
     return h.hexdigest()
 
@@ -174,7 +175,7 @@ def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float]]]
     out: dict[str, tuple[float, tuple[float, float]]] = {}
     for p in paths:
         try:
-            with open(os.path.join(p, "step_times.json"), encoding="utf-8") as f:
+            with open(os.path.join(p, STEP_TIMES), encoding="utf-8") as f:
                 rec = json.load(f)
             a, b = rec["halves_us"]
             out[os.path.basename(os.path.normpath(p))] = (float(rec["median_us"]),
