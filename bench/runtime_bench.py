@@ -141,6 +141,11 @@ def _mean(vals) -> float:
     return float(np.mean(vals)) if vals else math.nan
 
 
+def in_range_share(ratios) -> float:
+    """The share of median predicted/measured ratios within RATIO_RANGE (NaN counts out)."""
+    return _mean([float(RATIO_RANGE[0] <= r <= RATIO_RANGE[1]) for r in ratios])
+
+
 def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
                variants: dict) -> dict[str, dict[str, dict[str, float]]]:
     """family -> predictor ('roofline', 'noise_floor', each model) -> metric -> mean over
@@ -154,15 +159,13 @@ def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
             mine = [f for f in fl if family[f.program] == fam and f.program not in variants]
             row[name] = {k: _mean([f.learned[k] for f in mine]) for k in M.METRICS}
             row[name]["ratio"] = _mean([f.ratio for f in mine])
-            row[name]["ratio_ok"] = _mean([float(RATIO_RANGE[0] <= f.ratio <= RATIO_RANGE[1])
-                                           for f in mine])
+            row[name]["ratio_ok"] = in_range_share(f.ratio for f in mine)
             if "roofline" not in row:
                 row["roofline"] = {k: _mean([f.roofline[k] for f in mine]) for k in M.METRICS}
                 row["roofline"]["ratio"] = _mean([f.roofline_ratio for f in mine])
                 row["noise_floor"] = {k: _mean([f.noise_floor[k] for f in mine])
                                       for k in M.METRICS}
-                row["noise_floor"]["ratio_ok"] = _mean([float(RATIO_RANGE[0] <= f.noise_ratio
-                                                              <= RATIO_RANGE[1]) for f in mine])
+                row["noise_floor"]["ratio_ok"] = in_range_share(f.noise_ratio for f in mine)
                 row["programs"] = {"n": float(len(mine))}
         out[fam] = row
     return out
@@ -451,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         out = {k: _mean([getattr(f, which)[k] for f in mine]) for k in M.METRICS}
         ratios = [f.ratio if which == "learned" else f.noise_ratio if which == "noise_floor"
                   else f.roofline_ratio for f in mine]
-        out["ratio_ok"] = _mean([float(RATIO_RANGE[0] <= r <= RATIO_RANGE[1]) for r in ratios])
+        out["ratio_ok"] = in_range_share(ratios)
         out["ratio"] = _mean(ratios)
         return out
     fam_mean = {name: {k: _mean([fam_rows[f][name].get(k, math.nan) for f in fam_rows])

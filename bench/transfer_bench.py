@@ -56,8 +56,7 @@ def family_means(pred: np.ndarray, ds: L.Dataset, family: dict[str, str],
         ratios.append(L.median_ratio(pred[m], ds.label_us[m]))
     out = {k: float(np.mean([np.nanmean([r[k] for r in rows]) for rows in per_fam.values()]))
            for k in SHOWN}
-    out["ratio_ok"] = float(np.mean([RB.RATIO_RANGE[0] <= r <= RB.RATIO_RANGE[1]
-                                     for r in ratios]))
+    out["ratio_ok"] = RB.in_range_share(ratios)
     return out
 
 
