@@ -29,7 +29,9 @@ temporary folder renamed into place when complete (a reader never sees half a pr
 later round adds one more profiling session per program, in a rotated order, minutes after
 the first. Why: these 2 cores are shared with other jobs, and re-measuring a program a minute
 later moves its kernels' medians by 10-70% (DESIGN.md section 4: contention, page faults), far
-more than the spread between runs of one session. The label is the median over every run.
+more than the spread between runs of one session. The label is the median over every run, and
+more sessions buy more than a quiet machine does: 7 per program (the default) put two halves of
+a program's runs within 0.8-1.25 of each other for 85% of programs, 3 for 72% (BENCHMARKS.md).
 
 Step times of configurations (issue 15, point 5): profiling sessions taken minutes apart
 disagree by up to 3x on a program's step time, more than most configurations of one program
@@ -1148,7 +1150,7 @@ def select(args) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="programs to make (default: all)")
-    p.add_argument("--rounds", type=int, default=3,
+    p.add_argument("--rounds", type=int, default=7,
                    help="profiling sessions per program, taken in rounds over all programs")
     p.add_argument("--family", help="only these families (comma-separated)")
     p.add_argument("--chunk", help="i/n: every n-th program starting at the i-th")
