@@ -37,9 +37,11 @@ Step times of configurations (issue 15, point 5): profiling sessions taken minut
 disagree by up to 3x on a program's step time, more than most configurations of one program
 differ. So, once every configuration of a base program has its folder, all of them are
 compiled in one child process and run in turn, round after round (``--step-rounds``, a
-rotated order each round), timed by the wall clock without the profiler; each folder gets
-``step_times.json`` (the median over the rounds, and over the even and the odd rounds: the
-noise floor). ``bench/runtime_bench.py`` ranks configurations by these.
+rotated order each round), timed by the wall clock without the profiler. That is one run;
+``--step-runs`` (2) runs per base, a pass over all bases apart, because two runs disagree
+more than the rounds of one run do. Each folder gets ``step_times.json``: its runs, the
+median over all their rounds, and the medians of even and odd runs (the noise floor).
+``bench/runtime_bench.py`` ranks configurations by these.
 
 Cached and bounded: a program whose folder already holds ``--rounds`` sessions is skipped; a
 folder missing is dumped first; ``--budget-min N`` stops cleanly between programs once N
@@ -966,8 +968,55 @@ def child(names: list[str], dump: bool, deadline: float) -> None:
 # --------------------------------------------------------------------------- step times
 
 STEP_ROUNDS = 15         # rounds of the interleaved step-time measurement
+STEP_RUNS = 2            # such measurements per base program, a pass over all bases apart
 ROUND_SECONDS = 0.03     # each configuration runs this long (at least 3 steps) per round
 STEP_TIMES = "step_times.json"
+
+
+def step_record(runs: list[dict]) -> dict:
+    """``step_times.json`` from its measurement runs: the median over every round of every
+    run, and two halves for the noise floor. With two runs or more the halves are whole
+    runs (even and odd runs): two runs minutes or hours apart disagree more than the rounds
+    of one run do (a machine's speed drifts), and that is the noise a ranking must beat;
+    with one run, its even and odd rounds."""
+    every = [t for r in runs for t in r["rounds_us"]]
+    if len(runs) >= 2:
+        halves = [[t for r in runs[0::2] for t in r["rounds_us"]],
+                  [t for r in runs[1::2] for t in r["rounds_us"]]]
+    else:
+        halves = [every[0::2], every[1::2]]
+    return {"median_us": float(np.median(every)),
+            "halves_us": [float(np.median(h)) for h in halves],
+            "halves_by": "runs" if len(runs) >= 2 else "rounds",
+            "runs": runs}
+
+
+def step_runs_of(name: str) -> int:
+    """Step-time measurement runs in a program's ``step_times.json`` (0: none)."""
+    try:
+        with open(os.path.join(OUT, name, STEP_TIMES), encoding="utf-8") as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(rec, dict):
+        return 0
+    return len(rec.get("runs", [])) if "runs" in rec else int("rounds_us" in rec)
+
+
+def _earlier_runs(name: str) -> list[dict]:
+    """The runs already in ``step_times.json`` (a record of the first format, one run's
+    rounds at its top level, counts as one run)."""
+    try:
+        with open(os.path.join(OUT, name, STEP_TIMES), encoding="utf-8") as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return []
+    if "runs" in rec:
+        return list(rec["runs"])
+    if "rounds_us" in rec:
+        return [{k: rec[k] for k in ("rounds_us", "steps_per_round", "measured_with")
+                 if k in rec}]
+    return []
 
 
 def step_times_child(members: list[str], rounds: int) -> None:
@@ -976,7 +1025,7 @@ def step_times_child(members: list[str], rounds: int) -> None:
     up to 3x on a step's time (on a quiet machine too), far more than most
     configurations differ, so the configurations here run in turn, round after round (a
     rotated order each round), and each one's time is its median over the rounds.
-    Writes ``step_times.json`` into each member's folder."""
+    Adds this run to ``step_times.json`` in each member's folder."""
     import jax
     _use_cache(jax)
     state: dict[str, list] = {}
@@ -995,32 +1044,34 @@ def step_times_child(members: list[str], rounds: int) -> None:
             args, out, per_step = _run_steps(compiled, args, feed, out, reps)
             per_round[name].append(per_step * 1e6)
             state[name][1], state[name][3] = args, out
+    finished = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     for name in members:
-        runs = per_round[name]
-        record = {"median_us": float(np.median(runs)),
-                  "halves_us": [float(np.median(runs[0::2])), float(np.median(runs[1::2]))],
-                  "rounds_us": runs, "steps_per_round": state[name][4],
-                  "measured_with": [m for m in members if m != name],
-                  "method": "wall time per step (after block_until_ready), no profiler; "
-                            "the configurations of one base run in turn, in a rotated order, "
-                            f"{rounds} rounds; median over rounds, halves = even/odd rounds",
-                  "jax": jax.__version__}
+        run = {"rounds_us": per_round[name], "steps_per_round": state[name][4],
+               "measured_with": [m for m in members if m != name],
+               "finished": finished, "load": os.getloadavg()[0]}
+        record = step_record(_earlier_runs(name) + [run])
+        record.update(method="wall time per step (after block_until_ready), no profiler; "
+                             "the configurations of one base run in turn, in a rotated "
+                             f"order, {rounds} rounds per run; median over every round of "
+                             "every run; halves = even/odd runs (one run: even/odd rounds)",
+                      jax=jax.__version__)
         with open(os.path.join(OUT, name, STEP_TIMES), "w") as f:
             json.dump(record, f, indent=1)
-        print(json.dumps({"name": name, "step_us": record["median_us"],
+        print(json.dumps({"name": name, "step_us": float(np.median(per_round[name])),
+                          "runs": len(record["runs"]),
                           "halves_us": record["halves_us"]}), flush=True)
 
 
-def config_groups(names: list[str]) -> dict[str, list[str]]:
+def config_groups(names: list[str], runs: int = 1) -> dict[str, list[str]]:
     """base -> the base and its configuration variants among ``names``: each group whose
-    members all have a finished folder and not all a step-time record yet."""
+    members all have a finished folder and not all ``runs`` step-time runs yet."""
     groups: dict[str, list[str]] = {}
     chosen = set(names)
     for base in CONFIG_BASES:
         members = [base] + [f"{base}@{c}" for c in CONFIGS]
         if not all(m in chosen and sessions_of(m) >= 1 for m in members):
             continue
-        if all(os.path.isfile(os.path.join(OUT, m, STEP_TIMES)) for m in members):
+        if all(step_runs_of(m) >= runs for m in members):
             continue
         groups[base] = members
     return groups
@@ -1163,6 +1214,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step-rounds", type=int, default=STEP_ROUNDS,
                    help="rounds of the interleaved step-time measurement of each base "
                         "program's configurations (0: none)")
+    p.add_argument("--step-runs", type=int, default=STEP_RUNS,
+                   help="such measurements per base program, each a pass over all base "
+                        "programs after the last")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--step-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1205,21 +1259,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
             break
     timed = 0
-    if args.step_rounds > 0 and time.time() <= deadline:
-        for base, members in config_groups(names).items():
+    # each pass adds one run to every group short of --step-runs: a group's runs are a pass
+    # over all groups apart
+    for run in range(args.step_runs if args.step_rounds > 0 else 0):
+        for base, members in config_groups(names, run + 1).items():
             if time.time() > deadline:
-                print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
                 break
             t0 = time.time()
             got = _run_step_times(members, args.step_rounds)
             timed += len(got) == len(members)
             print(f"  [{base}] step times of {len(got)} configurations, interleaved "
-                  f"({args.step_rounds} rounds) in {time.time() - t0:.0f} s: "
+                  f"(run {run + 1}, {args.step_rounds} rounds) in {time.time() - t0:.0f} s: "
                   + ", ".join(f"{r['name'].split('@')[-1]} {r['step_us'] / 1e3:.2f} ms"
                               for r in got), flush=True)
+        if time.time() > deadline:
+            print(f"budget of {args.budget_min} min spent: stopping (run again to continue)")
+            break
     done = sum(1 for n in names if sessions_of(n) >= args.rounds)
     print(f"{made} sessions made, {failed} failed, {done}/{len(names)} programs complete "
-          f"({args.rounds} sessions), step times of {timed} base programs' configurations "
+          f"({args.rounds} sessions), {timed} step-time runs of base programs' configurations "
           f"in {time.time() - start:.0f} s")
     return 0
 

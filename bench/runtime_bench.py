@@ -171,18 +171,21 @@ def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
     return out
 
 
-def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float]]]:
-    """program -> (wall time per step in µs, the same over the even and the odd rounds),
-    from the interleaved measurement of each base program's configurations that
-    ``make_traced_programs`` writes (``step_times.json``), where there is one."""
-    out: dict[str, tuple[float, tuple[float, float]]] = {}
+def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float], str]]:
+    """program -> (wall time per step in µs, the same over two halves of the measurement,
+    what the halves are: 'runs' (even and odd runs of the measurement) or 'rounds' (even
+    and odd rounds of its one run)), from the interleaved measurement of each base
+    program's configurations that ``make_traced_programs`` writes (``step_times.json``),
+    where there is one."""
+    out: dict[str, tuple[float, tuple[float, float], str]] = {}
     for p in paths:
         try:
             with open(os.path.join(p, STEP_TIMES), encoding="utf-8") as f:
                 rec = json.load(f)
             a, b = rec["halves_us"]
-            out[os.path.basename(os.path.normpath(p))] = (float(rec["median_us"]),
-                                                          (float(a), float(b)))
+            out[os.path.basename(os.path.normpath(p))] = (
+                float(rec["median_us"]), (float(a), float(b)),
+                "runs" if rec.get("halves_by") == "runs" else "rounds")
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return out
@@ -190,7 +193,7 @@ def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float]]]
 
 def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
                    variants: dict[str, tuple[str, str]],
-                   steps: dict[str, tuple[float, tuple[float, float]]] | None = None
+                   steps: dict[str, tuple[float, tuple[float, float], str]] | None = None
                    ) -> list[dict]:
     """Per base program with variants: tau of predicted vs measured step time. Measured:
     the interleaved wall-clock step times (``steps``) when every configuration of the
@@ -212,7 +215,9 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
         row: dict = {"base": base, "configs": [variants[m][1] if m in variants else "default"
                                          for m in members],
                      "measured_us": [measured[m] for m in members],
-                     "measured_by": "interleaved" if interleaved else "sessions"}
+                     "measured_by": "interleaved" if interleaved else "sessions",
+                     "halves_by": ("runs" if all(steps[m][2] == "runs" for m in members)
+                                   else "rounds") if interleaved else "sessions"}
         known = [h for m in members if (h := halves[m]) is not None]
         row["noise_floor"] = M.kendall_tau([h[0] for h in known], [h[1] for h in known]) \
             if len(known) == len(members) else math.nan
@@ -560,11 +565,13 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("")
     if configs:
         by = {r["measured_by"] for r in configs}
+        kinds = {r["halves_by"] for r in configs}
+        halves_by = kinds.pop() if len(kinds) == 1 else "mixed"
         lines.append("Kendall tau of predicted vs measured module step time across each base "
                      "program's configurations (leave-one-family-out models). Measured: "
                      + ("the wall time per step, every configuration of a base run in turn "
                         "in one process, round after round (`make traced`: "
-                        "`step_times.json`), median over the rounds"
+                        "`step_times.json`), median over the rounds of its runs"
                         if by == {"interleaved"} else
                         "the median step time over the profiling sessions"
                         if by == {"sessions"} else
@@ -591,8 +598,13 @@ def main(argv: list[str] | None = None) -> int:
         if n_pairs:
             lines.append(
                 "The noise floor is the same tau between two halves of each configuration's "
-                "runs (" + ("even and odd rounds" if by == {"interleaved"} else
-                            "alternate profiling sessions") + "): configurations of a program "
+                "runs (" + {"runs": "two runs of the interleaved measurement, a pass over "
+                                    "all base programs apart",
+                            "rounds": "even and odd rounds of the interleaved measurement",
+                            "sessions": "alternate profiling sessions"}.get(
+                    halves_by, "per program: two interleaved runs where measured twice, "
+                               "else even and odd rounds or alternate profiling sessions")
+                + "): configurations of a program "
                 "that run within the noise of each other make tau over all of them measure "
                 "the noise as much as the model. Over the pairs whose order the measurement "
                 "reproduces "

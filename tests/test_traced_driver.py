@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -89,8 +90,9 @@ def test_every_configuration_changes_the_optimized_hlo():
 
 def test_configurations_step_times_are_measured_together(tmp_path, monkeypatch):
     """Issue 15, point 5: two configurations of one program timed in turn (wall clock, no
-    profiler) in a child process; each folder gets its median over the rounds and the
-    medians of even and odd rounds, which runtime_bench ranks configurations by."""
+    profiler) in a child process, twice; each folder gets its median over every round of
+    both runs, and the two runs' medians as the halves (the noise floor), which
+    runtime_bench ranks configurations by."""
     from bench import runtime_bench as RB
     out = str(tmp_path / "traced")
     monkeypatch.setenv("HLOLENS_TRACED_OUT", out)
@@ -100,15 +102,23 @@ def test_configurations_step_times_are_measured_together(tmp_path, monkeypatch):
         os.makedirs(os.path.join(out, m))
     got = T._run_step_times(members, 4)
     assert sorted(r["name"] for r in got) == sorted(members)
+    first = {m: json.load(open(os.path.join(out, m, T.STEP_TIMES))) for m in members}
+    assert all(r["halves_by"] == "rounds" and T.step_runs_of(m) == 1
+               for m, r in first.items())
+    assert len(T._run_step_times(members, 3)) == 2       # a second run adds to the first
     steps = RB.step_times([os.path.join(out, m) for m in members])
     assert set(steps) == set(members)
     for m in members:
         rec = json.load(open(os.path.join(out, m, T.STEP_TIMES)))
-        assert len(rec["rounds_us"]) == 4 and rec["measured_with"] == [x for x in members
-                                                                       if x != m]
-        median, (even, odd) = steps[m]
-        assert min(rec["rounds_us"]) <= median <= max(rec["rounds_us"])
-        assert 0.2 < even / odd < 5          # a step of milliseconds, not a broken timer
+        assert T.step_runs_of(m) == 2 and rec["halves_by"] == "runs"
+        one, two = (r["rounds_us"] for r in rec["runs"])
+        assert len(one) == 4 and len(two) == 3 and one == first[m]["runs"][0]["rounds_us"]
+        assert rec["runs"][1]["measured_with"] == [x for x in members if x != m]
+        median, (a, b), by = steps[m]
+        assert by == "runs"
+        assert median == np.median(one + two)
+        assert (a, b) == (np.median(one), np.median(two))
+        assert 0.2 < a / b < 5          # a step of milliseconds, not a broken timer
         assert 100 < median < 1e6
     # no folder without a finished dump is timed by the driver
     assert T.config_groups(members) == {}
