@@ -991,18 +991,6 @@ def step_record(runs: list[dict]) -> dict:
             "runs": runs}
 
 
-def step_runs_of(name: str) -> int:
-    """Step-time measurement runs in a program's ``step_times.json`` (0: none)."""
-    try:
-        with open(os.path.join(OUT, name, STEP_TIMES), encoding="utf-8") as f:
-            rec = json.load(f)
-    except (OSError, ValueError):
-        return 0
-    if not isinstance(rec, dict):
-        return 0
-    return len(rec.get("runs", [])) if "runs" in rec else int("rounds_us" in rec)
-
-
 def _earlier_runs(name: str) -> list[dict]:
     """The runs already in ``step_times.json`` (a record of the first format, one run's
     rounds at its top level, counts as one run)."""
@@ -1011,12 +999,19 @@ def _earlier_runs(name: str) -> list[dict]:
             rec = json.load(f)
     except (OSError, ValueError):
         return []
+    if not isinstance(rec, dict):
+        return []
     if "runs" in rec:
         return list(rec["runs"])
     if "rounds_us" in rec:
         return [{k: rec[k] for k in ("rounds_us", "steps_per_round", "measured_with")
                  if k in rec}]
     return []
+
+
+def step_runs_of(name: str) -> int:
+    """Step-time measurement runs in a program's ``step_times.json`` (0: none)."""
+    return len(_earlier_runs(name))
 
 
 def step_times_child(members: list[str], rounds: int) -> None:
@@ -1261,7 +1256,8 @@ def main(argv: list[str] | None = None) -> int:
     timed = 0
     # each pass adds one run to every group short of --step-runs: a group's runs are a pass
     # over all groups apart
-    for run in range(args.step_runs if args.step_rounds > 0 else 0):
+    for run in range(args.step_runs if args.step_rounds > 0 and time.time() <= deadline
+                     else 0):
         for base, members in config_groups(names, run + 1).items():
             if time.time() > deadline:
                 break
