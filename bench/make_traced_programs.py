@@ -33,15 +33,17 @@ more than the spread between runs of one session. The label is the median over e
 more sessions buy more than a quiet machine does: 7 per program (the default) put two halves of
 a program's runs within 0.8-1.25 of each other for 85% of programs, 3 for 72% (BENCHMARKS.md).
 
-Step times of configurations (issue 15, point 5): profiling sessions taken minutes apart
-disagree by up to 3x on a program's step time, more than most configurations of one program
-differ. So, once every configuration of a base program has its folder, all of them are
-compiled in one child process and run in turn, round after round (``--step-rounds``, a
-rotated order each round), timed by the wall clock without the profiler. That is one run;
-``--step-runs`` (2) runs per base, a pass over all bases apart, because two runs disagree
+Step times (issue 15, point 5): profiling sessions taken minutes apart disagree by up to 3x
+on a program's step time, more than most configurations of one program differ, and the
+profiler changes what it measures. So, once every configuration of a base program has its
+folder, all of them are compiled in one child process and run in turn, round after round
+(``--step-rounds``, a rotated order each round), timed by the wall clock without the
+profiler; every other program likewise, in groups of 8 across families. That is one run;
+``--step-runs`` (2) runs per group, a pass over all groups apart, because two runs disagree
 more than the rounds of one run do. Each folder gets ``step_times.json``: its runs, the
 median over all their rounds, and the medians of even and odd runs (the noise floor).
-``bench/runtime_bench.py`` ranks configurations by these.
+``bench/runtime_bench.py`` ranks configurations by these and compares every program's
+predicted module time with its own.
 
 Cached and bounded: a program whose folder already holds ``--rounds`` sessions is skipped; a
 folder missing is dumped first; ``--budget-min N`` stops cleanly between programs once N
@@ -1025,12 +1027,18 @@ def step_times_child(members: list[str], rounds: int) -> None:
     _use_cache(jax)
     state: dict[str, list] = {}
     for name in members:
-        compiled, args, feed = compile_program(name)
-        # warm up as a session does: two steps, the second one timed
-        args, out, _ = _run_steps(compiled, args, feed, None, 1)
-        args, out, per_step = _run_steps(compiled, args, feed, out, 1)
+        try:
+            compiled, args, feed = compile_program(name)
+            # warm up as a session does: two steps, the second one timed
+            args, out, _ = _run_steps(compiled, args, feed, None, 1)
+            args, out, per_step = _run_steps(compiled, args, feed, out, 1)
+        except Exception as e:   # one broken program never stops the rest of its group
+            print(json.dumps({"name": name, "error": f"{type(e).__name__}: {e}"[:2000]}),
+                  flush=True)
+            continue
         reps = int(min(50, max(3, round(ROUND_SECONDS / max(per_step, 1e-6)))))
         state[name] = [compiled, args, feed, out, reps]
+    members = [m for m in members if m in state]
     per_round: dict[str, list[float]] = {n: [] for n in members}
     for r in range(rounds):
         shift = r % len(members)
@@ -1057,19 +1065,27 @@ def step_times_child(members: list[str], rounds: int) -> None:
                           "halves_us": record["halves_us"]}), flush=True)
 
 
-def config_groups(names: list[str], runs: int = 1) -> dict[str, list[str]]:
-    """base -> the base and its configuration variants among ``names``: each group whose
-    members all have a finished folder and not all ``runs`` step-time runs yet."""
+STEP_GROUP = 8           # programs run in turn in one step-time measurement
+
+
+def step_groups(names: list[str], runs: int = 1) -> dict[str, list[str]]:
+    """Groups of programs among ``names`` whose step times are measured together, each
+    whose members all have a finished folder and not all ``runs`` step-time runs yet:
+    a base program and its configurations (key: the base), then the other programs in
+    groups of STEP_GROUP in ``names``' order, which interleaves families (key:
+    ``group-<i>``)."""
     groups: dict[str, list[str]] = {}
     chosen = set(names)
+    taken: set[str] = set()
     for base in CONFIG_BASES:
         members = [base] + [f"{base}@{c}" for c in CONFIGS]
-        if not all(m in chosen and sessions_of(m) >= 1 for m in members):
-            continue
-        if all(step_runs_of(m) >= runs for m in members):
-            continue
-        groups[base] = members
-    return groups
+        taken.update(members)
+        if all(m in chosen and sessions_of(m) >= 1 for m in members):
+            groups[base] = members
+    rest = [n for n in names if n not in taken and sessions_of(n) >= 1]
+    for i in range(0, len(rest), STEP_GROUP):
+        groups[f"group-{i // STEP_GROUP + 1}"] = rest[i:i + STEP_GROUP]
+    return {k: ms for k, ms in groups.items() if not all(step_runs_of(m) >= runs for m in ms)}
 
 
 def _run_step_times(members: list[str], rounds: int) -> list[dict]:
@@ -1079,6 +1095,10 @@ def _run_step_times(members: list[str], rounds: int) -> list[dict]:
     proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    for r in results:
+        if "error" in r:
+            print(f"  [{r['name']}] step times FAILED: {r['error']}", flush=True)
+    results = [r for r in results if "error" not in r]
     if proc.returncode != 0:
         print(f"  step times of {members[0]} failed (exit code {proc.returncode}): "
               f"{proc.stdout[-2000:]}", flush=True)
@@ -1258,13 +1278,13 @@ def main(argv: list[str] | None = None) -> int:
     # over all groups apart
     for run in range(args.step_runs if args.step_rounds > 0 and time.time() <= deadline
                      else 0):
-        for base, members in config_groups(names, run + 1).items():
+        for base, members in step_groups(names, run + 1).items():
             if time.time() > deadline:
                 break
             t0 = time.time()
             got = _run_step_times(members, args.step_rounds)
             timed += len(got) == len(members)
-            print(f"  [{base}] step times of {len(got)} configurations, interleaved "
+            print(f"  [{base}] step times of {len(got)} programs, interleaved "
                   f"(run {run + 1}, {args.step_rounds} rounds) in {time.time() - t0:.0f} s: "
                   + ", ".join(f"{r['name'].split('@')[-1]} {r['step_us'] / 1e3:.2f} ms"
                               for r in got), flush=True)
@@ -1273,7 +1293,7 @@ def main(argv: list[str] | None = None) -> int:
             break
     done = sum(1 for n in names if sessions_of(n) >= args.rounds)
     print(f"{made} sessions made, {failed} failed, {done}/{len(names)} programs complete "
-          f"({args.rounds} sessions), {timed} step-time runs of base programs' configurations "
+          f"({args.rounds} sessions), {timed} groups' step-time runs "
           f"in {time.time() - start:.0f} s")
     return 0
 

@@ -120,7 +120,7 @@ def shipped_profile():
 
 def corpus_hash(paths: list[str]) -> str:
     """blake2b of every program's file names and sizes (what was trained on: not the
-    configurations' step times, which only the benchmark reads)."""
+    wall-clock step times, which only the benchmark reads)."""
     h = hashlib.blake2b(digest_size=12)
     for p in sorted(paths, key=lambda x: os.path.basename(os.path.normpath(x))):
         h.update(os.path.basename(os.path.normpath(p)).encode())
@@ -238,6 +238,35 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     return rows
 
 
+def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
+                 variants: dict[str, tuple[str, str]],
+                 steps: dict[str, tuple[float, tuple[float, float], str]]) -> dict[str, dict]:
+    """Predicted module time (the kernels' predicted times summed per step) against the
+    unprofiled wall time per step (``steps``), over the base programs that have one:
+    per predictor, the median APE over programs, the share within 0.8-1.25 and the median
+    ratio; 'noise floor' compares the two halves of the measurement."""
+    program = np.asarray(ds.program)
+    names = [p for p in ds.programs if p in steps and p not in variants
+             and all(p in t for t in preds.values())]
+    if not names:
+        return {}
+    masks = {p: program == p for p in names}
+    kernel_times = dict(preds)
+    kernel_times["roofline"] = {p: ds.roofline_us[masks[p]] for p in names}
+    kernel_times["traced kernels"] = {p: ds.label_us[masks[p]] for p in names}
+    out: dict[str, dict] = {}
+
+    def summary(ratios: list[float]) -> dict:
+        r = np.asarray(ratios)
+        return {"median_ape": float(np.median(np.abs(r - 1))), "ratio_ok": in_range_share(r),
+                "ratio": float(np.median(r)), "programs": len(r)}
+    for name, times in kernel_times.items():
+        out[name] = summary([float(np.sum(times[p] * ds.executions[masks[p]])) / steps[p][0]
+                             for p in names])
+    out["noise floor"] = summary([steps[p][1][0] / steps[p][1][1] for p in names])
+    return out
+
+
 def reproducible_pairs(members: list[str], measured: dict[str, float],
                        halves: dict[str, tuple[float, float] | None],
                        margin: float = 0.05) -> list[tuple[str, str]]:
@@ -298,11 +327,12 @@ def _feature_basis(device, stat: str) -> str:
 
 
 def _cache_key(path: str, basis: str) -> str:
-    """The program folder's files (names, sizes, times) and the feature basis."""
+    """The program folder's files (names, sizes, times) and the feature basis; not the
+    wall-clock step times, which no feature or label reads."""
     h = hashlib.blake2b(digest_size=16)
     h.update(basis.encode())
     for f in sorted(glob.glob(os.path.join(path, "**", "*"), recursive=True)):
-        if os.path.isfile(f):
+        if os.path.isfile(f) and os.path.basename(f) != STEP_TIMES:
             st = os.stat(f)
             h.update(f"{os.path.relpath(f, path)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()
@@ -452,7 +482,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {args.program_folds}-fold over programs in "
               f"{time.perf_counter() - t:.0f} s", flush=True)
     fam_rows = per_family(lofo, family, variants)
-    configs = config_ranking(ds, lofo_preds, variants, step_times(paths))
+    walls = step_times(paths)
+    configs = config_ranking(ds, lofo_preds, variants, walls)
+    modules = module_times(ds, lofo_preds, variants, walls)
 
     def overall(fl: list[L.FoldResult], which: str) -> dict[str, float]:
         mine = [f for f in fl if f.program not in variants]
@@ -617,6 +649,30 @@ def main(argv: list[str] | None = None) -> int:
                 + " (as a tau: 2 × share − 1).")
     else:
         lines.append("No base program with at least two configuration variants in this "
+                     "corpus: not measured.")
+    lines.append("")
+    lines.append("### 4. Module time of each program")
+    lines.append("")
+    if modules:
+        n = modules["noise floor"]["programs"]
+        lines.append(
+            "The kernels' predicted times summed per step (leave-one-family-out models) "
+            "against the wall time per step without the profiler (`step_times.json`: every "
+            f"program run in turn with 7 others, round after round), over the {n} base "
+            "programs measured; not a goal of the issue, but what a user asks first (how "
+            "long will a step take?). The noise floor compares the two halves of the "
+            "measurement (two runs, or even and odd rounds):")
+        lines.append("")
+        cols = ["roofline"] + list(fits) + ["traced kernels", "noise floor"]
+        lines.append("| metric | " + " | ".join(cols) + " |")
+        lines.append("|---|" + "---:|" * len(cols))
+        for key, label, pct in (("median_ape", "median APE of the module time", True),
+                                ("ratio_ok", "programs with ratio in 0.8–1.25", True),
+                                ("ratio", "median predicted/measured", False)):
+            lines.append(f"| {label} | " + " | ".join(_f(modules[c][key], pct) for c in cols)
+                         + " |")
+    else:
+        lines.append("No program with a wall-clock step time (`step_times.json`) in this "
                      "corpus: not measured.")
     lines.append("")
     lines.append("### Goals (leave one family out, the better model: "

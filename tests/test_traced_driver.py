@@ -121,4 +121,4 @@ def test_configurations_step_times_are_measured_together(tmp_path, monkeypatch):
         assert 0.2 < a / b < 5          # a step of milliseconds, not a broken timer
         assert 100 < median < 1e6
     # no folder without a finished dump is timed by the driver
-    assert T.config_groups(members) == {}
+    assert T.step_groups(members) == {}
