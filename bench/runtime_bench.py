@@ -174,9 +174,9 @@ def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
 def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float], str]]:
     """program -> (wall time per step in µs, the same over two halves of the measurement,
     what the halves are: 'runs' (even and odd runs of the measurement) or 'rounds' (even
-    and odd rounds of its one run)), from the interleaved measurement of each base
-    program's configurations that ``make_traced_programs`` writes (``step_times.json``),
-    where there is one."""
+    and odd rounds of its one run)), from the interleaved wall-clock measurement that
+    ``make_traced_programs`` writes (``step_times.json``: a base program with its
+    configurations, or 8 programs across families), where there is one."""
     out: dict[str, tuple[float, tuple[float, float], str]] = {}
     for p in paths:
         try:
@@ -191,6 +191,20 @@ def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float], 
     return out
 
 
+def summed_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
+                 names: list[str]) -> dict[str, dict[str, float]]:
+    """predictor -> program -> its kernels' times summed per step (µs): each model's
+    predictions, the roofline's and the traced kernels' own measured times (the labels the
+    models learn from)."""
+    program = np.asarray(ds.program)
+    masks = {p: program == p for p in names}
+    kernel_times = dict(preds)
+    kernel_times["roofline"] = {p: ds.roofline_us[masks[p]] for p in names}
+    kernel_times["traced kernels"] = {p: ds.label_us[masks[p]] for p in names}
+    return {name: {p: float(np.sum(times[p] * ds.executions[masks[p]])) for p in names}
+            for name, times in kernel_times.items()}
+
+
 def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
                    variants: dict[str, tuple[str, str]],
                    steps: dict[str, tuple[float, tuple[float, float], str]] | None = None
@@ -202,7 +216,6 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     for v, (base, _) in variants.items():
         bases.setdefault(base, []).append(v)
     rows = []
-    program = np.asarray(ds.program)
     steps = steps or {}
     for base, vs in sorted(bases.items()):
         members = ([base] if base in ds.programs else []) + sorted(vs)
@@ -223,16 +236,8 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
             if len(known) == len(members) else math.nan
         pairs = reproducible_pairs(members, measured, halves)
         row["pairs"] = len(pairs)
-        masks = {m: program == m for m in members}
-        kernel_times = dict(preds)
-        kernel_times["roofline"] = {m: ds.roofline_us[masks[m]] for m in members}
-        # the traced kernels' own measured times: how well the labels the models learn
-        # from order the configurations
-        kernel_times["traced kernels"] = {m: ds.label_us[masks[m]] for m in members}
-        for name, times in kernel_times.items():
-            est = [float(np.sum(times[m] * ds.executions[masks[m]])) for m in members]
-            row[name] = M.kendall_tau(est, [measured[m] for m in members])
-            at = {m: e for m, e in zip(members, est)}
+        for name, at in summed_times(ds, preds, members).items():
+            row[name] = M.kendall_tau([at[m] for m in members], [measured[m] for m in members])
             row[f"{name}:right"] = sum(at[a] > at[b] for a, b in pairs)
         rows.append(row)
     return rows
@@ -245,24 +250,18 @@ def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     unprofiled wall time per step (``steps``), over the base programs that have one:
     per predictor, the median APE over programs, the share within 0.8-1.25 and the median
     ratio; 'noise floor' compares the two halves of the measurement."""
-    program = np.asarray(ds.program)
     names = [p for p in ds.programs if p in steps and p not in variants
              and all(p in t for t in preds.values())]
     if not names:
         return {}
-    masks = {p: program == p for p in names}
-    kernel_times = dict(preds)
-    kernel_times["roofline"] = {p: ds.roofline_us[masks[p]] for p in names}
-    kernel_times["traced kernels"] = {p: ds.label_us[masks[p]] for p in names}
     out: dict[str, dict] = {}
 
     def summary(ratios: list[float]) -> dict:
         r = np.asarray(ratios)
         return {"median_ape": float(np.median(np.abs(r - 1))), "ratio_ok": in_range_share(r),
                 "ratio": float(np.median(r)), "programs": len(r)}
-    for name, times in kernel_times.items():
-        out[name] = summary([float(np.sum(times[p] * ds.executions[masks[p]])) / steps[p][0]
-                             for p in names])
+    for name, at in summed_times(ds, preds, names).items():
+        out[name] = summary([at[p] / steps[p][0] for p in names])
     out["noise floor"] = summary([steps[p][1][0] / steps[p][1][1] for p in names])
     return out
 
