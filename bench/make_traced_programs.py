@@ -970,7 +970,7 @@ def child(names: list[str], dump: bool, deadline: float) -> None:
 # --------------------------------------------------------------------------- step times
 
 STEP_ROUNDS = 15         # rounds of the interleaved step-time measurement
-STEP_RUNS = 2            # such measurements per base program, a pass over all bases apart
+STEP_RUNS = 2            # such measurements per group, a pass over all groups apart
 ROUND_SECONDS = 0.03     # each configuration runs this long (at least 3 steps) per round
 STEP_TIMES = "step_times.json"
 
@@ -1017,12 +1017,13 @@ def step_runs_of(name: str) -> int:
 
 
 def step_times_child(members: list[str], rounds: int) -> None:
-    """Runs inside the child process: the wall time per step of every configuration of one
-    base program, measured together. Profiling sessions taken minutes apart disagree by
-    up to 3x on a step's time (on a quiet machine too), far more than most
-    configurations differ, so the configurations here run in turn, round after round (a
-    rotated order each round), and each one's time is its median over the rounds.
-    Adds this run to ``step_times.json`` in each member's folder."""
+    """Runs inside the child process: the wall time per step of every program of one group
+    (a base program's configurations, or programs of several families), measured
+    together. Profiling sessions taken minutes apart disagree by up to 3x on a step's time
+    (on a quiet machine too), far more than most configurations differ, so the members
+    here run in turn, round after round (a rotated order each round), and each one's time
+    is its median over the rounds. Adds this run to ``step_times.json`` in each member's
+    folder."""
     import jax
     _use_cache(jax)
     state: dict[str, list] = {}
@@ -1054,7 +1055,7 @@ def step_times_child(members: list[str], rounds: int) -> None:
                "finished": finished, "load": os.getloadavg()[0]}
         record = step_record(_earlier_runs(name) + [run])
         record.update(method="wall time per step (after block_until_ready), no profiler; "
-                             "the configurations of one base run in turn, in a rotated "
+                             "the programs of one group run in turn, in a rotated "
                              f"order, {rounds} rounds per run; median over every round of "
                              "every run; halves = even/odd runs (one run: even/odd rounds)",
                       jax=jax.__version__)
@@ -1227,11 +1228,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=16, help="programs per child process")
     p.add_argument("--list", action="store_true")
     p.add_argument("--step-rounds", type=int, default=STEP_ROUNDS,
-                   help="rounds of the interleaved step-time measurement of each base "
-                        "program's configurations (0: none)")
+                   help="rounds of the interleaved step-time measurement of each group "
+                        "of programs (0: none)")
     p.add_argument("--step-runs", type=int, default=STEP_RUNS,
-                   help="such measurements per base program, each a pass over all base "
-                        "programs after the last")
+                   help="such measurements per group, each a pass over all groups after "
+                        "the last")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--step-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
