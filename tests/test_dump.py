@@ -5,15 +5,18 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 import zipfile
 
 import pytest
 
-from compiler_bridge import DumpError, HloParseError, open_dump
+from compiler_bridge import DumpError, HloParseError, Store, measure, open_dump
+from compiler_bridge.dumps.store import dump_hash
 from compiler_bridge.dumps import dump as D
 
-from conftest import sample
+from conftest import ROOT, sample
 
 
 def test_sample_dumps_classify_every_file():
@@ -97,6 +100,46 @@ def test_traces_are_found_inside_the_dump():
     d = open_dump(sample("transformer"))
     kinds = {f.kind for f in d.traces}
     assert kinds == {D.TRACE, D.XPLANE}
+
+
+def test_a_folder_of_links_opens_as_the_files_they_point_at(tmp_path):
+    # a dump assembled from links (a build system's outputs, files of several runs): its
+    # modules and traces are what the links point at, as the real folder's are
+    real = sample("transformer")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    for name in os.listdir(real):
+        os.symlink(os.path.join(real, name), linked / name)   # files and folders (trace/)
+    os.symlink(tmp_path / "gone.txt", linked / "module_0007.jit_gone.before_optimizations.txt")
+    os.symlink(linked, linked / "loop")
+    a, b = open_dump(real), open_dump(str(linked))
+
+    def index(d):
+        return sorted((f.path, f.size, f.kind) for f in d.files)
+    assert index(b) == index(a) and len(index(a)) > 10
+    assert [m.name for m in b.modules] == [m.name for m in a.modules]
+    assert sorted(f.path for f in b.traces) == sorted(f.path for f in a.traces) != []
+    main_a = a.parse(a.main.after_optimizations.path)
+    main_b = b.parse(b.main.after_optimizations.path)
+    assert len(list(main_b.instructions())) == len(list(main_a.instructions())) > 100
+    why = {e.file: e.error for e in b.errors}
+    assert "does not exist" in why["module_0007.jit_gone.before_optimizations.txt"]
+    assert "cycle" in why["loop"] and not a.errors
+    said = subprocess.run([sys.executable, "-m", "compiler_bridge", "stats", str(linked)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert said.returncode == 0 and "1 modules" in said.stdout
+    assert ("error: module_0007.jit_gone.before_optimizations.txt: a link to "
+            f"'{tmp_path / 'gone.txt'}', which does not exist") in said.stderr
+    ta, tb = measure(a), measure(b)
+    assert tb.matched_events == ta.matched_events > 0
+    ka, kb = ta.module(a.main.id).kernels, tb.module(b.main.id).kernels
+    assert {k: t.total_us for k, t in kb.items()} == {k: t.total_us for k, t in ka.items()}
+    # the store keeps the files the links point at: the same content as the real folder
+    store = Store(str(tmp_path / "data"))
+    assert dump_hash(str(linked))[0] == dump_hash(real)[0]
+    sa, sb = store.add_path(real), store.add_path(str(linked))
+    assert sb.hash == sa.hash
+    assert index(store.open(sb.share_id)) == index(a)
 
 
 def test_parse_on_demand_is_cached():

@@ -11,12 +11,14 @@ are keyed by: the store's content hash when the dump came from the store, else
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import io
 import os
 import posixpath
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import weakref
@@ -285,24 +287,52 @@ class _Source:
         """:func:`path_key` of what was listed (call after ``list``)."""
         raise NotImplementedError
 
+    def skipped(self) -> builtins.list[tuple[str, str]]:
+        """(path, why) of what ``list`` found but could not list (a broken link)."""
+        return []
 
-def _walk(root: str) -> list[tuple[str, int, int]]:
-    """(posix path inside ``root``, size, mtime in ns) of every file, links left out."""
+
+def walk_folder(root: str, skipped: list[tuple[str, str]] | None = None
+                ) -> list[tuple[str, int, int]]:
+    """(posix path inside ``root``, size, mtime in ns) of every file. Links are followed:
+    a folder the user points at may be assembled from links (a build system's outputs,
+    ``ln -s`` of files from several runs), and its files are what they point at. A link to
+    nothing, or to a folder it sits in (a cycle), is left out and, with ``skipped``, named
+    there with why. (Only folders an operator names hold links: an archive with a link
+    is refused, and the store keeps copies of the files a link points at.)"""
     out = []
-    stack = [""]
+    top = os.stat(root)
+    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [
+        ("", frozenset([(top.st_dev, top.st_ino)]))]
     while stack:
-        rel = stack.pop()
+        rel, above = stack.pop()
         with os.scandir(os.path.join(root, rel)) as it:
             for e in it:
                 p = f"{rel}/{e.name}" if rel else e.name
-                if e.is_symlink():
-                    continue   # never follow links out of the dump
-                if e.is_dir():
-                    stack.append(p)
-                elif e.is_file():
-                    st = e.stat()
+                try:
+                    st = e.stat()          # the target's, for a link
+                except OSError as err:
+                    if skipped is not None:
+                        skipped.append((p, _broken_link(e.path, err)))
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    ident = (st.st_dev, st.st_ino)
+                    if ident in above:
+                        if skipped is not None:
+                            skipped.append((p, "a link to a folder it is inside (a cycle); "
+                                               "not followed"))
+                        continue
+                    stack.append((p, above | {ident}))
+                elif stat.S_ISREG(st.st_mode):
                     out.append((p, st.st_size, st.st_mtime_ns))
     return out
+
+
+def _broken_link(path: str, err: OSError) -> str:
+    try:
+        return f"a link to {os.readlink(path)!r}, which does not exist; expected a file"
+    except OSError:
+        return f"cannot be read: {err.strerror or err}"
 
 
 def _folder_key(root: str, entries: list[tuple[str, int, int]]) -> str:
@@ -322,7 +352,7 @@ def path_key(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     try:
         if os.path.isdir(path):
-            return _folder_key(path, _walk(path))
+            return _folder_key(path, walk_folder(path))
         st = os.stat(path)
     except OSError as e:
         raise DumpError(f"{path}: {e.strerror or e}") from None
@@ -333,18 +363,24 @@ class _FolderSource(_Source):
     def __init__(self, root: str) -> None:
         self.root = root
         self._identity = ""
+        self._skipped: builtins.list[tuple[str, str]] = []
 
     def list(self) -> list[tuple[str, int]]:
-        entries = _walk(self.root)
+        self._skipped = []
+        entries = walk_folder(self.root, self._skipped)
         self._identity = _folder_key(self.root, entries)
         return [(p, size) for p, size, _ in entries]
 
     def identity(self) -> str:
         return self._identity or path_key(self.root)
 
+    def skipped(self) -> builtins.list[tuple[str, str]]:
+        return builtins.list(self._skipped)
+
     def read(self, path: str) -> bytes:
-        full = os.path.realpath(os.path.join(self.root, path))
-        if not full.startswith(os.path.realpath(self.root) + os.sep):
+        # the path as named, not resolved: a listed file may be a link to elsewhere
+        full = os.path.normpath(os.path.join(self.root, path))
+        if not full.startswith(os.path.normpath(self.root) + os.sep):
             raise DumpError(f"{path}: outside the dump")
         with open(full, "rb") as f:
             return f.read()
@@ -419,8 +455,8 @@ class Dump:
             mod.files.append(f)
         self.modules: list[DumpModule] = [mods[k] for k in sorted(mods, key=lambda x: int(x))]
         self.traces = [f for f in self.files if f.kind in (TRACE, XPLANE)]
-        self.errors: list[FileError] = []
-        self._error_files: set[str] = set()
+        self.errors: list[FileError] = [FileError(p, why) for p, why in source.skipped()]
+        self._error_files: set[str] = {e.file for e in self.errors}
         self._cache: OrderedDict[str, HloModule] = OrderedDict()
         self._cache_size = cache_size
         self._derived: dict[str, Any] = {}   # what -> value (see derived)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator
 
 from . import archive
-from .dump import TF_GRAPH, Dump, open_dump
+from .dump import TF_GRAPH, Dump, open_dump, walk_folder
 from .errors import DumpError
 from ..hlo import EXPECTED
 
@@ -189,18 +189,10 @@ def _sha256(path: str) -> str:
 
 
 def _entries(folder: str) -> list[tuple[str, str, int]]:
-    """(relative path, sha256, size) of a folder's files, sorted."""
-    entries = []
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for fn in files:
-            full = os.path.join(root, fn)
-            if os.path.islink(full):
-                continue
-            rel = os.path.relpath(full, folder).replace(os.sep, "/")
-            entries.append((rel, _sha256(full), os.path.getsize(full)))
-    entries.sort()
-    return entries
+    """(relative path, sha256, size) of a folder's files, sorted (links followed, as the
+    dump opened from the folder lists them)."""
+    return sorted((rel, _sha256(os.path.join(folder, rel)), size)
+                  for rel, size, _ in walk_folder(folder))
 
 
 class Store:
@@ -448,9 +440,9 @@ class Store:
     def add_path(self, path: str, name: str | None = None, *, uploader: str = "") -> StoredDump:
         """Store a dump folder or archive from disk; returns it with its share id."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
+        listed = walk_folder(path) if os.path.isdir(path) else []
         if os.path.isdir(path):
-            size = sum(os.path.getsize(os.path.join(r, f))
-                       for r, _, fs in os.walk(path) for f in fs)
+            size = sum(s for _, s, _ in listed)
             if size > self.max_upload_bytes:
                 raise StoreError(f"{name}: {size:,} bytes is over the "
                                  f"{self.max_upload_bytes:,}-byte upload cap")
@@ -463,8 +455,12 @@ class Store:
         try:
             files = os.path.join(staging, "files")
             if os.path.isdir(path):
-                shutil.copytree(path, files, symlinks=True, ignore_dangling_symlinks=True)
-                self._drop_links(files)
+                # the files a link points at, as the dump opened from the folder reads them
+                for rel, _, _ in listed:
+                    target = os.path.join(files, rel)
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    shutil.copy2(os.path.join(path, rel), target)
+                os.makedirs(files, exist_ok=True)
             else:
                 if os.path.getsize(path) > self.max_upload_bytes:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
@@ -548,14 +544,6 @@ class Store:
             return self._commit(self._normalize_root(root), name, uploader)
         finally:
             self._unstage(staging)
-
-    @staticmethod
-    def _drop_links(root: str) -> None:
-        for r, dirs, fs in os.walk(root):
-            for f in fs + dirs:
-                p = os.path.join(r, f)
-                if os.path.islink(p):
-                    os.unlink(p)
 
     @staticmethod
     def _normalize_root(files: str) -> str:
