@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, publish  # noqa: E402
 from bench.make_traced_programs import STEP_TIMES  # noqa: E402
+from compiler_bridge.perf import DeviceProfile  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
 from compiler_bridge.perf import graph_model as G  # noqa: E402
 from compiler_bridge.perf import learned as L  # noqa: E402
@@ -112,10 +113,12 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
     return family, variants
 
 
-def shipped_profile():
-    """The device profile the shipped default model was trained against (read through
-    ``load_model``, which checks the model is one this HLO Lens can use)."""
-    return L.load_model(L.shipped_model_path("cpu")).device
+def shipped_profile() -> DeviceProfile:
+    """The device profile the shipped default model was trained against, read from its
+    JSON as it is: a model of an older feature version is reshipped on the same
+    calibration."""
+    with open(L.shipped_model_path("cpu")[:-len(".npz")] + ".json", encoding="utf-8") as f:
+        return DeviceProfile.from_json(json.load(f)["device"])
 
 
 def corpus_hash(paths: list[str]) -> str:
@@ -531,7 +534,13 @@ def main(argv: list[str] | None = None) -> int:
         "earlier leave-one-family-out run of this corpus preferred to squared error (median "
         "APE 28.2% vs 29.3%, tau equal); four other settings tried there — more leaves, more "
         "rounds, fewer features per tree, other kernel weights — moved tau by at most 0.007 "
-        "and were not kept). No choice was made per held-out family.")
+        "and were not kept). The features of version 5 (a convolution's matrix-product "
+        "shape and window against its output, a dot's operand orientation and batch) were "
+        "added after a scratch leave-one-family-out run of the trees on this corpus, 3 seeds "
+        "each, against version 4: tau 0.793 -> 0.796, top-10 recall 79.6% -> 80.8%, "
+        "median APE 25.2% -> 24.8%, the median error of convolutions 0.32 -> 0.25 in log "
+        "(one other arrangement of the same columns, tau 0.793, was not kept). No choice "
+        "was made per held-out family.")
     lines.append("")
     lines.append(f"### 1. Leave one family out ({len(fam_rows)} held-out families)")
     lines.append("")
@@ -681,7 +690,9 @@ def main(argv: list[str] | None = None) -> int:
     goal_lines = []
     for k, g in GOALS.items():
         ok = (b[k] >= g) if M.HIGHER_IS_BETTER[k] else (b[k] <= g)
-        goal_lines.append(f"- {k} {_f(b[k], k != 'kendall_tau')} (goal "
+        # tau to 3 places: 0.795 printed as 0.80 reads as the goal met
+        shown = f"{b[k]:.3f}" if k == "kendall_tau" else _f(b[k], True)
+        goal_lines.append(f"- {k} {shown} (goal "
                           f"{'≥' if M.HIGHER_IS_BETTER[k] else '≤'} {_f(g, k != 'kendall_tau')}):"
                           f" {'met' if ok else 'not met'}")
     beaten = [fam for fam, row in fam_rows.items()

@@ -44,6 +44,64 @@ def test_features_flag_in_place_updates_and_loops():
     assert counts[L.VOCAB.index("dynamic-update-slice")] == 1
 
 
+def test_a_convolution_is_featured_as_its_matrix_product():
+    """A convolution's M, N, K as a matrix product: 2 M N K is XLA's own flop count
+    (``cost_analysis``) of an unpadded one, forward and backward-filter; the filter
+    gradient's window (the 14x14 image) is larger than its output (3x3), the forward
+    one's smaller."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    from compiler_bridge import parse_hlo
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    x, w = jnp.ones((2, 16, 16, 4)), jnp.ones((3, 3, 4, 8))
+    sides = {}
+    for name, fn, args in (("forward", conv, (x, w)),
+                           ("filter_grad", jax.grad(lambda w, x: conv(x, w).sum()), (w, x))):
+        compiled = jax.jit(fn).lower(*args).compile()
+        hlo = parse_hlo(compiled.as_text())
+        (inst,) = [i for i in kernels(hlo) if kernel_cost(i, hlo).matmul]
+        f = dict(zip(L.NUMERIC, L.kernel_features(inst, kernel_cost(inst, hlo), hlo, CPU)[0]))
+        m, n, k = (np.expm1(f[c]) for c in ("log_conv_m", "log_conv_n", "log_conv_k"))
+        assert 2 * m * n * k == pytest.approx(compiled.cost_analysis()["flops"], rel=1e-4)
+        assert f["log_dot_m"] == f["dot_lhs_transposed"] == 0
+        sides[name] = f["log_conv_window_over_out"]
+    assert sides["forward"] < 0 < sides["filter_grad"]
+
+
+def test_dots_say_which_operand_is_read_across_its_contiguous_dimension():
+    """XLA's compiled HLO names each dot's contracting dimensions; with row-major
+    operands, contracting the LHS's dimension 0 reads it across its rows (the weight
+    gradient's dot of an MLP: both operands K-major), contracting the RHS's last one
+    reads it across its rows too."""
+    import re
+    checked = set()
+    for name in ("mlp_train", "transformer"):
+        d = open_dump(sample(name))
+        m = d.stage(d.main, "after_optimizations")
+        for inst in kernels(m):
+            fused = [i for n in inst.called_names for i in m.computation(n).instructions]
+            dots = [i for i in [inst] + fused if i.opcode == "dot"]
+            if len(dots) != 1 or any(o.shape.rank != 2 for o in dots[0].operands):
+                continue
+            text = dots[0].text
+            lc = int(re.search(r"lhs_contracting_dims=\{(\d)\}", text).group(1))
+            rc = int(re.search(r"rhs_contracting_dims=\{(\d)\}", text).group(1))
+            assert all(o.shape.layout is None or o.shape.layout.minor_to_major == (1, 0)
+                       for o in dots[0].operands)
+            f = dict(zip(L.NUMERIC, L.kernel_features(inst, kernel_cost(inst, m), m, CPU)[0]))
+            want = (float(lc == 0), float(rc == 1), float(lc == 0 and rc == 0))
+            assert (f["dot_lhs_transposed"], f["dot_rhs_transposed"], f["dot_k_major_both"]) \
+                == want, (name, inst.name, text)
+            checked.add(want)
+    # row-major, the MLP's K-major weight gradient, the transformer's (1, 1) backward dots
+    assert {(0.0, 0.0, 0.0), (1.0, 0.0, 1.0), (1.0, 1.0, 0.0)} <= checked
+
+
 def test_tiny_training_saves_and_loads_without_pickle(dataset, tmp_path):
     model = L.train(dataset, CPU, TINY)
     pred = model.predict_dataset(dataset)

@@ -4,7 +4,7 @@ It predicts a kernel's runtime as a *correction to the roofline in log space*::
 
     log(t) = log(roofline_us) + MLP([numeric features, pooled opcode embeddings])
 
-* numeric features (``FEATURE_VERSION`` 3): the kernel's work as *times on the device
+* numeric features (``FEATURE_VERSION`` 5): the kernel's work as *times on the device
   profile* (flops over its peak, bytes read/written over its bandwidth at that working
   set, overhead, intensity over the profile's ridge point, roofline time) so that a model
   trained against one machine's calibrated profile predicts another's; output
@@ -12,7 +12,9 @@ It predicts a kernel's runtime as a *correction to the roofline in log space*::
   kind, element type, flags (reduction, physical transpose, dot, convolution, in-place
   dynamic-update-slice, slicing, gather/scatter, broadcast, trigonometry, inside a loop,
   YNNPACK fusion, intra-op partitions, a convolution XLA:CPU runs grouped or in generated
-  loops), dot M/N/K, loop trip count; the program's context (its
+  loops), dot M/N/K, batch and which operand is read across its contiguous dimension,
+  a convolution's M/N/K as a matrix product and its window against its output, loop trip
+  count; the program's context (its
   total compute/memory/roofline time, the kernel's share and schedule position) and the
   kernel's producers and consumers (how many, their roofline times, whether a producer
   ran just before);
@@ -66,7 +68,7 @@ from .costs import (
 from .devices import CACHE_DIR, DeviceProfile
 from ..dumps import AFTER, BUFFER_ASSIGNMENT, Dump, DumpModule, open_dump
 from ..memory import MemoryFileError, parse_buffer_assignment
-from ..hlo import HloComputation, HloInstruction, HloModule
+from ..hlo import HloComputation, HloInstruction, HloModule, Shape
 
 FORMAT = "hlolens-learned-cost-model"
 VERSION = 1
@@ -99,7 +101,11 @@ DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
 # and whether it computes trigonometric functions (far dearer than exp or tanh on CPU).
 # Version 4: the roofline terms price FFTs, reduce-windows in generated loops, fresh pages
 # and in-place scatters; whether the kernel transposes its contiguous dimension.
-FEATURE_VERSION = 4
+# Version 5: a convolution's shape as a matrix product (the library runs a 64x64 window
+# over a 3x3 output, a backward-filter convolution, ~50x slower than its flops say) and
+# which operand of a dot holds the contracted dimension as its contiguous one (a dot
+# contracting both operands' major dimension runs ~3x slower than one that does not).
+FEATURE_VERSION = 5
 NUMERIC = (
     "log_roofline_us", "log_compute_us", "log_transcendental_us", "log_read_us",
     "log_write_us", "log_overhead_us", "log_intensity_vs_ridge", "log_out_elements",
@@ -116,6 +122,9 @@ NUMERIC = (
     "producers_max_log_roofline_us", "consumers_log_roofline_us",
     "consumers_max_log_roofline_us", "producer_just_before", "conv_grouped", "conv_loops",
     "has_trig", "minor_transpose",
+    "log_conv_m", "log_conv_n", "log_conv_k", "log_conv_window", "log_conv_out_positions",
+    "log_conv_window_over_out", "dot_lhs_transposed", "dot_rhs_transposed", "log_dot_batch",
+    "dot_k_major_both",
 ) + tuple(f"kind_{k}" for k in FUSION_KINDS + ("none",)) + tuple(f"dtype_{d}" for d in DTYPES)
 
 
@@ -291,6 +300,50 @@ def _position(inst: HloInstruction) -> float:
     return (order.get(inst.name, 1) - 1) / max(len(order) - 1, 1)
 
 
+def _conv_gemm(conv: HloInstruction | None) -> list[float]:
+    """A convolution as the matrix product it computes (log M = batch x output positions,
+    N = output features, K = input features per group x window positions), its window
+    and output positions, and the window over the output (large for a backward-filter
+    convolution, whose window is the whole image); zeros for anything else."""
+    if conv is None or conv.opcode != "convolution" or len(conv.operands) < 2:
+        return [0.0] * 6
+    lhs, rhs = conv.operands[0].shape, conv.operands[1].shape
+    out = conv.shape.leaves()[0]
+    labels = conv.dim_labels
+    if labels is None or len(labels.lhs) != lhs.rank or len(labels.rhs) != rhs.rank \
+            or len(labels.output) != out.rank or "f" not in labels.lhs \
+            or "b" not in labels.output or "f" not in labels.output:
+        return [0.0] * 6
+    groups = int(conv.attribute("feature_group_count") or 1)
+    fin = lhs.dimensions[labels.lhs.index("f")] // max(groups, 1)
+    positions = math.prod(d for d, c in zip(out.dimensions, labels.output) if c.isdigit())
+    window = math.prod(d for d, c in zip(rhs.dimensions, labels.rhs) if c.isdigit())
+    batch = out.dimensions[labels.output.index("b")]
+    fout = out.dimensions[labels.output.index("f")]
+    return [_log(batch * positions), _log(fout), _log(fin * window), _log(window),
+            _log(positions), _log(window) - _log(positions)]
+
+
+def _minor(shape: Shape) -> int:
+    lay = shape.layout
+    return lay.minor_to_major[0] if lay is not None and lay.minor_to_major else shape.rank - 1
+
+
+def _dot_orientation(dot: HloInstruction | None) -> list[float]:
+    """Which operand of a dot is read across its contiguous dimension: the LHS when it
+    contracts a dimension other than its minor one, the RHS when it contracts its minor
+    one; both K-major (LHS transposed, RHS not) at once; and the batch size (log)."""
+    if dot is None or dot.opcode != "dot" or len(dot.operands) < 2:
+        return [0.0] * 4
+    lhs, rhs = dot.operands[0].shape, dot.operands[1].shape
+    dn = dot.dot_dimension_numbers
+    lc = dn.lhs_contracting[0] if dn.lhs_contracting else lhs.rank - 1
+    rc = dn.rhs_contracting[0] if dn.rhs_contracting else 0
+    lhs_t, rhs_t = lc != _minor(lhs), rc == _minor(rhs)
+    batch = math.prod(lhs.dimensions[d] for d in dn.lhs_batch if d < lhs.rank)
+    return [float(lhs_t), float(rhs_t), _log(batch), float(lhs_t and not rhs_t)]
+
+
 def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
                     device: DeviceProfile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(numeric features, opcode counts, size-weighted opcode counts) of one kernel.
@@ -326,6 +379,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         k = math.prod(lhs.dimensions[d] for d in dn.lhs_contracting if d < lhs.rank) or 1
         m = max(lhs.element_count // max(k, 1), 1)
         n = max(rhs.element_count // max(k, 1), 1)
+    matmul_shape = _conv_gemm(dot) + _dot_orientation(dot)
     cfg_text = inst.attributes.get("backend_config", "")
     partitions = outer_partitions(inst)
     control = inst.opcode in CONTROL_FLOW and cost.buffers == 0
@@ -372,6 +426,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         + [float(cost.conv_path == "grouped"), float(cost.conv_path == "loops"),
            float(cost.trig > 0),
            float(any(moves_minor_dimension(f) for f in [inst] + fused))] \
+        + matmul_shape \
         + [float(fk == k_) for k_ in FUSION_KINDS + ("none",)] + [float(dt == d) for d in DTYPES]
     return np.asarray(numeric, np.float32), counts, weighted
 
