@@ -213,6 +213,9 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
     assert "Predictor: roofline" in page and "no learned model for cpu" in page
     assert "trace/plugins/profile/" in page and "perfetto_trace.json.gz" in page
     assert "86 of 86 kernels measured" in page and "430 per-op events matched" in page
+    step = transformer_report.step_time("0000")
+    assert f"Step time: {V.fmt_us(step.predicted_us)} predicted" in page
+    assert f"{V.fmt_us(step.measured_us)} measured (median step while profiling)" in page
     metrics = next(d.value for d in at.dataframe if "noise floor" in d.value.columns)
     assert list(metrics["metric"]) == ["Kendall tau", "Spearman", "median APE",
                                        "time-weighted APE", "top-10 recall"]

@@ -57,6 +57,40 @@ def test_runtimes_text_output(tmp_path):
     assert "430 matched, 0 unmatched" in p.stdout
 
 
+def test_executions_per_step_from_the_hlo_are_what_the_profiler_counted(tmp_path):
+    """Each kernel's executions per step, read from its loops' trip counts in the HLO,
+    equal the profiler's count of its events per step; a loop the HLO gives no trip
+    count for (scan_while's data-dependent while) is flagged, and the step time then
+    uses the profiler's count. The CLI prints the step, predicted and measured."""
+    from compiler_bridge.perf import runtime_report
+    d = open_dump(sample("scan_while"))
+    r = runtime_report(d, auto_model=False, device="cpu")
+    rows = [x for x in r.rows if x.executions_per_run is not None]
+    known = [x for x in rows if x.runs_known]
+    assert [(x.instruction, x.runs_per_step) for x in known] == \
+        [(x.instruction, x.executions_per_run) for x in known]
+    assert {x.runs_per_step for x in known} >= {1.0, 16.0}     # the scan: 16 trips
+    guessed = [x for x in rows if not x.runs_known]
+    assert guessed and all(x.executions_per_run != x.runs_per_step for x in guessed)
+    step = r.step_time(d.main.id)
+    # exact: the guessed loop's kernels were measured, the unmeasured ones' counts known
+    assert step.exact and all(x.runs_known for x in r.rows if x.executions_per_run is None)
+    assert step.predicted_us == pytest.approx(sum(
+        x.predicted_us * (x.executions_per_run or x.runs_per_step) for x in r.rows))
+    assert step.measured_us == measure(d).module(d.main.id).step_median_us
+    untraced = runtime_report(open_dump(sample("cond_switch")), auto_model=False)
+    guess = untraced.step_time(untraced.modules[0][0])
+    assert not guess.exact and "no trip count" in guess.caveat and guess.measured_us is None
+    p = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    line = next(x for x in p.stdout.splitlines() if x.startswith("step of module 0000"))
+    assert "predicted" in line and "measured" in line and "an estimate" not in line
+    out = json.loads(run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu",
+                         "--json", tmp_env=str(tmp_path)).stdout)
+    assert out["step_time"][0]["predicted_us"] == pytest.approx(step.predicted_us)
+
+
 def test_runtimes_with_a_corrupt_trace_fails_clearly(tmp_path):
     bad = tmp_path / "perfetto_trace.json.gz"
     bad.write_bytes(open(trace_file("scan_while"), "rb").read()[:5000])

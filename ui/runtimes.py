@@ -36,6 +36,7 @@ from compiler_bridge.dumps import AFTER, Dump, TraceShelf, trace_id
 from compiler_bridge.perf import (
     CALIBRATED_PATH,
     RuntimeReport,
+    StepTime,
     TraceError,
     default_model_path,
     measure,
@@ -402,6 +403,9 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
         st.error(f"Runtimes cannot be computed: {code(rt.error)}")
         return
     st.markdown(predictor_line(r, rt))
+    step = r.step_time(rt.shown.dump_module.id)
+    if step is not None:
+        st.markdown(step_line(step, r))
     if rt.shown.stage != AFTER:
         st.caption(f"These are the kernels of the module after optimizations (what ran); "
                    f"this is {md(_stage_name(rt.shown))}. Picking one shows it there.")
@@ -490,6 +494,17 @@ def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
         text += (" Device profile: generic CPU (`python -m compiler_bridge calibrate` "
                  "measures this machine).")
     return text
+
+
+def step_line(step: StepTime, r: RuntimeReport) -> str:
+    """The module's time per step: what the predictor sums to, what was measured."""
+    how = "predicted time" if r.predictor != "roofline" else "roofline"
+    text = (f"**Step time: {V.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
+            "times its executions per step, summed")
+    text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
+    if step.measured_us is not None:
+        text += f" · {V.fmt_us(step.measured_us)} measured (median step while profiling)"
+    return text + "."
 
 
 def _home(path: str) -> str:

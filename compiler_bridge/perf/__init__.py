@@ -14,7 +14,7 @@ from __future__ import annotations
 from .calibrate import calibrate, ensure_calibrated
 from .cli import add_runtime_commands
 from .costs import (CostTotals, KernelCost, kernel_cost, kernels, module_costs, roofline_us,
-                    xla_cost_totals)
+                    runs_per_step, xla_cost_totals)
 from .devices import (
     BUILTIN,
     CALIBRATED_PATH,
@@ -26,7 +26,7 @@ from .devices import (
 )
 from .learned import default_model_path, load_model, shipped_model_path
 from .metrics import HIGHER_IS_BETTER, METRICS
-from .runtimes import KernelRow, RuntimeReport, rate_note, runtime_report
+from .runtimes import KernelRow, RuntimeReport, StepTime, rate_note, runtime_report
 from .traces import (
     TraceError,
     TraceSource,
@@ -49,6 +49,7 @@ __all__ = [
     "KernelRow",
     "METRICS",
     "RuntimeReport",
+    "StepTime",
     "TraceError",
     "TraceSource",
     "add_runtime_commands",
@@ -68,6 +69,7 @@ __all__ = [
     "read_trace",
     "read_trace_file",
     "roofline_us",
+    "runs_per_step",
     "xla_cost_totals",
     "runtime_report",
     "shipped_model_path",

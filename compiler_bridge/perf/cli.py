@@ -126,6 +126,21 @@ def _json_default(x):
     raise TypeError(f"not JSON serializable: {type(x).__name__}")
 
 
+def step_line(st, predictor: str) -> str:
+    """One module's step time, predicted and measured, in words."""
+    how = "the kernels' predicted times" if predictor != "roofline" else "the kernels' rooflines"
+    line = (f"step of module {st.module_id}: predicted {_us(st.predicted_us)} ({how}, each "
+            "times its executions per step, summed")
+    line += f"; an estimate: {st.caveat})" if st.caveat else ")"
+    if st.measured_us is not None:
+        line += f"; measured {_us(st.measured_us)} (median step while profiling)"
+    return line
+
+
+def _us(us: float) -> str:
+    return f"{us / 1e3:.3g} ms" if us >= 1e3 else f"{us:.3g} µs"
+
+
 def _print_report(report, top: int) -> None:
     mods = ", ".join(f"{i} {n}" for i, n in report.modules)
     print(f"dump {report.dump}: module {mods}")
@@ -143,6 +158,10 @@ def _print_report(report, top: int) -> None:
               f"{_si(r.cost.flops):>7s} {_si(r.cost.bytes):>7s} {r.bound}")
     if len(rows) > top:
         print(f"... {len(rows) - top} more kernels (--top N, --json)")
+    for mid, _name in report.modules:
+        st = report.step_time(mid)
+        if st is not None:
+            print(step_line(st, report.predictor))
     m = report.metrics_json()
     nf = m.get("noise_floor") or {}
     if report.metrics:

@@ -158,6 +158,49 @@ def kernels(module: HloModule) -> list[HloInstruction]:
             if inst.opcode not in FREE_OPCODES]
 
 
+def runs_per_step(module: HloModule) -> dict[str, tuple[float, bool]]:
+    """Computation name -> (times it runs per execution of the module, whether that is
+    known): the entry once; a while loop's body once per trip and its condition once
+    more (the trip count XLA wrote in the loop's backend config; a loop without one
+    counts UNKNOWN_TRIP_COUNT trips, not known); each branch of a conditional once (at
+    most: an upper bound, not known); what a call calls as often as the call runs. Only
+    computations control flow runs (``executed_computations``) are counted."""
+    executed = {c.name: c for c in executed_computations(module)}
+    if module.entry is None or not executed:
+        return {}
+    calls: dict[str, list[tuple[str, float, bool]]] = {}   # caller -> (callee, times, known)
+    waiting = dict.fromkeys(executed, 0)                     # callee -> callers not yet done
+    for comp in executed.values():
+        for inst in comp.instructions:
+            if inst.opcode not in CONTROL_FLOW or is_single_kernel_call(inst):
+                continue
+            trips = _trip_count(inst) if inst.opcode == "while" else None
+            for callee in inst.called_names:
+                if callee not in executed:
+                    continue
+                if inst.opcode == "while":
+                    times = float(trips if trips is not None else UNKNOWN_TRIP_COUNT)
+                    times += 1.0 if callee == inst.condition else 0.0
+                    ok = trips is not None
+                else:
+                    times, ok = 1.0, inst.opcode != "conditional"
+                calls.setdefault(comp.name, []).append((callee, times, ok))
+                waiting[callee] += 1
+    # callers before callees (a computation's runs are its callers' summed)
+    runs: dict[str, tuple[float, bool]] = {module.entry.name: (1.0, True)}
+    ready = [module.entry.name]
+    while ready:
+        name = ready.pop()
+        n, known = runs.get(name, (0.0, True))
+        for callee, times, ok in calls.get(name, []):
+            before, was = runs.get(callee, (0.0, True))
+            runs[callee] = (before + n * times, was and known and ok)
+            waiting[callee] -= 1
+            if waiting[callee] == 0:
+                ready.append(callee)
+    return runs
+
+
 # --------------------------------------------------------------------------- flops
 
 def _elements(shape: Shape) -> int:

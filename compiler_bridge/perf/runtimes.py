@@ -17,8 +17,8 @@ from typing import Sequence
 
 
 from . import metrics as M
-from .costs import (KernelCost, bound, costs_of, kernel_cost, kernels, roofline_us,
-                    slow_conv_rate)
+from .costs import (UNKNOWN_TRIP_COUNT, KernelCost, bound, costs_of, kernel_cost, kernels,
+                    roofline_us, runs_per_step, slow_conv_rate)
 from .devices import DeviceProfile, device_profile, profile_for_platform
 from ..dumps import Dump, DumpModule
 from .learned import module_with_pages
@@ -48,6 +48,14 @@ class KernelRow:
     executions_per_run: float | None = None
     per_step_us: float | None = None        # its time per step (mean), share * mean step
     overlap: float | None = None            # share of its own time other kernels ran too
+    runs_per_step: float = 1.0              # from the HLO: its loops' trip counts
+    runs_known: bool = True                 # no loop of unknown trip count or branch around it
+
+    @property
+    def runs(self) -> float:
+        """Executions per step: measured when it was, else from the HLO."""
+        return self.executions_per_run if self.executions_per_run is not None \
+            else self.runs_per_step
 
     @property
     def ratio(self) -> float | None:
@@ -78,9 +86,36 @@ class KernelRow:
             "share_stat": "mean", "per_step_us": self.per_step_us, "overlap": self.overlap,
             "count": t.count if t else 0, "runs": t.runs if t else 0,
             "executions_per_run": self.executions_per_run,
+            "runs_per_step": self.runs_per_step, "runs_known": self.runs_known,
             "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
             "p90_us": t.p90_us if t else None, "min_us": t.min_us if t else None,
         }
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """A module's time per step: each kernel's predicted time times its executions per
+    step (measured, else from its loops' trip counts), summed; what the profiler
+    measured, when it did."""
+
+    module_id: str
+    predicted_us: float
+    roofline_us: float
+    exact: bool                     # every kernel's executions per step known
+    measured_us: float | None       # median step while profiling
+
+    @property
+    def caveat(self) -> str:
+        """Why the prediction is an estimate even with exact kernel times ('' if not)."""
+        if self.exact:
+            return ""
+        return (f"a while loop the HLO gives no trip count for counts {UNKNOWN_TRIP_COUNT} "
+                "trips, each branch of a conditional runs once")
+
+    def to_json(self) -> dict:
+        return {"module_id": self.module_id, "predicted_us": self.predicted_us,
+                "roofline_us": self.roofline_us, "runs_known": self.exact,
+                "measured_us": self.measured_us}
 
 
 @dataclass
@@ -112,6 +147,18 @@ class RuntimeReport:
                 return r
         return None
 
+    def step_time(self, module_id: str) -> StepTime | None:
+        """The module's predicted (and measured) time per step; None: no kernels."""
+        rows = [r for r in self.rows if r.module_id == module_id]
+        if not rows:
+            return None
+        timings = self.measured.module(module_id) if self.measured is not None else None
+        return StepTime(module_id, sum(r.predicted_us * r.runs for r in rows),
+                        sum(r.roofline_us * r.runs for r in rows),
+                        all(r.runs_known or r.executions_per_run is not None for r in rows),
+                        timings.step_median_us if timings is not None and timings.step_us
+                        else None)
+
     def metrics_json(self) -> dict:
         m = self.measured
         out: dict = dict(M.clean(self.metrics)) if self.metrics else \
@@ -131,6 +178,8 @@ class RuntimeReport:
             "predictor": self.predictor, "predictor_detail": self.predictor_detail,
             "device": self.device.name, "stat": self.stat,
             "kernels": [r.to_json() for r in self.rows],
+            "step_time": [st.to_json() for st in (self.step_time(i) for i, _ in self.modules)
+                          if st is not None],
             "metrics": self.metrics_json(),
             "trace": self.measured.summary() if self.measured else None,
             "trace_error": self.trace_error,
@@ -338,11 +387,13 @@ def _module_rows(mod: DumpModule, hlo: HloModule, measured: Measured | None,
         pred = learned.predict(hlo, insts, costs, device)
     else:
         pred = roof
+    runs = runs_per_step(hlo)
     rows = []
     for inst, c, r, p in zip(insts, costs, roof, pred):
         t = timings.kernels.get(inst.name) if timings is not None else None
         row = KernelRow(mod.id, mod.name, inst.name, c.computation, inst.opcode,
                         inst.fusion_kind or "", c, float(r), float(p), bound(c, device), t)
+        row.runs_per_step, row.runs_known = runs.get(c.computation, (1.0, False))
         if t is not None and timings is not None:
             _measure_row(row, t, timings, stat)
         rows.append(row)
