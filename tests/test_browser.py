@@ -583,6 +583,11 @@ def test_runtime_overlay_scatter_and_click(server, new_page, transformer_zip, ar
     assert sorted(page.evaluate(SCATTER_NAMES)) == measured
     chart = page.locator('[data-testid="stPlotlyChart"]').first
     assert chart.locator(".scatterlayer path.point").count() == len(measured)
+    # the module's step time, predicted and measured, above the metrics
+    step = page.locator("p", has_text="Step time:").first
+    step.scroll_into_view_if_needed()
+    assert "measured (median step while profiling)" in step.inner_text()
+    shot(page, artifacts_dir, "browser-17a-runtime-step-time.png")
     chart.scroll_into_view_if_needed()
     wait_idle(page)
     shot(page, artifacts_dir, "browser-17-runtime-panel.png")
