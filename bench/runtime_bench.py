@@ -195,16 +195,19 @@ def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float], 
 
 
 def summed_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
-                 names: list[str]) -> dict[str, dict[str, float]]:
+                 names: list[str], runs: np.ndarray | None = None
+                 ) -> dict[str, dict[str, float]]:
     """predictor -> program -> its kernels' times summed per step (µs): each model's
     predictions, the roofline's and the traced kernels' own measured times (the labels the
-    models learn from)."""
+    models learn from), each kernel times its executions per step (``runs``; default the
+    profiler's counts)."""
+    runs = ds.executions if runs is None else runs
     program = np.asarray(ds.program)
     masks = {p: program == p for p in names}
     kernel_times = dict(preds)
     kernel_times["roofline"] = {p: ds.roofline_us[masks[p]] for p in names}
     kernel_times["traced kernels"] = {p: ds.label_us[masks[p]] for p in names}
-    return {name: {p: float(np.sum(times[p] * ds.executions[masks[p]])) for p in names}
+    return {name: {p: float(np.sum(times[p] * runs[masks[p]])) for p in names}
             for name, times in kernel_times.items()}
 
 
@@ -248,11 +251,13 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
 
 def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
                  variants: dict[str, tuple[str, str]],
-                 steps: dict[str, tuple[float, tuple[float, float], str]]) -> dict[str, dict]:
+                 steps: dict[str, tuple[float, tuple[float, float], str]],
+                 runs: np.ndarray | None = None) -> dict[str, dict]:
     """Predicted module time (the kernels' predicted times summed per step) against the
     unprofiled wall time per step (``steps``), over the base programs that have one:
     per predictor, the median APE over programs, the share within 0.8-1.25 and the median
-    ratio; 'noise floor' compares the two halves of the measurement."""
+    ratio; 'noise floor' compares the two halves of the measurement. ``runs``: each
+    kernel's executions per step (default: the profiler's counts)."""
     names = [p for p in ds.programs if p in steps and p not in variants
              and all(p in t for t in preds.values())]
     if not names:
@@ -263,10 +268,34 @@ def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
         r = np.asarray(ratios)
         return {"median_ape": float(np.median(np.abs(r - 1))), "ratio_ok": in_range_share(r),
                 "ratio": float(np.median(r)), "programs": len(r)}
-    for name, at in summed_times(ds, preds, names).items():
+    for name, at in summed_times(ds, preds, names, runs).items():
         out[name] = summary([at[p] / steps[p][0] for p in names])
     out["noise floor"] = summary([steps[p][1][0] / steps[p][1][1] for p in names])
     return out
+
+
+def hlo_runs(ds: L.Dataset, paths: list[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Each kernel's executions per step from its loops' trip counts in its program's
+    HLO (``runs_per_step``: what the app sums for a dump without a trace), and how they
+    compare with the profiler's counts: kernels the same, different, of unknown count."""
+    from compiler_bridge import open_dump
+    from compiler_bridge.perf import kernels, runs_per_step
+    folder = {os.path.basename(p.rstrip("/")): p for p in paths}
+    program = np.asarray(ds.program)
+    out = np.array(ds.executions, dtype=np.float64)
+    tally = {"same": 0, "different": 0, "unknown": 0}
+    for name in ds.programs:
+        dump = open_dump(folder[name])
+        hlo = dump.stage(dump.main, "after_optimizations")
+        runs = runs_per_step(hlo)
+        where = {k.name: k.computation for k in kernels(hlo)}
+        for i in np.nonzero(program == name)[0]:
+            comp = where.get(ds.instruction[i])
+            n, known = runs.get(comp.name, (1.0, False)) if comp is not None else (1.0, False)
+            out[i] = n
+            key = "unknown" if not known else "same" if n == ds.executions[i] else "different"
+            tally[key] += 1
+    return out, tally
 
 
 def reproducible_pairs(members: list[str], measured: dict[str, float],
@@ -501,6 +530,12 @@ def main(argv: list[str] | None = None) -> int:
                 for name in list(fits) + ["roofline", "noise_floor"]}
     best = max(fits, key=lambda n: (round(fam_mean[n]["kendall_tau"], 3),
                                     -fam_mean[n]["median_ape"]))
+    # the step a user without a trace is shown: executions per step from the HLO
+    static_runs, runs_tally = hlo_runs(ds, paths)
+    hlo_label = f"{best}, counts from the HLO"
+    if modules:
+        modules[hlo_label] = module_times(ds, {best: lofo_preds[best]}, variants, walls,
+                                          static_runs)[best]
     total = time.perf_counter() - t0
 
     shipped = ""
@@ -668,10 +703,16 @@ def main(argv: list[str] | None = None) -> int:
             "against the wall time per step without the profiler (`step_times.json`: every "
             f"program run in turn with 7 others, round after round), over the {n} base "
             "programs measured; not a goal of the issue, but what a user asks first (how "
-            "long will a step take?). The noise floor compares the two halves of the "
+            "long will a step take?). Each kernel counts its executions per step as the "
+            "profiler counted them; the column *counts from the HLO* counts them from its "
+            "loops' trip counts instead, as the app does for a dump without a trace "
+            f"(`runs_per_step`: of {sum(runs_tally.values())} kernels, "
+            f"{runs_tally['same']} counted as the profiler did, {runs_tally['different']} "
+            f"not, {runs_tally['unknown']} in a loop whose trip count the HLO does not give, "
+            "counted as 10 trips). The noise floor compares the two halves of the "
             "measurement (two runs, or even and odd rounds):")
         lines.append("")
-        cols = ["roofline"] + list(fits) + ["traced kernels", "noise floor"]
+        cols = ["roofline"] + list(fits) + [hlo_label, "traced kernels", "noise floor"]
         lines.append("| metric | " + " | ".join(cols) + " |")
         lines.append("|---|" + "---:|" * len(cols))
         for key, label, pct in (("median_ape", "median APE of the module time", True),
