@@ -102,7 +102,7 @@ DTYPES = ("f32", "bf16", "f16", "f64", "s32", "pred", "s8", "other")
 # Version 4: the roofline terms price FFTs, reduce-windows in generated loops, fresh pages
 # and in-place scatters; whether the kernel transposes its contiguous dimension.
 # Version 5: a convolution's shape as a matrix product (the library runs a 64x64 window
-# over a 3x3 output, a backward-filter convolution, ~50x slower than its flops say) and
+# over a 3x3 output, a backward-filter convolution, ~80x slower than its flops say) and
 # which operand of a dot holds the contracted dimension as its contiguous one (a dot
 # contracting both operands' major dimension runs ~3x slower than one that does not).
 FEATURE_VERSION = 5
