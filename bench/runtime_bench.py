@@ -531,9 +531,10 @@ def main(argv: list[str] | None = None) -> int:
     best = max(fits, key=lambda n: (round(fam_mean[n]["kendall_tau"], 3),
                                     -fam_mean[n]["median_ape"]))
     # the step a user without a trace is shown: executions per step from the HLO
-    static_runs, runs_tally = hlo_runs(ds, paths)
     hlo_label = f"{best}, counts from the HLO"
+    runs_tally: dict[str, int] = {}
     if modules:
+        static_runs, runs_tally = hlo_runs(ds, paths)
         modules[hlo_label] = module_times(ds, {best: lofo_preds[best]}, variants, walls,
                                           static_runs)[best]
     total = time.perf_counter() - t0
