@@ -13,6 +13,7 @@ TensorFlow graphs; ``memory``).
 The names most callers need are here too.
 """
 
+from .config import Settings, SettingsError, settings
 from .comparison import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
 from .dumps import (
     Dump,
@@ -47,5 +48,6 @@ __all__ = [
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",
     "TraceError", "measure", "Store", "StoreError",
+    "Settings", "SettingsError", "settings",
     "CannotCompare", "DumpComparison", "KernelDelta", "PairReport", "compare_dumps",
 ]

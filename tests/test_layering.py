@@ -35,6 +35,11 @@ FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge.steps": {"compiler_bridge.passes", "compiler_bridge.perf",
                               "compiler_bridge.memory", "compiler_bridge.tf"},
     "compiler_bridge.perf": {"compiler_bridge.passes"},
+    # the settings object: read by every layer, so it imports none of them
+    "compiler_bridge.config": {"compiler_bridge.hlo", "compiler_bridge.dumps",
+                               "compiler_bridge.passes", "compiler_bridge.perf",
+                               "compiler_bridge.memory", "compiler_bridge.tf",
+                               "compiler_bridge.steps"},
 }
 STREAMLIT_ALLOWED = ("ui", "app")
 

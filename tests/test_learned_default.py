@@ -39,7 +39,7 @@ def shipped():
 def fresh_machine(tmp_path, monkeypatch):
     """No saved model of the user's and no calibrated profile yet (a new user)."""
     monkeypatch.setattr(L, "default_model_path", lambda kind="cpu": str(tmp_path / "none.npz"))
-    monkeypatch.setattr(devices, "CALIBRATED_PATH", str(tmp_path / "device.json"))
+    monkeypatch.setenv("HLOLENS_CACHE", str(tmp_path))
     return tmp_path
 
 

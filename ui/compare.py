@@ -16,9 +16,6 @@ side). The graph colours come from the same diff (``diff_for_graph``), drawn by
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -28,7 +25,8 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, PairReport, compare_dumps, open_dump, path_key
+from compiler_bridge import (Dump, DumpError, PairReport, compare_dumps, open_dump, path_key,
+                             settings)
 from compiler_bridge.dumps import AFTER, StoreError, StoredDump
 from compiler_bridge.passes import (
     FlagsDiff,
@@ -89,15 +87,6 @@ class Comparing:
         return self.report.comparison.diff
 
 
-def cli_compare() -> str:
-    """The ``--compare PATH`` given after ``streamlit run app.py --`` (or
-    $HLOLENS_COMPARE)."""
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--compare", default="")
-    args, _ = parser.parse_known_args(sys.argv[1:])
-    return args.compare or os.environ.get("HLOLENS_COMPARE", "")
-
-
 @st.cache_resource(show_spinner="Adding the dump to compare with to the store…", max_entries=8)
 def _stored(path: str, key: str, location: str) -> StoredDump | str:
     try:
@@ -114,7 +103,7 @@ def _open_stored(folder: str, key: str) -> Dump:
 def apply_cli(nav: Navigator, opened: Opened) -> None:
     """``--dump A --compare B``: at the first page of a session that opened on the bare
     dump (not a link to a view), show B with A as the baseline."""
-    path = cli_compare()
+    path = settings().compare
     if not path or st.session_state.get("compare-cli-done"):
         return
     if nav.state != ViewState(dump=opened.key):     # a link: it opens what it says

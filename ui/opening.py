@@ -6,18 +6,16 @@ its ``path_key`` (path and a fingerprint of its files).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, open_dump, path_key
+from compiler_bridge import Dump, DumpError, open_dump, path_key, settings
 from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, Store, StoreError, StoredDump
 from compiler_bridge.hlo import (
     EXPECTED,
@@ -86,14 +84,6 @@ class Opened:
     share_id: str = ""   # the store's id of this dump ('' when it is not in the store)
 
 
-def cli_dump() -> str:
-    """The ``--dump PATH`` given after ``streamlit run app.py --`` (or $HLOLENS_DUMP)."""
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--dump", default="")
-    args, _ = parser.parse_known_args(sys.argv[1:])
-    return args.dump or os.environ.get("HLOLENS_DUMP", "")
-
-
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _open(path: str, key: str) -> Dump:
     """The dump at ``path`` whose content identity is ``key`` (opened once per content)."""
@@ -117,7 +107,7 @@ def _store(location: str, cap: int) -> Store:
 
 def store() -> Store:
     """The dump store ($HLOLENS_DATA, default ./.hlolens-data): uploads and --dump."""
-    return _store(os.environ.get("HLOLENS_DATA", ""), upload_cap())
+    return _store(settings().data, upload_cap())
 
 
 @st.cache_resource(show_spinner="Adding the dump to the store, so links to it work…",
@@ -146,7 +136,7 @@ def open_dump_section(nav: Navigator) -> Opened | None:
     visitor.account_box()
     info = sb.container()
     opener = sb.container()
-    cli = cli_dump()
+    cli = settings().dump
     has_dump = bool(nav.state.dump or cli)
     upload_error = st.session_state.get("upload-error")
     if upload_error:

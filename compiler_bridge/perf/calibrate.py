@@ -372,8 +372,9 @@ def ensure_calibrated(path: str = "") -> tuple[DeviceProfile, str]:
     profile was measured) and is cached where ``calibrate`` saves, so only the first use pays;
     one an older HLO Lens saved without a rate the roofline now uses is measured again.
     Returns (profile, a note saying so, or '')."""
-    from .devices import CALIBRATED_PATH, load_calibrated, save_profile
-    path = path or CALIBRATED_PATH
+    from ..config import settings
+    from .devices import load_calibrated, save_profile
+    path = path or settings().calibrated_profile
     found = load_calibrated(path)
     if found is not None and not outdated(found):
         return found, ""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+from ..config import settings
 from ..dumps import DumpError, open_dump
 
 
@@ -247,10 +248,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from .calibrate import ROUNDS, calibrate
-    from .devices import CALIBRATED_PATH, save_profile
+    from .devices import save_profile
     rounds = args.rounds or (1 if args.quick else ROUNDS)
     profile = calibrate(quick=args.quick, log=None if args.json else print, rounds=rounds)
-    path = save_profile(profile, args.out or CALIBRATED_PATH)
+    path = save_profile(profile, args.out or settings().calibrated_profile)
     if args.json:
         print(json.dumps({"path": path, "profile": profile.to_json()}, indent=1))
     else:

@@ -20,8 +20,8 @@ import platform
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 
-CACHE_DIR = os.path.join(os.path.expanduser(os.environ.get("HLOLENS_CACHE", "~/.cache/hlolens")))
-CALIBRATED_PATH = os.path.join(CACHE_DIR, "device.json")
+from ..config import settings
+
 
 T = 1e12
 G = 1e9
@@ -216,7 +216,7 @@ def save_profile(profile: DeviceProfile, path: str) -> str:
 
 
 def load_calibrated(path: str = "") -> DeviceProfile | None:
-    path = path or CALIBRATED_PATH
+    path = path or settings().calibrated_profile
     if not os.path.exists(path):
         return None
     try:

@@ -65,7 +65,8 @@ from .costs import (
     roofline_us,
     transcendental_work,
 )
-from .devices import CACHE_DIR, DeviceProfile
+from ..config import settings
+from .devices import DeviceProfile
 from ..dumps import AFTER, BUFFER_ASSIGNMENT, Dump, DumpModule, open_dump
 from ..memory import MemoryFileError, parse_buffer_assignment
 from ..hlo import HloComputation, HloInstruction, HloModule, Shape
@@ -130,7 +131,7 @@ NUMERIC = (
 
 def default_model_path(kind: str = "cpu") -> str:
     """Where ``train`` saves by default and the app looks: one model per device kind."""
-    return os.path.join(CACHE_DIR, f"cost-model-{kind}.npz")
+    return os.path.join(settings().cache_dir, f"cost-model-{kind}.npz")
 
 
 MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")

@@ -34,6 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from ..config import settings
 from ..dumps import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
 
 # A nested event may end this much (µs) after its parent and still count as nested
@@ -95,14 +96,14 @@ class RawTrace:
 
 # the most a gzipped trace may unpack to: a 2 MB upload that unpacked to 2 GiB took the
 # server to 4.4 GB of memory (issue 17); real profiles are a few MB to a few hundred
-MAX_TRACE_BYTES = int(os.environ.get("HLOLENS_MAX_TRACE_BYTES", 512 << 20))
+# (HLOLENS_MAX_TRACE_BYTES: settings().max_trace_bytes)
 
 
 def _decompress(data: bytes, source: str, limit: int | None = None) -> bytes:
     """Gzip members unpacked in bounded steps, refused past ``limit`` bytes."""
     if data[:2] != b"\x1f\x8b":
         return data
-    limit = MAX_TRACE_BYTES if limit is None else limit
+    limit = settings().max_trace_bytes if limit is None else limit
     out = bytearray()
     rest = data
     try:
