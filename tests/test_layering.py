@@ -8,7 +8,9 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
   streamlit; only ``ui`` and ``app.py`` import streamlit;
 - inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
   perf, memory and tf (TensorFlow graphs) only hlo and dumps (and steps, the timeline model
-  passes and tf share, which imports only dumps); tf never imports tensorflow.
+  passes and tf share, which imports only dumps); tf never imports tensorflow; targets
+  (CPU, GPU, TPU knowledge) imports only hlo, spmd only hlo and targets; config (the settings
+  object) imports none of them.
 """
 
 from __future__ import annotations
@@ -25,21 +27,32 @@ FORBIDDEN = {   # package prefix -> what it must never import
     "viz": {"ui"},
     "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
                             "compiler_bridge.perf", "compiler_bridge.memory",
-                            "compiler_bridge.tf", "compiler_bridge.steps"},
+                            "compiler_bridge.tf", "compiler_bridge.steps",
+                            "compiler_bridge.targets", "compiler_bridge.spmd"},
     "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
                               "compiler_bridge.memory", "compiler_bridge.tf",
-                              "compiler_bridge.steps"},
+                              "compiler_bridge.steps", "compiler_bridge.spmd"},
     "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
     "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow"},
     "compiler_bridge.passes": {"compiler_bridge.perf"},
     "compiler_bridge.steps": {"compiler_bridge.passes", "compiler_bridge.perf",
                               "compiler_bridge.memory", "compiler_bridge.tf"},
     "compiler_bridge.perf": {"compiler_bridge.passes"},
+    # what is particular to CPU, GPU, TPU: read by dumps, memory, perf, spmd; reads only hlo
+    "compiler_bridge.targets": {"compiler_bridge.dumps", "compiler_bridge.passes",
+                                "compiler_bridge.perf", "compiler_bridge.memory",
+                                "compiler_bridge.tf", "compiler_bridge.steps",
+                                "compiler_bridge.spmd"},
+    # sharded programs: reads hlo and targets
+    "compiler_bridge.spmd": {"compiler_bridge.dumps", "compiler_bridge.passes",
+                             "compiler_bridge.perf", "compiler_bridge.memory",
+                             "compiler_bridge.tf", "compiler_bridge.steps"},
     # the settings object: read by every layer, so it imports none of them
     "compiler_bridge.config": {"compiler_bridge.hlo", "compiler_bridge.dumps",
                                "compiler_bridge.passes", "compiler_bridge.perf",
                                "compiler_bridge.memory", "compiler_bridge.tf",
-                               "compiler_bridge.steps"},
+                               "compiler_bridge.steps", "compiler_bridge.targets",
+                               "compiler_bridge.spmd"},
 }
 STREAMLIT_ALLOWED = ("ui", "app")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from compiler_bridge.hlo import layout_change
+from compiler_bridge.spmd import COLLECTIVE_OPCODES
 
 ELEMENTWISE = "elementwise"
 REDUCTION = "reduction"
@@ -46,10 +47,7 @@ for _cat, _ops in {
                    "reverse get-tuple-element tuple set-dimension-size get-dimension-size",
     CONTROL_FLOW: "while conditional call async-start async-update async-done after-all "
                   "add-dependency opt-barrier domain infeed outfeed send send-done recv recv-done",
-    COLLECTIVE: "all-reduce all-reduce-start all-reduce-done all-gather all-gather-start "
-                "all-gather-done reduce-scatter all-to-all ragged-all-to-all collective-permute "
-                "collective-permute-start collective-permute-done collective-broadcast "
-                "partition-id replica-id",
+    COLLECTIVE: " ".join(sorted(COLLECTIVE_OPCODES)) + " partition-id replica-id",
     CUSTOM_CALL: "custom-call",
     PARAMETER_CONSTANT: "parameter constant iota rng rng-bit-generator rng-get-and-update-state",
     FUSION: "fusion",
