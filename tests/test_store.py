@@ -389,6 +389,51 @@ def test_a_killed_uploads_staging_folder_goes_at_once_a_running_one_stays(tmp_pa
     assert not os.path.exists(live)
 
 
+def _mid_upload(monkeypatch, then) -> None:
+    """Run ``then(staged_file)`` once, right after the first file of an upload is staged."""
+    real, done = shutil.copy2, []
+
+    def copy(a, b, **kw):
+        out = real(a, b, **kw)
+        if not done:
+            done.append(b)
+            then(b)
+        return out
+    monkeypatch.setattr("compiler_bridge.dumps.store.shutil.copy2", copy)
+
+
+def test_a_clock_set_back_never_truncates_a_running_upload(tmp_path, monkeypatch):
+    """Issue 33, item 5: with a staging folder's time set 2 h back while ``store add`` ran,
+    the next store opened deleted it by age although its upload held the lock, and the add
+    stored 182-556 of 563 files and printed a link. A locked folder now stays."""
+    data = str(tmp_path / "store")
+    store = Store(data)
+
+    def skew(staged: str) -> None:
+        old = time.time() - 7200
+        for entry in os.listdir(os.path.join(data, "tmp")):
+            os.utime(os.path.join(data, "tmp", entry), (old, old))
+        Store(data)                        # another process opens the store
+    _mid_upload(monkeypatch, skew)
+    stored = store.add_path(sample("transformer"))
+    assert stored.files == dump_hash(sample("transformer"))[2]
+
+
+def test_an_upload_whose_staged_files_vanish_stores_nothing(tmp_path, monkeypatch):
+    """Whatever removes part of a staged upload (here: its files, after the first one was
+    copied), the add counts what reached the staging folder and refuses a partial dump."""
+    data = str(tmp_path / "store")
+    store = Store(data)
+    _mid_upload(monkeypatch, lambda staged: os.remove(staged))
+    with pytest.raises(StoreError) as e:
+        store.add_path(sample("transformer"))
+    n = dump_hash(sample("transformer"))[2]
+    assert str(e.value) == (f"transformer: {n - 1} of its {n} files reached the store's "
+                            "staging folder (was it removed while the upload ran?); nothing "
+                            "was stored")
+    assert store.list() == []
+
+
 def _rebuild_index(data: str) -> None:
     for suffix in ("", "-wal", "-shm"):
         try:

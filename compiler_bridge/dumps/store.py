@@ -62,18 +62,20 @@ def _share_id() -> str:
             return sid
 
 
-def _abandoned(path: str) -> bool:
-    """A staging folder whose upload's process is gone: its owner file can be locked."""
+def _owner(path: str) -> str:
+    """Whose a staging folder is: 'running' (its upload holds the owner file's lock),
+    'abandoned' (the lock can be taken: the upload's process is gone) or '' (no owner
+    file: the age rule decides)."""
     try:
         with open(os.path.join(path, _OWNER)) as f:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                return False               # an upload is running in it
+                return "running"
             fcntl.flock(f, fcntl.LOCK_UN)
-            return True
-    except OSError:                        # no owner file: the age rule decides
-        return False
+            return "abandoned"
+    except OSError:
+        return ""
 
 
 class StoreError(DumpError):
@@ -143,11 +145,22 @@ CREATE TABLE IF NOT EXISTS archives (
 """
 
 
-def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> None:
+def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> int:
+    """Unpack an archive into ``dest``; the number of files it held."""
     try:
-        archive.extract(src, dest, max_bytes=max_bytes, label=name)
+        return len(archive.extract(src, dest, max_bytes=max_bytes, label=name))
     except archive.ArchiveError as e:
         raise StoreError(str(e)) from None
+
+
+def _all_staged(folder: str, expected: int, name: str) -> None:
+    """Every file of an upload reached its staging folder; else nothing is stored (a link
+    to part of a dump looks whole to whoever opens it)."""
+    found = sum(1 for _ in walk_folder(folder))
+    if found != expected:
+        raise StoreError(f"{name}: {found} of its {expected} files reached the store's "
+                         "staging folder (was it removed while the upload ran?); nothing "
+                         "was stored")
 
 
 def _row_id(cur: sqlite3.Cursor) -> int:
@@ -267,7 +280,11 @@ class Store:
         for entry in os.listdir(tmp):
             path = os.path.join(tmp, entry)
             try:
-                if _abandoned(path) or now - os.path.getmtime(path) > _STALE_TMP_SECONDS:
+                # a locked folder is never removed, however old its time says it is: a
+                # clock set back (or an mtime from elsewhere) truncated a running upload
+                owner = _owner(path)
+                if owner == "abandoned" or (
+                        not owner and now - os.path.getmtime(path) > _STALE_TMP_SECONDS):
                     if os.path.isdir(path):
                         shutil.rmtree(path, ignore_errors=True)
                     else:                  # a half-written file of a crashed local write
@@ -453,11 +470,12 @@ class Store:
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     shutil.copy2(os.path.join(path, rel), target)
                 os.makedirs(files, exist_ok=True)
+                _all_staged(files, len(listed), name)
             else:
                 if os.path.getsize(path) > self.max_upload_bytes:
                     raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
                 if archive.kind(path):
-                    _extract(path, files, self.max_upload_bytes, name)
+                    _all_staged(files, _extract(path, files, self.max_upload_bytes, name), name)
                     files = self._normalize_root(files)
                 else:                       # one module's file (.hlo, .mlir, .hlo.pb): loose.py
                     os.makedirs(files)
@@ -482,7 +500,7 @@ class Store:
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
-            _extract(data, files, self.max_upload_bytes, name)
+            _all_staged(files, _extract(data, files, self.max_upload_bytes, name), name)
             stored = self._commit(self._normalize_root(files), name, uploader)
         finally:
             self._unstage(staging)
