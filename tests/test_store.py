@@ -465,6 +465,54 @@ def test_a_rebuilt_local_index_keeps_every_link_view_and_comment(tmp_path):
     assert not os.listdir(os.path.join(data, "shares"))
 
 
+@pytest.mark.parametrize("damage", ["random bytes", "truncated"])
+def test_a_damaged_index_is_set_aside_and_rebuilt_from_the_files(tmp_path, damage, caplog):
+    """Issue 33, item 7: random bytes in, or a truncation of, the SQLite index made every
+    link show ``DatabaseError: file is not a database``, although the store's files hold
+    everything. The bad file is set aside (kept, for a look), the index rebuilt, it is
+    logged, and every link, view and comment opens as before."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    d = store.add_path(sample("cond_switch"))
+    store.save_view(d.share_id, "kept view", {"module": "0000"})
+    store.add_comment(d.share_id, "0000", "conditional", "kept comment")
+    db = os.path.join(data, "hlolens.sqlite")
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    size = os.path.getsize(db)
+    with open(db, "r+b") as f:
+        if damage == "random bytes":
+            f.write(os.urandom(size))
+        else:
+            f.truncate(size // 3)
+    with caplog.at_level("WARNING", logger="compiler_bridge.dumps.store"):
+        reopened = Store(data)
+    assert reopened.open(d.share_id).main.name == "jit_route"
+    assert [v.name for v in reopened.views(d.share_id)] == ["kept view"]
+    assert [c.text for c in reopened.comments(d.share_id)] == ["kept comment"]
+    aside = [n for n in os.listdir(data) if n.startswith("hlolens.sqlite.damaged-")]
+    assert len(aside) == 1
+    assert any("was damaged" in r.getMessage() and aside[0] in r.getMessage()
+               for r in caplog.records)
+
+
+def test_an_index_damaged_while_the_server_runs_recovers_at_the_next_request(tmp_path):
+    data = str(tmp_path / "data")
+    store = Store(data)                        # the server's store, opened at start
+    d = store.add_path(sample("cond_switch"))
+    db = os.path.join(data, "hlolens.sqlite")
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    with open(db, "r+b") as f:
+        f.write(os.urandom(os.path.getsize(db)))
+    with pytest.raises(StoreError) as e:
+        store.open(d.share_id)
+    assert "rebuilt from the store's files: try again" in str(e.value)
+    assert store.open(d.share_id).main.name == "jit_route"
+
+
 def test_four_processes_adding_one_dump_keep_every_printed_link(tmp_path):
     """Issue 17, item 4: 4x ``store add`` of one folder at once; every id printed keeps
     opening, also after the index is rebuilt from the store's files."""

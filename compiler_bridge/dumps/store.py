@@ -29,6 +29,7 @@ import dataclasses
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -51,6 +52,7 @@ MAX_UPLOAD_BYTES = archive.DEFAULT_MAX_BYTES
 _STALE_TMP_SECONDS = 3600
 _OWNER = ".owner"                 # in an upload's staging folder: locked while it runs
 _RECHECK_SECONDS = 5.0
+_log = logging.getLogger(__name__)
 
 
 def _share_id() -> str:
@@ -163,6 +165,12 @@ def _all_staged(folder: str, expected: int, name: str) -> None:
                          "was stored")
 
 
+def _damaged(e: sqlite3.DatabaseError) -> bool:
+    """The index file itself is bad (not SQLite, truncated, malformed), as opposed to a
+    busy or locked database or a constraint (subclasses of DatabaseError)."""
+    return type(e) is sqlite3.DatabaseError
+
+
 def _row_id(cur: sqlite3.Cursor) -> int:
     """The id of the row an INSERT just made."""
     if cur.lastrowid is None:
@@ -232,8 +240,23 @@ class Store:
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
         self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         self._hashed: dict[str, builtins.list[str]] = {}   # dump hash -> files hashed wrong
-        with self._db() as db:
+        try:
+            self._make_index()
+        except sqlite3.DatabaseError as e:
+            if not _damaged(e):
+                raise
+            self._set_index_aside(e)
+            self._make_index()
+        self.sync()
+
+    def _make_index(self) -> None:
+        """The index's tables (made where missing), checked: a file that is not SQLite,
+        or a truncated one, raises DatabaseError."""
+        with self._db(recover=False) as db:
             db.executescript(_SCHEMA)
+            check = db.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
             for table in ("views", "comments"):     # indexes made before accounts
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
                 if "account" not in cols:
@@ -244,16 +267,40 @@ class Store:
                         # processes opening a new store at once: another one added it
                         if "duplicate column" not in str(e):
                             raise
-        self.sync()
+
+    def _set_index_aside(self, e: sqlite3.DatabaseError) -> str:
+        """Move a damaged index (and its journal files) aside, where it can be looked at;
+        the files are the truth, and ``sync`` rebuilds the index from them."""
+        aside = f"{self.db_path}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.rename(self.db_path + suffix, aside + suffix)
+            except FileNotFoundError:       # another process set it aside first
+                pass
+        _log.warning("the store's index %s was damaged (%s): set aside as %s and rebuilt "
+                     "from the store's files", self.db_path, e, aside)
+        return aside
 
     # ------------------------------------------------------------------ plumbing
     @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
+    def _db(self, *, recover: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection to the index. One found damaged while the server runs is set aside
+        and rebuilt from the files; the operation that met it fails with a StoreError
+        saying so (the next one finds the index whole)."""
         con = sqlite3.connect(self.db_path, timeout=30)
         try:
             con.execute("PRAGMA journal_mode=WAL")
             yield con
             con.commit()
+        except sqlite3.DatabaseError as e:
+            if not (recover and _damaged(e)):
+                raise
+            con.close()
+            self._set_index_aside(e)
+            self._make_index()
+            self.sync()
+            raise StoreError("the store's index was damaged; it was rebuilt from the store's "
+                             "files: try again") from None
         finally:
             con.close()
 
