@@ -534,6 +534,33 @@ def test_four_processes_adding_one_dump_keep_every_printed_link(tmp_path):
     assert len(store.list()) == 1
 
 
+def test_a_deletion_landing_during_a_sync_is_not_undone(tmp_path, monkeypatch):
+    """Issue 33, item 8: a sync listed the note files, another process's deletion landed
+    (row deleted, tombstone written), and the sync took the deleted note back in from the
+    file it had listed. Here the deletion is started the moment the sync has listed."""
+    data = str(tmp_path / "data")
+    deleter = Store(data)
+    d = deleter.add_path(sample("cond_switch"))
+    doomed = deleter.save_view(d.share_id, "doomed", {"module": "0000"})
+    deleter.save_view(d.share_id, "kept", {"module": "0000"})
+    syncer = Store(data)                       # another process's store
+    listed = syncer._names
+    started: list[threading.Thread] = []
+
+    def names(folder: str) -> list[str]:
+        out = listed(folder)
+        if folder == "notes" and not started:
+            t = threading.Thread(target=deleter.delete_view, args=(d.share_id, doomed.id))
+            t.start()
+            t.join(1.0)                        # lands now unless the sync excludes it
+            started.append(t)
+        return out
+    monkeypatch.setattr(syncer, "_names", names)
+    syncer.sync()
+    started[0].join(30)
+    assert [v.name for v in syncer.views(d.share_id)] == ["kept"]
+
+
 def test_a_file_lost_from_the_store_is_named_and_a_re_upload_restores_it(tmp_path):
     """Issue 17, item 6: a file deleted from the store went unnoticed (another stage was
     shown, the trace 'of another program', `store list` still counted it)."""

@@ -237,6 +237,7 @@ class Store:
                 os.makedirs(os.path.join(self.base, sub), exist_ok=True)
             self._clean_tmp()
         self._lock = threading.Lock()
+        self._notes_rlock = threading.RLock()
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
         self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         self._hashed: dict[str, builtins.list[str]] = {}   # dump hash -> files hashed wrong
@@ -437,7 +438,26 @@ class Store:
                            (sid, rec["hash"], rec.get("created_at", 0.0)))
         self._sync_notes()
 
+    @contextmanager
+    def _notes_lock(self) -> Iterator[None]:
+        """Deleting a note and taking notes into the index exclude each other: a sync that
+        listed the note files before a deletion landed took the deleted note back in."""
+        with self._notes_rlock:
+            if self.remote:
+                yield
+                return
+            with open(os.path.join(self.base, "notes.lock"), "a") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(f, fcntl.LOCK_UN)
+
     def _sync_notes(self) -> None:
+        with self._notes_lock():
+            self._sync_notes_locked()
+
+    def _sync_notes_locked(self) -> None:
         names = self._names("notes")
         if not names:
             return
@@ -927,15 +947,17 @@ class Store:
         with self._db() as db:
             row = db.execute(f"SELECT uid, account FROM {table} WHERE id=? AND hash=?",
                              (int(row_id), h)).fetchone()
-            if row is None:
-                raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
-            if not self.may_delete(share_id, row[1], by):
-                raise StoreError(f"only who wrote this {what}, or uploaded the dump, may "
-                                 "delete it (signed in)")
-            db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
-        # a tombstone: other replicas and a rebuilt index drop the row, and never take
-        # the note back in
-        self._write_json({}, "notes", row[0] + ".deleted")
+        if row is None:
+            raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
+        if not self.may_delete(share_id, row[1], by):
+            raise StoreError(f"only who wrote this {what}, or uploaded the dump, may "
+                             "delete it (signed in)")
+        with self._notes_lock():
+            # the tombstone first: other replicas and a rebuilt index drop the row, and
+            # a sync that sees the note file sees its tombstone too
+            self._write_json({}, "notes", row[0] + ".deleted")
+            with self._db() as db:
+                db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
 
     def add_comment(self, share_id: str, module: str, node: str, text: str,
                     author: str = "", account: str = "") -> Comment:
