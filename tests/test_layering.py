@@ -8,7 +8,9 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
   streamlit; only ``ui`` and ``app.py`` import streamlit;
 - inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
   perf, memory and tf (TensorFlow graphs) only hlo and dumps (and steps, the timeline model
-  passes and tf share, which imports only dumps); tf never imports tensorflow.
+  passes and tf share, which imports only dumps); tf never imports tensorflow;
+- compare (every dump-vs-dump comparison) may import hlo, dumps, passes, memory, perf and
+  config, and no sibling imports compare: only the face and the CLI reach it.
 """
 
 from __future__ import annotations
@@ -20,26 +22,30 @@ import shutil
 from conftest import ROOT
 
 FIRST_PARTY = ("compiler_bridge", "viz", "ui", "hlolens")
+COMPARE = "compiler_bridge.compare"   # reached only by compiler_bridge's face and its CLI
 FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge": {"viz", "ui", "plotly"},     # streamlit: the rule below, for all
     "viz": {"ui"},
     "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
                             "compiler_bridge.perf", "compiler_bridge.memory",
-                            "compiler_bridge.tf", "compiler_bridge.steps"},
+                            "compiler_bridge.tf", "compiler_bridge.steps", COMPARE},
     "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
                               "compiler_bridge.memory", "compiler_bridge.tf",
-                              "compiler_bridge.steps"},
-    "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
-    "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow"},
-    "compiler_bridge.passes": {"compiler_bridge.perf"},
+                              "compiler_bridge.steps", COMPARE},
+    "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf", COMPARE},
+    "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow",
+                           COMPARE},
+    "compiler_bridge.passes": {"compiler_bridge.perf", COMPARE},
     "compiler_bridge.steps": {"compiler_bridge.passes", "compiler_bridge.perf",
-                              "compiler_bridge.memory", "compiler_bridge.tf"},
-    "compiler_bridge.perf": {"compiler_bridge.passes"},
+                              "compiler_bridge.memory", "compiler_bridge.tf", COMPARE},
+    "compiler_bridge.perf": {"compiler_bridge.passes", COMPARE},
+    # two dumps side by side: reads the models, diffs and measurements, never TF's graphs
+    COMPARE: {"compiler_bridge.tf", "compiler_bridge.steps"},
     # the settings object: read by every layer, so it imports none of them
     "compiler_bridge.config": {"compiler_bridge.hlo", "compiler_bridge.dumps",
                                "compiler_bridge.passes", "compiler_bridge.perf",
                                "compiler_bridge.memory", "compiler_bridge.tf",
-                               "compiler_bridge.steps"},
+                               "compiler_bridge.steps", COMPARE},
 }
 STREAMLIT_ALLOWED = ("ui", "app")
 
@@ -160,6 +166,7 @@ def test_each_kind_of_violation_is_caught(tmp_path):
     _add(root, "compiler_bridge/hlo/shapes.py", "from ..dumps import Dump")
     _add(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
     _add(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
+    _add(root, "compiler_bridge/tf/index.py", "from ..compare import pair_modules")
     found = violations(root)
     expected = [
         "only ui imports streamlit (viz.state imports streamlit)",
@@ -169,6 +176,7 @@ def test_each_kind_of_violation_is_caught(tmp_path):
         "compiler_bridge.hlo.shapes must not import compiler_bridge.dumps",
         "compiler_bridge.perf.costs must not import viz",
         "compiler_bridge.passes.diff imports the private name _private_helper",
+        "compiler_bridge.tf.index must not import compiler_bridge.compare",
     ]
     for e in expected:
         assert any(e in f for f in found), (e, found)
