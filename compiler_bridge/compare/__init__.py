@@ -11,7 +11,7 @@ the diff of a pair), ``flags`` (the XLA flags each dump was made with, and which
 from __future__ import annotations
 
 from .dumps import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
-from .flags import FlagsDiff, dump_flags, flags_diff
+from .flags import FlagsDiff, flags_diff
 from .modules import (
     Counts,
     ModuleComparison,
@@ -39,7 +39,6 @@ __all__ = [
     "chosen_pair",
     "compare_dumps",
     "compare_modules",
-    "dump_flags",
     "dump_versions",
     "flags_diff",
     "pair_modules",

@@ -55,12 +55,10 @@ class DumpFlags:
 
     flags: dict[str, str]              # flag (without --) -> value as the file writes it
     sources: tuple[str, ...]           # the files read
-    complete: bool = False             # from compile_options (every flag, defaults too)
 
-    def as_xla_flags(self, explicit: dict[str, str] | None = None) -> list[str]:
-        """``--name=value`` for the flags ``debug_options`` lists (set away from default)."""
-        chosen = explicit if explicit is not None else self.flags
-        return [f"--{k}={_plain(v)}" for k, v in sorted(chosen.items())]
+    def as_xla_flags(self) -> list[str]:
+        """``--name=value`` for each flag, as ``XLA_FLAGS`` would set it."""
+        return [f"--{k}={_plain(v)}" for k, v in sorted(self.flags.items())]
 
 
 def _plain(value: str) -> str:
@@ -86,7 +84,7 @@ def dump_flags(dump: Dump, module: DumpModule | None = None) -> tuple[DumpFlags,
     for path in _module_files(dump, module, COMPILE_OPTIONS)[:1]:
         full = parse_textproto_fields(dump.read_text(path), "debug_options")
         fsrc.append(path)
-    return DumpFlags(explicit, tuple(src)), DumpFlags(full, tuple(fsrc), complete=True)
+    return DumpFlags(explicit, tuple(src)), DumpFlags(full, tuple(fsrc))
 
 
 @dataclass(frozen=True)

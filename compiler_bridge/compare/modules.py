@@ -118,8 +118,6 @@ class Pairing:
     pairs: tuple[ModulePair, ...]
     only_a: tuple[str, ...]        # module ids of A that pair with nothing
     only_b: tuple[str, ...]
-    unreadable_a: tuple[str, ...] = ()   # modules whose text does not parse
-    unreadable_b: tuple[str, ...] = ()
 
     def of_a(self, module_id: str) -> ModulePair | None:
         return next((p for p in self.pairs if p.a == module_id), None)
@@ -181,9 +179,7 @@ def pair_modules(a: Dump, b: Dump) -> Pairing:
     order_a = {m.id: k for k, m in enumerate(a.modules)}
     pairs.sort(key=lambda p: order_a.get(p.a, 0))
     return Pairing(tuple(pairs), tuple(sorted(f.module_id for f in left_a)),
-                   tuple(sorted(f.module_id for f in left_b)),
-                   tuple(m.id for m in a.modules if m.id not in fa and _has_text(m)),
-                   tuple(m.id for m in b.modules if m.id not in fb and _has_text(m)))
+                   tuple(sorted(f.module_id for f in left_b)))
 
 
 def _has_text(m: DumpModule) -> bool:
