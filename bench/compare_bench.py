@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import ROOT, command, machine, publish  # noqa: E402
 from compiler_bridge import open_dump  # noqa: E402
-from compiler_bridge.passes import compare_modules, pair_modules  # noqa: E402
+from compiler_bridge.compare import compare_modules, pair_modules  # noqa: E402
 
 GEN = os.path.join(ROOT, "generated")
 DEFAULT = os.path.join(GEN, "scale_20k")

@@ -1,20 +1,24 @@
 """compiler_bridge: everything that reads XLA's output. Never imports streamlit or viz.
 
-Four sub-packages, each with its own face (its ``__init__``):
+Sub-packages, each with its own face (its ``__init__``):
 
 - ``compiler_bridge.hlo``: the HLO model, parser, printer and analyses;
 - ``compiler_bridge.dumps``: dump folders and archives, and the store behind links;
+- ``compiler_bridge.steps``: the pass timeline model HLO passes and TF graph dumps share;
 - ``compiler_bridge.passes``: pass timelines and module diffs;
-- ``compiler_bridge.perf``: traces, cost models and runtime reports.
-
-(and ``steps``, the pass timeline model HLO passes and TF graph dumps share; ``tf``, the
-TensorFlow graphs; ``memory``).
+- ``compiler_bridge.compare``: every dump-vs-dump comparison (modules paired, flags,
+  versions, counts, diffs, memory and measured times side by side);
+- ``compiler_bridge.memory``: a module's buffers, live ranges and peak memory;
+- ``compiler_bridge.perf``: traces, cost models and runtime reports;
+- ``compiler_bridge.tf``: TensorFlow's graphs, clusters and log around XLA;
+- ``compiler_bridge.config``: the settings object (``settings``), read from the
+  environment and the command line in one place.
 
 The names most callers need are here too.
 """
 
 from .config import Settings, SettingsError, settings
-from .comparison import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
+from .compare import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
 from .dumps import (
     Dump,
     DumpError,

@@ -165,7 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Two dumps side by side; exit 1 when a paired module's measured step time grew by
     more than --fail-if-slower percent, 2 when they cannot be compared (or, with the
     gate, when no pair has a measured step time on both sides)."""
-    from .comparison import CannotCompare, compare_dumps
+    from .compare import CannotCompare, compare_dumps
 
     try:
         a = open_dump(args.a)
@@ -229,7 +229,7 @@ def _print_comparison(cmp) -> None:
             print(f"    {op:<24} {x:6d} -> {y:6d}")
         for fc in r.comparison.diff.fusions[:10]:
             print(f"    fusion  {fc.describe()}")
-    from .passes import recompilations
+    from .compare import recompilations
     for side, dump in (("A", cmp.a), ("B", cmp.b)):
         for rc in recompilations(dump):
             print(f"{side} compiled {rc.name} {len(rc.modules)} times: "

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from compiler_bridge import CannotCompare, compare_dumps, open_dump
-from compiler_bridge.passes import (
+from compiler_bridge.compare import (
     compare_modules,
     dump_versions,
     flags_diff,
@@ -137,7 +137,7 @@ def test_added_minus_removed_is_the_change_in_instruction_count(dumps):
     a, b = open_dump(sample(dumps[0])), open_dump(sample(dumps[1]))
     pairs = pair_modules(a, b).pairs
     if dumps[0] == dumps[1]:     # a recompilation: batch 32 against batch 8
-        from compiler_bridge.passes import chosen_pair
+        from compiler_bridge.compare import chosen_pair
         pairs = (chosen_pair(a, b, "0000", "0002"),)
     for pair in pairs:
         c = compare_modules(a, b, pair)
@@ -213,7 +213,7 @@ def test_kernel_times_pair_through_the_diff():
 
 def test_a_recompilation_for_another_batch_shows_shape_changes():
     a = open_dump(sample(A))
-    from compiler_bridge.passes import chosen_pair
+    from compiler_bridge.compare import chosen_pair
     c = compare_modules(a, a, chosen_pair(a, a, "0000", "0002"))
     d = c.diff
     # the labels argument, as XLA wrote it in each ENTRY: s32[32] and s32[8]

@@ -6,11 +6,12 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
 - no name starting with ``_`` is imported from another module, even within a package;
 - ``compiler_bridge`` never imports viz, ui, streamlit or plotly; ``viz`` never imports ui or
   streamlit; only ``ui`` and ``app.py`` import streamlit;
-- inside ``compiler_bridge``: hlo imports none of its siblings, dumps only hlo, passes,
-  perf, memory and tf (TensorFlow graphs) only hlo and dumps (and steps, the timeline model
-  passes and tf share, which imports only dumps); tf never imports tensorflow; targets
-  (CPU, GPU, TPU knowledge) imports only hlo, spmd only hlo and targets; config (the settings
-  object) imports none of them.
+- inside ``compiler_bridge``, each sub-package imports only the siblings ``MAY_IMPORT`` lists
+  (the table of ARCHITECTURE.md, §3): hlo and config none, targets only hlo, dumps config,
+  hlo and targets, steps only dumps, passes and tf hlo, dumps and steps, memory hlo, dumps
+  and targets, perf those and config and memory, spmd hlo and targets, and compare (every
+  dump-vs-dump comparison) reads the models, diffs and measurements; no sibling imports
+  compare (only the face and the CLI reach it); tf never imports tensorflow.
 """
 
 from __future__ import annotations
@@ -22,38 +23,28 @@ import shutil
 from conftest import ROOT
 
 FIRST_PARTY = ("compiler_bridge", "viz", "ui", "hlolens")
+# sub-package of compiler_bridge -> the siblings it may import
+MAY_IMPORT: dict[str, set[str]] = {
+    "config": set(),        # the settings object: every layer reads it, it reads none
+    "hlo": set(),
+    "targets": {"hlo"},     # what is particular to CPU, GPU, TPU
+    "dumps": {"config", "hlo", "targets"},
+    "steps": {"dumps"},     # the timeline model HLO passes and TF graph dumps share
+    "passes": {"hlo", "dumps", "steps"},
+    "tf": {"hlo", "dumps", "steps"},
+    "memory": {"hlo", "dumps", "targets"},
+    "perf": {"config", "hlo", "dumps", "memory", "targets"},
+    "spmd": {"hlo", "targets"},     # sharded programs
+    "compare": {"config", "hlo", "dumps", "passes", "memory", "perf"},   # two dumps
+}
 FORBIDDEN = {   # package prefix -> what it must never import
     "compiler_bridge": {"viz", "ui", "plotly"},     # streamlit: the rule below, for all
     "viz": {"ui"},
-    "compiler_bridge.hlo": {"compiler_bridge.dumps", "compiler_bridge.passes",
-                            "compiler_bridge.perf", "compiler_bridge.memory",
-                            "compiler_bridge.tf", "compiler_bridge.steps",
-                            "compiler_bridge.targets", "compiler_bridge.spmd"},
-    "compiler_bridge.dumps": {"compiler_bridge.passes", "compiler_bridge.perf",
-                              "compiler_bridge.memory", "compiler_bridge.tf",
-                              "compiler_bridge.steps", "compiler_bridge.spmd"},
-    "compiler_bridge.memory": {"compiler_bridge.passes", "compiler_bridge.perf"},
-    "compiler_bridge.tf": {"compiler_bridge.passes", "compiler_bridge.perf", "tensorflow"},
-    "compiler_bridge.passes": {"compiler_bridge.perf"},
-    "compiler_bridge.steps": {"compiler_bridge.passes", "compiler_bridge.perf",
-                              "compiler_bridge.memory", "compiler_bridge.tf"},
-    "compiler_bridge.perf": {"compiler_bridge.passes"},
-    # what is particular to CPU, GPU, TPU: read by dumps, memory, perf, spmd; reads only hlo
-    "compiler_bridge.targets": {"compiler_bridge.dumps", "compiler_bridge.passes",
-                                "compiler_bridge.perf", "compiler_bridge.memory",
-                                "compiler_bridge.tf", "compiler_bridge.steps",
-                                "compiler_bridge.spmd"},
-    # sharded programs: reads hlo and targets
-    "compiler_bridge.spmd": {"compiler_bridge.dumps", "compiler_bridge.passes",
-                             "compiler_bridge.perf", "compiler_bridge.memory",
-                             "compiler_bridge.tf", "compiler_bridge.steps"},
-    # the settings object: read by every layer, so it imports none of them
-    "compiler_bridge.config": {"compiler_bridge.hlo", "compiler_bridge.dumps",
-                               "compiler_bridge.passes", "compiler_bridge.perf",
-                               "compiler_bridge.memory", "compiler_bridge.tf",
-                               "compiler_bridge.steps", "compiler_bridge.targets",
-                               "compiler_bridge.spmd"},
+    "compiler_bridge.tf": {"tensorflow"},
 }
+for _sub, _allowed in MAY_IMPORT.items():
+    FORBIDDEN.setdefault(f"compiler_bridge.{_sub}", set()).update(
+        f"compiler_bridge.{other}" for other in MAY_IMPORT if other not in _allowed | {_sub})
 STREAMLIT_ALLOWED = ("ui", "app")
 
 
@@ -173,6 +164,7 @@ def test_each_kind_of_violation_is_caught(tmp_path):
     _add(root, "compiler_bridge/hlo/shapes.py", "from ..dumps import Dump")
     _add(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
     _add(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
+    _add(root, "compiler_bridge/tf/index.py", "from ..compare import pair_modules")
     found = violations(root)
     expected = [
         "only ui imports streamlit (viz.state imports streamlit)",
@@ -182,6 +174,7 @@ def test_each_kind_of_violation_is_caught(tmp_path):
         "compiler_bridge.hlo.shapes must not import compiler_bridge.dumps",
         "compiler_bridge.perf.costs must not import viz",
         "compiler_bridge.passes.diff imports the private name _private_helper",
+        "compiler_bridge.tf.index must not import compiler_bridge.compare",
     ]
     for e in expected:
         assert any(e in f for f in found), (e, found)

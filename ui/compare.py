@@ -28,18 +28,20 @@ import streamlit as st
 from compiler_bridge import (Dump, DumpError, PairReport, compare_dumps, open_dump, path_key,
                              settings)
 from compiler_bridge.dumps import AFTER, StoreError, StoredDump
-from compiler_bridge.passes import (
+from compiler_bridge.compare import (
     FlagsDiff,
-    HistoryEvent,
-    ModuleDiff,
     ModulePair,
     Pairing,
     dump_versions,
     flags_diff,
-    instruction_history,
     pair_modules,
-    pass_timeline,
     recompilations,
+)
+from compiler_bridge.passes import (
+    HistoryEvent,
+    ModuleDiff,
+    instruction_history,
+    pass_timeline,
     text_diff,
 )
 from viz import ViewState

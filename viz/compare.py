@@ -1,30 +1,19 @@
-"""Pure view builders for a comparison of two compiles (``compiler_bridge.comparison``):
-the labels of module pairs, the counts side by side, opcode deltas, the flags diff, memory
-and measured kernel rows, and the one-line summary. Nothing here reads files or touches
+"""Pure view builders for a comparison of two compiles (``compiler_bridge.compare``):
+how a pair was made, the counts side by side, opcode deltas, the flags diff, memory and
+measured kernel rows, and the one-line summary. Nothing here reads files or touches
 Streamlit; ``ui.compare`` places these on the page.
 """
 
 from __future__ import annotations
 
 from compiler_bridge import PairReport
-from compiler_bridge.passes import FlagsDiff, ModuleComparison, ModulePair, Recompilation
+from compiler_bridge.compare import FlagsDiff, ModuleComparison
 
 from .passes import human_bytes
 
 HOW = {"name": "same name", "name+structure": "same name, closest shapes",
        "structure": "closest structure", "chosen": "chosen"}
 MEMORY_KEYS = ("argument", "output", "temp", "alias", "peak")
-
-
-def pair_label(p: ModulePair) -> str:
-    """'jit_train_step · 0000 → 0002 (same name, closest shapes)'."""
-    return f"{p.name} · {p.a} → {p.b} ({HOW.get(p.how, p.how)})"
-
-
-def recompilation_label(r: Recompilation, module_id: str) -> str:
-    k = r.modules.index(module_id)
-    sig = r.signatures[k]
-    return f"{module_id} {sig if len(sig) <= 90 else sig[:87] + '…'}"
 
 
 def _delta(a: float | int | None, b: float | int | None) -> str:

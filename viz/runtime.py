@@ -165,17 +165,6 @@ def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def summary_line(report: RuntimeReport) -> str:
-    """One sentence: what predicts, what was measured, what is missing."""
-    m = report.measured
-    if m is None:
-        return (f"Predicted by {report.predictor_detail}. Nothing measured: "
-                f"{report.trace_error or 'no trace'}")
-    return (f"Predicted by {report.predictor_detail}. Measured {len(report.measured_rows)} "
-            f"kernels from {m.matched_events} events ({m.unmatched_events} unmatched) in "
-            f"{', '.join(m.sources)}.")
-
-
 # --------------------------------------------------------------------------- table
 
 TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",

@@ -25,12 +25,6 @@ class HloParseError(ValueError):
     def _render(self) -> str:
         return diagnostic(self.message, self.source, self.line, self.column, self.text)
 
-    def with_source(self, source: str | None) -> "HloParseError":
-        if source is None or self.source == source:
-            return self
-        return HloParseError(self.message, source=source, line=self.line,
-                             column=self.column, text=self.text)
-
 
 def diagnostic(message: str, source: str | None, line: int = 0, column: int = 0,
                text: str = "", width: int = 300) -> str:

@@ -28,7 +28,6 @@ ELEMENT_BITS: dict[str, int] = {
     "f8e5m2": 8, "f8e5m2fnuz": 8, "f8e8m0fnu": 8,
     "token": 0, "opaque": 0,
 }
-FLOAT_TYPES = frozenset(t for t in ELEMENT_BITS if t[0] == "f" or t == "bf16")
 # XLA's kCombineDimension in a tile, printed as '*'.
 TILE_COMBINE = -1
 # XLA's unbounded dynamic size, printed as '?'.
@@ -149,10 +148,6 @@ class Shape:
         for s in self.tuple_shapes:
             out.extend(s.leaves())
         return out
-
-    @property
-    def is_buffer(self) -> bool:
-        return self.buffer
 
     def without_layout(self) -> str:
         """The text form with no layouts (``f32[8,16]``)."""

@@ -3,28 +3,13 @@ changed between any two modules (instructions, attributes, text).
 
 ``timeline`` (steps, step diffs, an instruction's history), ``diff`` (``diff_modules``),
 ``pairing`` (how it pairs instructions), ``changes`` (its result types), ``textdiff``
-(the side-by-side text), ``compare`` (two compiles: modules of two dumps paired, a
-dump's recompilations, flags and versions, counts and diff of a pair).
+(the side-by-side text). Two compiles compared (modules of two dumps paired, flags,
+versions) live in ``compiler_bridge.compare``.
 """
 
 from __future__ import annotations
 
 from .changes import KINDS, InstructionChange, ModuleDiff
-from .compare import (
-    Counts,
-    FlagsDiff,
-    ModuleComparison,
-    ModulePair,
-    Pairing,
-    Recompilation,
-    chosen_pair,
-    compare_modules,
-    dump_flags,
-    dump_versions,
-    flags_diff,
-    pair_modules,
-    recompilations,
-)
 from .diff import diff_modules
 from .textdiff import ComputationTextDiff, TextRow, text_diff
 from .timeline import (
@@ -44,19 +29,6 @@ from .timeline import (
 
 __all__ = [
     "ComputationTextDiff",
-    "Counts",
-    "FlagsDiff",
-    "ModuleComparison",
-    "ModulePair",
-    "Pairing",
-    "Recompilation",
-    "chosen_pair",
-    "compare_modules",
-    "dump_flags",
-    "dump_versions",
-    "flags_diff",
-    "pair_modules",
-    "recompilations",
     "HistoryEvent",
     "InstructionChange",
     "KINDS",

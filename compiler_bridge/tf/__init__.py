@@ -45,7 +45,7 @@ from .log import (
     Uncompilable,
     parse_log,
 )
-from .passes import ORDER, GraphPass, pass_of
+from .graph_passes import ORDER, GraphPass, pass_of
 from .timeline import (
     NODE_KINDS,
     GraphDiff,

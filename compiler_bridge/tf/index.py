@@ -18,7 +18,7 @@ from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
 from .log import CycleNote, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
-from .passes import ANNOTATED, MARK, GraphPass, pass_of
+from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
 MAX_LOG_BYTES = 64 << 20

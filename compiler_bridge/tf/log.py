@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .passes import pass_of
+from .graph_passes import pass_of
 
 _PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.\-]+:\d+\] ?")
 _UNCOMPILABLE = re.compile(r"Found uncompilable node (\S+) \(op (\S+)\): ?(.*)$")

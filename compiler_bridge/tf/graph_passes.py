@@ -53,10 +53,6 @@ class GraphPass:
         return self.cluster is not None
 
 
-def is_graph_file(base: str) -> bool:
-    return base.endswith(_SUFFIXES)
-
-
 def pass_of(base: str) -> GraphPass:
     """The pass of a graph dump, from its base name."""
     stem = base

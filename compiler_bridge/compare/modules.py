@@ -1,5 +1,6 @@
-"""Two compiles side by side: two dumps (two flag sets, two JAX/XLA versions, two commits)
-or two compiles of one jit function in one dump (a recompilation: other shapes).
+"""The modules of two compiles, paired, counted and diffed: two dumps (two flag sets, two
+JAX/XLA versions, two commits) or two compiles of one jit function in one dump (a
+recompilation: other shapes).
 
 * :func:`pair_modules` pairs the modules of two dumps: by name first, then (names that
   differ, or a name compiled several times) by structure. Module ids shift between runs
@@ -8,38 +9,26 @@ or two compiles of one jit function in one dump (a recompilation: other shapes).
   one program compiled with other flags have the same signature and similar histograms.
 * :func:`recompilations` lists the modules of one dump that share a name (jax compiled
   one function again, for other shapes).
-* :func:`flags_diff` compares the XLA flags the dumps were made with: ``debug_options``
-  (what ``XLA_FLAGS`` set, per module) and the ``debug_options`` block of
-  ``compile_options.textproto`` where present; ``xla_dump_*`` flags (where and what to
-  dump, not how to compile) are left out of the diff. :func:`dump_versions` reads the
-  JAX/jaxlib versions a profiler trace (``*.xplane.pb``) records, where there is one.
 * :func:`compare_modules` counts both sides (instructions, fusions, computations, opcode
   histogram) and diffs them with :func:`diff_modules` (``by_source``: two compiles are
   many passes apart; ``across``: names pair only where they name the same kind of
   value), so ``added - removed`` is the change in instruction count.
 
-Plain data, no measurement: memory and measured times are added by the caller
-(``compiler_bridge.comparison``), which may read the memory and perf packages.
+Plain data, no measurement: memory and measured times are added by ``dumps``
+(:func:`compare_dumps`).
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .changes import ModuleDiff
-from .diff import diff_modules
 from ..dumps import AFTER, BEFORE, Dump, DumpModule
 from ..hlo import HloModule, HloParseError
+from ..passes import ModuleDiff, diff_modules
 
 # a module pairs by structure only this similar (0..1); below, it stays unpaired
 MIN_SIMILARITY = 0.5
-DEBUG_OPTIONS = "debug_options"
-COMPILE_OPTIONS = "compile_options"
-_IGNORED_FLAG = re.compile(r"^xla_dump_")
-_FIELD = re.compile(r"^\s*([A-Za-z_][\w]*)\s*:\s*(.*?)\s*$")
 
 
 # --------------------------------------------------------------------------- structure
@@ -129,8 +118,6 @@ class Pairing:
     pairs: tuple[ModulePair, ...]
     only_a: tuple[str, ...]        # module ids of A that pair with nothing
     only_b: tuple[str, ...]
-    unreadable_a: tuple[str, ...] = ()   # modules whose text does not parse
-    unreadable_b: tuple[str, ...] = ()
 
     def of_a(self, module_id: str) -> ModulePair | None:
         return next((p for p in self.pairs if p.a == module_id), None)
@@ -192,9 +179,7 @@ def pair_modules(a: Dump, b: Dump) -> Pairing:
     order_a = {m.id: k for k, m in enumerate(a.modules)}
     pairs.sort(key=lambda p: order_a.get(p.a, 0))
     return Pairing(tuple(pairs), tuple(sorted(f.module_id for f in left_a)),
-                   tuple(sorted(f.module_id for f in left_b)),
-                   tuple(m.id for m in a.modules if m.id not in fa and _has_text(m)),
-                   tuple(m.id for m in b.modules if m.id not in fb and _has_text(m)))
+                   tuple(sorted(f.module_id for f in left_b)))
 
 
 def _has_text(m: DumpModule) -> bool:
@@ -246,226 +231,7 @@ def recompilations(dump: Dump) -> list[Recompilation]:
     return out
 
 
-# --------------------------------------------------------------------------- flags
-
-def parse_textproto_fields(text: str, block: str = "") -> dict[str, str]:
-    """``name: value`` lines of a text proto: top level, or inside ``block { ... }``
-    (nested anywhere). Repeated fields are joined with ', '; sub-messages are skipped."""
-    out: dict[str, str] = {}
-    depth = 0
-    inside = 0 if not block else -1     # depth at which the wanted fields live
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if s.endswith("{"):
-            depth += 1
-            if block and inside < 0 and s[:-1].strip().rstrip(":").strip() == block:
-                inside = depth
-            continue
-        if s == "}":
-            if depth == inside and block:
-                inside = -2             # done: the first such block only
-            depth -= 1
-            continue
-        if depth != inside:
-            continue
-        m = _FIELD.match(s)
-        if m:
-            name, value = m.group(1), m.group(2)
-            out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
-
-
-@dataclass(frozen=True)
-class DumpFlags:
-    """The XLA flags one dump was made with, from the files that say."""
-
-    flags: dict[str, str]              # flag (without --) -> value as the file writes it
-    sources: tuple[str, ...]           # the files read
-    complete: bool = False             # from compile_options (every flag, defaults too)
-
-    def as_xla_flags(self, explicit: dict[str, str] | None = None) -> list[str]:
-        """``--name=value`` for the flags ``debug_options`` lists (set away from default)."""
-        chosen = explicit if explicit is not None else self.flags
-        return [f"--{k}={_plain(v)}" for k, v in sorted(chosen.items())]
-
-
-def _plain(value: str) -> str:
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
-
-
-def _module_files(dump: Dump, module: DumpModule | None, kind: str) -> list[str]:
-    mods = [module] if module is not None else dump.modules
-    return [f.path for m in mods for f in m.files if f.kind == kind]
-
-
-def dump_flags(dump: Dump, module: DumpModule | None = None) -> tuple[DumpFlags, DumpFlags]:
-    """(flags set away from their default per ``debug_options``, every flag per
-    ``compile_options.textproto``) for one module (default: the first module that has
-    the file). Either is empty where the dump lacks the file."""
-    explicit: dict[str, str] = {}
-    src: list[str] = []
-    for path in _module_files(dump, module, DEBUG_OPTIONS)[:1]:
-        explicit = parse_textproto_fields(dump.read_text(path))
-        src.append(path)
-    full: dict[str, str] = {}
-    fsrc: list[str] = []
-    for path in _module_files(dump, module, COMPILE_OPTIONS)[:1]:
-        full = parse_textproto_fields(dump.read_text(path), "debug_options")
-        fsrc.append(path)
-    return DumpFlags(explicit, tuple(src)), DumpFlags(full, tuple(fsrc), complete=True)
-
-
-@dataclass(frozen=True)
-class FlagsDiff:
-    only_a: tuple[str, ...]                    # '--name=value' set on A only
-    only_b: tuple[str, ...]
-    changed: tuple[tuple[str, str, str], ...]  # (flag, value on A, value on B)
-    sources: tuple[str, ...] = ()              # which files were compared
-    known_a: bool = True       # A has a file that says its flags (else nothing is compared)
-    known_b: bool = True
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.only_a or self.only_b or self.changed)
-
-    def to_json(self) -> dict:
-        return {"only_a": list(self.only_a), "only_b": list(self.only_b),
-                "changed": [list(c) for c in self.changed]}
-
-
-def flags_diff(a: Dump, b: Dump, module_a: DumpModule | None = None,
-               module_b: DumpModule | None = None) -> FlagsDiff:
-    """The XLA flags that differ. Both sides' ``debug_options`` (flags set away from
-    default) are compared; where both have ``compile_options.textproto`` (every flag),
-    a flag set on one side only and at its default on the other is 'changed' with the
-    other side's value, not 'only'. A side without either file says nothing: the diff is
-    empty, with ``known_a``/``known_b`` saying which side is silent."""
-    ea, fa = dump_flags(a, module_a)
-    eb, fb = dump_flags(b, module_b)
-    known_a, known_b = bool(ea.sources or fa.sources), bool(eb.sources or fb.sources)
-    if not (known_a and known_b):       # a side that does not say: nothing to compare
-        return FlagsDiff((), (), (), ea.sources + fa.sources + eb.sources + fb.sources,
-                         known_a, known_b)
-    xa = {k: v for k, v in ea.flags.items() if not _IGNORED_FLAG.match(k)}
-    xb = {k: v for k, v in eb.flags.items() if not _IGNORED_FLAG.match(k)}
-    ca = {k: v for k, v in fa.flags.items() if not _IGNORED_FLAG.match(k)}
-    cb = {k: v for k, v in fb.flags.items() if not _IGNORED_FLAG.match(k)}
-    only_a, only_b, changed = [], [], []
-    for k in sorted(set(xa) | set(xb) | (set(ca) & set(cb))):
-        u = xa.get(k, ca.get(k))
-        v = xb.get(k, cb.get(k))
-        if u == v:
-            continue
-        if u is None:
-            only_b.append(f"--{k}={_plain(v or '')}")
-        elif v is None:
-            only_a.append(f"--{k}={_plain(u)}")
-        else:
-            changed.append((k, _plain(u), _plain(v)))
-    return FlagsDiff(tuple(only_a), tuple(only_b), tuple(changed),
-                     ea.sources + fa.sources + eb.sources + fb.sources)
-
-
-# --------------------------------------------------------------------------- versions
-
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if i >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, i
-        shift += 7
-
-
-def _fields(data: bytes):
-    """(field number, wire type, value) of one protobuf message, top level only."""
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(data, i)
-            yield num, wire, value
-        elif wire == 2:
-            n, i = _varint(data, i)
-            yield num, wire, data[i:i + n]
-            i += n
-        elif wire == 1:
-            yield num, wire, data[i:i + 8]
-            i += 8
-        elif wire == 5:
-            yield num, wire, data[i:i + 4]
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-
-
-def xplane_versions(data: bytes) -> dict[str, str]:
-    """The string stats of an XSpace's planes whose names end in ``_version``
-    (``jax_version``, ``jaxlib_version``: what the profiler records on the host plane).
-    XPlane: stat_metadata = 5 (map id -> XStatMetadata{name = 2}), stats = 6
-    (XStat{metadata_id = 1, str_value = 5})."""
-    out: dict[str, str] = {}
-    try:
-        for num, wire, plane in _fields(data):
-            if num != 1 or wire != 2:
-                continue
-            names: dict[int, str] = {}
-            stats: list[tuple[int, str]] = []
-            for pn, pw, pv in _fields(plane):
-                if pw != 2:
-                    continue
-                if pn == 5:
-                    key, meta = 0, b""
-                    for en, ew, ev in _fields(pv):
-                        if en == 1 and ew == 0:
-                            key = ev
-                        elif en == 2 and ew == 2:
-                            meta = ev
-                    for mn, mw, mv in _fields(meta):
-                        if mn == 2 and mw == 2:
-                            names[key] = mv.decode("utf-8", "replace")
-                elif pn == 6:
-                    mid, text = 0, None
-                    for sn, sw, sv in _fields(pv):
-                        if sn == 1 and sw == 0:
-                            mid = sv
-                        elif sn == 5 and sw == 2:
-                            text = sv.decode("utf-8", "replace")
-                    if text is not None:
-                        stats.append((mid, text))
-            for mid, text in stats:
-                name = names.get(mid, "")
-                if name.endswith("_version") and name not in out:
-                    out[name] = text
-    except ValueError:
-        return out
-    return out
-
-
-def dump_versions(dump: Dump) -> dict[str, str]:
-    """JAX/jaxlib versions as the dump's files say (a profiler ``*.xplane.pb``); empty
-    when no file says."""
-    def compute(d: Dump) -> dict[str, str]:
-        for f in d.files:
-            if posixpath.basename(f.path).endswith(".xplane.pb"):
-                try:
-                    found = xplane_versions(d.read_bytes(f.path))
-                except OSError:
-                    continue
-                if found:
-                    return found
-        return {}
-    return dump.derived("compare:versions", compute)
-
-
-# --------------------------------------------------------------------------- modules
+# --------------------------------------------------------------------------- counts and diff
 
 @dataclass(frozen=True)
 class Counts:

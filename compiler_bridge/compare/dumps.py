@@ -1,9 +1,10 @@
 """Compare two dumps: what the ``compare`` command prints and the app's comparison shows.
 
-The structure comes from ``compiler_bridge.passes`` (modules paired, flags, counts and
-the diff of each pair); this adds what other packages measure: the memory totals of each
-module and, when both dumps carry profiler traces, the measured step time and the time of
-each kernel, kernels matched through the diff's pairing (structural identity, not names).
+The structure comes from the sibling modules (``modules``: modules paired, counts and the
+diff of each pair; ``flags``; ``versions``); this adds what other packages measure: the
+memory totals of each module and, when both dumps carry profiler traces, the measured step
+time and the time of each kernel, kernels matched through the diff's pairing (structural
+identity, not names).
 
 ``compare_dumps(a, b)`` pairs every module; with ``module_a``/``module_b`` it compares the
 modules named (two modules of one dump: a recompilation). :meth:`DumpComparison.to_json`
@@ -14,22 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .dumps import Dump
-from .hlo import HloParseError
-from .memory import MemoryFileError, memory_totals
-from .passes import (
-    FlagsDiff,
+from ..dumps import Dump
+from ..hlo import HloParseError
+from ..memory import MemoryFileError, memory_totals
+from ..perf import TraceError, measure
+from .flags import FlagsDiff, dump_flags, flags_diff
+from .modules import (
     ModuleComparison,
     ModulePair,
     Pairing,
     chosen_pair,
     compare_modules,
-    dump_flags,
-    dump_versions,
-    flags_diff,
     pair_modules,
 )
-from .perf import TraceError, measure
+from .versions import dump_versions
 
 
 class CannotCompare(ValueError):
