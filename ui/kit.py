@@ -75,8 +75,10 @@ def code(text: str) -> str:
         return "\n```\n" + text + "\n```"
     return f"`{text}`"
 
+# --------------------------------------------------------------------------- labels
 
 def clip(text: str, n: int) -> str:
+    """``text``, cut to ``n`` characters with its length said."""
     return text if len(text) <= n else text[: n - 1] + f"… ({len(text):,} characters)"
 
 
