@@ -13,10 +13,11 @@ from functools import partial
 
 import streamlit as st
 
-from ui import compare, explorer, kit, memory, opening, passes, runtimes, sharing, tf, workspace
+from ui import (compare, data, explorer, kit, memory, opening, runtimes, sharing, stepper, tf,
+                traces, workspace)
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
-opening.warm_up()                                # Graphviz (wasm) compiles while we read
+data.warm_up()                                   # Graphviz (wasm) compiles while we read
 opening.style()
 nav = kit.Navigator()                            # the view, read from the URL
 
@@ -50,7 +51,7 @@ with kit.section("Comparison"):                  # another compile as the baseli
         compare.panel(nav, opened, cmp)
 if cmp is None:
     with kit.section("Passes"):
-        passes.pass_panel(nav, opened, picked)   # ◀ ▶ slider, timeline chart, compare
+        stepper.pass_panel(nav, opened, picked)  # ◀ ▶ slider, timeline chart, compare
 with kit.section("Memory"):
     memory.stepper_line(opened, picked)          # temp and peak bytes, or why a step has none
 shown = explorer.parse_stage(opened, picked)
@@ -62,7 +63,7 @@ if shown is None:                                # a step that does not parse: s
 
 rt = None
 with kit.section("Runtimes"):
-    rt = runtimes.Runtimes(nav, opened, shown)   # the trace; the report when asked for
+    rt = traces.Runtimes(nav, opened, shown)     # the trace; the report when asked for
 with kit.section("Graph controls"):
     explorer.graph_controls(nav, shown)          # sidebar: grouping, focus, hops
     runtimes.overlay_control(nav, rt)            # sidebar: colour by measured/predicted
@@ -74,7 +75,7 @@ workspace.workspace(nav.state, opened, shown, rt, cmp)
 
 explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Runtimes;
                  compare.detail_tabs(nav, opened, shown, cmp) if cmp is not None
-                 else passes.detail_tabs(nav, opened, shown),    # summary, opcodes, ...
+                 else stepper.detail_tabs(nav, opened, shown),   # summary, opcodes, ...
                  more=[("Runtimes", lambda: runtimes.panel(nav, rt)),
                        ("Memory", partial(memory.panel, nav, opened, shown))])
 with kit.section("Sharing"):

@@ -120,15 +120,15 @@ def _no_saved_model(monkeypatch, tmp_path):
     the generic CPU profile predicts."""
     import compiler_bridge.perf.learned as learned
     from compiler_bridge.perf import devices
-    from ui import runtimes
+    from ui import traces
     path = str(tmp_path / "cost-model-cpu.npz")
     monkeypatch.setattr(learned, "default_model_path", lambda kind="cpu": path)
-    monkeypatch.setattr(runtimes, "default_model_path", lambda kind="cpu": path)
+    monkeypatch.setattr(traces, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: None)
     # nor the default model shipped with HLO Lens (test_the_default_model_... uses it)
     none = str(tmp_path / "no-default-cpu.npz")
     monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": none)
-    monkeypatch.setattr(runtimes, "shipped_model_path", lambda kind="cpu": none)
+    monkeypatch.setattr(traces, "shipped_model_path", lambda kind="cpu": none)
 
 
 @pytest.fixture
@@ -234,10 +234,10 @@ def test_the_default_model_predicts_for_a_user_with_none_and_says_so(monkeypatch
     front, as the app would)."""
     import compiler_bridge.perf.learned as learned
     from compiler_bridge.perf import calibrate, devices
-    from ui import runtimes
+    from ui import traces
     real = os.path.join(learned.MODELS_DIR, "default-cpu.npz")
     monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": real)
-    monkeypatch.setattr(runtimes, "shipped_model_path", lambda kind="cpu": real)
+    monkeypatch.setattr(traces, "shipped_model_path", lambda kind="cpu": real)
     profile = calibrate(quick=True)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: profile)
     meta = json.loads(open(real[:-4] + ".json", encoding="utf-8").read())

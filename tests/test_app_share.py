@@ -202,7 +202,7 @@ def test_exports_are_offered(monkeypatch):
 
 
 def test_the_html_report_is_self_contained_and_escaped(monkeypatch, tmp_path):
-    from ui import explorer, inspector, opening, sharing
+    from ui import model, sharing
     from viz import render_svg
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     state = ViewState.from_query(query(at))
@@ -210,17 +210,17 @@ def test_the_html_report_is_self_contained_and_escaped(monkeypatch, tmp_path):
     store.add_comment(state.dump, "0000", "ynn_fusion.29", "</td><script>alert(1)</script>")
     stored = store.get(state.dump)
     dump = open_dump(store.folder(state.dump))
-    opened = opening.Opened(dump, state.dump, stored.name, "", state.dump)
+    opened = model.Opened(dump, state.dump, stored.name, "", state.dump)
     module = dump.stage(dump.main)
     from compiler_bridge.passes import pass_timeline
-    shown = explorer.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
+    shown = model.Shown(dump.main, "after_optimizations", dump.main.after_optimizations.path,
                        module, pass_timeline(dump, dump.main), 1)
     view = graph_for(dump, state)
     from viz import panels
     info = panels.inspect(module, "ynn_fusion.29")
     monkeypatch.setattr(sharing, "store", lambda: store)
     report = sharing._report(opened, shown, view, render_svg(view.dot),
-                                inspector.Inspected("ynn_fusion.29", info, None), state,
+                                model.Inspected("ynn_fusion.29", info, None), state,
                                 lambda: [{"kernel": "<b>k</b>", "us": 1.0}],
                                 "http://lens/?dump=" + state.dump)
     assert "http://lens/?dump=" in report             # the link, as text

@@ -14,7 +14,7 @@ from test_app_runtime import select_row
 
 from compiler_bridge import open_dump
 from compiler_bridge.tf import graph_timeline, tf_index
-from ui.passes import CHART_MIN_STEPS
+from ui.stepper import CHART_MIN_STEPS
 from ui.tf import TF_GRAPH_KEY
 
 _seq = iter(range(1, 1_000_000))

@@ -19,7 +19,7 @@ from conftest import ROOT, app_server, chromium_browser, missing, sample
 from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE, HealthProbe
 from compiler_bridge import open_dump
 from ui import visitor
-from viz.passes import ADDED_FILL, CHANGED_FILL
+from viz.stepper import ADDED_FILL, CHANGED_FILL
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):

@@ -27,7 +27,7 @@ from test_browser import (  # noqa: F401 - fixtures
     wait_param,
 )
 
-from viz.passes import CHANGED_FILL
+from viz.stepper import CHANGED_FILL
 
 pytestmark = [pytest.mark.browser]
 

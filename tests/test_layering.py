@@ -12,6 +12,9 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
   and targets, perf those and config and memory, spmd hlo and targets, and compare (every
   dump-vs-dump comparison) reads the models, diffs and measurements; no sibling imports
   compare (only the face and the CLI reach it); tf never imports tensorflow.
+- a ui page imports no other page (``PAGES``);
+- an alias means one thing: ``import X as A`` names the same module in every file that
+  uses ``A``, and a module is given the same alias wherever one is given.
 """
 
 from __future__ import annotations
@@ -46,6 +49,14 @@ for _sub, _allowed in MAY_IMPORT.items():
     FORBIDDEN.setdefault(f"compiler_bridge.{_sub}", set()).update(
         f"compiler_bridge.{other}" for other in MAY_IMPORT if other not in _allowed | {_sub})
 STREAMLIT_ALLOWED = ("ui", "app")
+
+# A page is the layout of one part of the screen: a module whose functions ``app.py`` (or
+# ``ui.workspace``, the fragment that composes several) places. Pages are leaves: what they
+# share lives in ``ui.kit`` (widgets), ``ui.model`` (what pages hand one another),
+# ``ui.data`` (cached loaders), ``ui.actions`` (what one page asks of another),
+# ``ui.stepper``, ``ui.traces``, ``ui.visitor`` and ``ui.component``; never in a page.
+PAGES = frozenset({"ui.opening", "ui.explorer", "ui.graph", "ui.inspector", "ui.compare",
+                   "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf"})
 
 
 def _sources(root: str) -> dict[str, str]:
@@ -82,6 +93,8 @@ def violations(root: str) -> list[str]:
     modules = _sources(root)
     packages = {m for m, p in modules.items() if p.endswith("__init__.py")}
     out: list[str] = []
+    alias_of: dict[str, tuple[str, str]] = {}    # target -> (alias, where), the first seen
+    target_of: dict[str, tuple[str, str]] = {}   # alias -> (target, where), the first seen
     for mod, path in sorted(modules.items()):
         is_package = mod in packages
         home = mod if is_package else mod.rpartition(".")[0]      # the importer's package
@@ -89,14 +102,17 @@ def violations(root: str) -> list[str]:
         where = os.path.relpath(path, root)
         for node in ast.walk(tree):
             targets: list[tuple[str, list[str]]] = []      # (module, names imported from it)
+            aliases: list[tuple[str, str]] = []              # (what, the alias it is given)
             if isinstance(node, ast.Import):
                 targets = [(a.name, []) for a in node.names]
+                aliases = [(a.name, a.asname) for a in node.names if a.asname]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
                     parts = home.split(".")
                     parts = parts[:len(parts) - (node.level - 1)]
                     base = ".".join(parts + ([node.module] if node.module else []))
+                aliases = [(f"{base}.{a.name}", a.asname) for a in node.names if a.asname]
                 names = [a.name for a in node.names]
                 # `from pkg import submodule` inside pkg names a module, not a face export
                 subs = [n for n in names if f"{base}.{n}" in modules]
@@ -107,7 +123,18 @@ def violations(root: str) -> list[str]:
             else:
                 continue
             at = f"{where}:{node.lineno}"
+            for what, alias in aliases:
+                first_target, seen_at = target_of.setdefault(alias, (what, at))
+                first_alias, alias_at = alias_of.setdefault(what, (alias, at))
+                if first_target != what:
+                    out.append(f"{at}: the alias {alias} names {what} here but {first_target} "
+                               f"at {seen_at}")
+                elif first_alias != alias:
+                    out.append(f"{at}: {what} is imported as {alias} here but as "
+                               f"{first_alias} at {alias_at}")
             for target, names in targets:
+                if mod in PAGES and target in PAGES and target != mod:
+                    out.append(f"{at}: the page {mod} imports the page {target}")
                 for prefix, banned in FORBIDDEN.items():
                     if _within(mod, prefix) and any(_within(target, b) for b in banned):
                         out.append(f"{at}: {mod} must not import {target}")
@@ -165,6 +192,9 @@ def test_each_kind_of_violation_is_caught(tmp_path):
     _add(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
     _add(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
     _add(root, "compiler_bridge/tf/index.py", "from ..compare import pair_modules")
+    _add(root, "ui/memory.py", "from .graph import legend")
+    _add(root, "ui/graph.py", "from viz import stepper as N")
+    _add(root, "ui/tf.py", "from viz import panels as PANELS")
     found = violations(root)
     expected = [
         "only ui imports streamlit (viz.state imports streamlit)",
@@ -175,6 +205,9 @@ def test_each_kind_of_violation_is_caught(tmp_path):
         "compiler_bridge.perf.costs must not import viz",
         "compiler_bridge.passes.diff imports the private name _private_helper",
         "compiler_bridge.tf.index must not import compiler_bridge.compare",
+        "the page ui.memory imports the page ui.graph",
+        "the alias N names viz.stepper here but viz.navigation",
+        "viz.panels is imported as PANELS here but as P",
     ]
     for e in expected:
         assert any(e in f for f in found), (e, found)

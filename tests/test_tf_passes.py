@@ -142,7 +142,7 @@ def test_step_changes_count_every_steps_diff(step):
 
 
 def test_the_pass_explorers_chart_and_tables_draw_a_tf_timeline(step):
-    from viz import passes as V
+    from viz import stepper as V
     dump, ix, tl = step
     ch = graph_step_changes(ix, tl)
     fig = V.timeline_figure(tl, current=1, changes=ch)

@@ -270,7 +270,7 @@ def test_item9_a_text_diff_note_sits_under_its_own_line():
     ('→ fusion F as N') gets its note in its own (left) cell, never under the unrelated
     right line it happens to sit beside."""
     from compiler_bridge.passes import pass_timeline, step_diff, text_diff
-    from viz.passes import text_diff_html
+    from viz.stepper import text_diff_html
     d = open_dump(os.path.join(ROOT, "sample_dumps", "transformer_per_pass.tar.xz"))
     tl = pass_timeline(d, d.main)
     (idx,) = [s.index for s in tl.steps if s.pass_name == "fusion"]
@@ -325,7 +325,7 @@ def test_item11_diff_colours_stand_apart_for_colour_blind_eyes():
     distance of at least 20 for normal, protan, deutan and tritan vision."""
     import numpy as np
     from viz.categories import COLORS
-    from viz.passes import ADDED_FILL, CHANGED_FILL
+    from viz.stepper import ADDED_FILL, CHANGED_FILL
     pairs = [(ADDED_FILL, c, k) for k, c in COLORS.items()] + \
         [(CHANGED_FILL, c, k) for k, c in COLORS.items()] + [(ADDED_FILL, CHANGED_FILL, "")]
     for a, b, what in pairs:

@@ -10,61 +10,43 @@ Parts: ``sidebar`` (pick a baseline: a stored or uploaded dump, or a recompilati
 ``resolve`` (the comparison of the module on screen, cached by both dumps' content),
 ``panel`` above the graph, ``detail_tabs`` (counts, flags, memory, measured kernels; the
 diff as tables; the text diff) and ``inspector`` (the selected node on the baseline's
-side). The graph colours come from the same diff (``diff_for_graph``), drawn by
-``viz.graph_for`` like a pass step's.
+side). The graph colours come from the same diff (registered with
+``data.register_diff``), drawn by ``viz.graph_for`` like a pass step's.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from compiler_bridge import (Dump, DumpError, PairReport, compare_dumps, open_dump, path_key,
-                             settings)
+from compiler_bridge import Dump, DumpError, PairReport, path_key, settings
 from compiler_bridge.dumps import AFTER, StoreError, StoredDump
-from compiler_bridge.compare import (
-    FlagsDiff,
-    ModulePair,
-    Pairing,
-    dump_versions,
-    flags_diff,
-    pair_modules,
-    recompilations,
-)
-from compiler_bridge.passes import (
-    HistoryEvent,
-    ModuleDiff,
-    instruction_history,
-    pass_timeline,
-    text_diff,
-)
+from compiler_bridge.compare import FlagsDiff, ModulePair, Pairing, dump_versions, recompilations
+from compiler_bridge.passes import ModuleDiff, text_diff
 from viz import ViewState
-from viz import compare as VC
+from viz import compare as CV
 from viz import navigation as N
-from viz import passes as V
+from viz import stepper as SV
 
-from .explorer import Picked, Shown
+from .actions import on_diff_row, select_and_show
+from .data import (baseline_at, baseline_history, baseline_stored, flags, pair_report,
+                   pairing, register_diff, store)
 from .kit import (
-    BY_CONTENT,
     Navigator,
     code,
     controlled,
     describe,
+    diff_table,
     go,
     go_widget,
     md,
     selected_row,
 )
-from .opening import Opened, store
-
-if TYPE_CHECKING:                 # ui.inspector imports ui.graph, which imports this
-    from .inspector import Inspected
+from .model import Inspected, Opened, Picked, Shown
 
 NO_BASE = ""
 
@@ -89,19 +71,6 @@ class Comparing:
         return self.report.comparison.diff
 
 
-@st.cache_resource(show_spinner="Adding the dump to compare with to the store…", max_entries=8)
-def _stored(path: str, key: str, location: str) -> StoredDump | str:
-    try:
-        return store().add_path(path)
-    except (DumpError, OSError) as e:
-        return describe(e)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _open_stored(folder: str, key: str) -> Dump:
-    return open_dump(folder, key=key)
-
-
 def apply_cli(nav: Navigator, opened: Opened) -> None:
     """``--dump A --compare B``: at the first page of a session that opened on the bare
     dump (not a link to a view), show B with A as the baseline."""
@@ -116,7 +85,7 @@ def apply_cli(nav: Navigator, opened: Opened) -> None:
         st.warning("--compare needs the --dump folder in the store; it could not be added.")
         return
     try:
-        stored = _stored(path, path_key(path), store().location)
+        stored = baseline_stored(path, path_key(path), store().location)
     except DumpError as e:
         st.error(f"Cannot open the dump to compare with: {code(describe(e))}")
         return
@@ -133,48 +102,7 @@ def base_dump(opened: Opened, key: str) -> tuple[Dump, str]:
     if key == opened.key:
         return opened.dump, opened.name
     entry = store().get(key)
-    return _open_stored(store().folder(key), entry.hash), entry.name
-
-
-@st.cache_resource(show_spinner="Pairing the modules of both dumps…", max_entries=16,
-                   hash_funcs=BY_CONTENT)
-def _pairing(base: Dump, dump: Dump) -> Pairing:
-    return pair_modules(base, dump)
-
-
-@st.cache_resource(show_spinner="Comparing the two compiles…", max_entries=32,
-                   hash_funcs=BY_CONTENT)
-def _report(base: Dump, base_module: str, dump: Dump, module: str) -> PairReport:
-    """The comparison of ``module`` with ``base_module`` ('' = its pairing partner)."""
-    return compare_dumps(base, dump, module_a=base_module, module_b=module).reports[0]
-
-
-@st.cache_resource(show_spinner=False, max_entries=32, hash_funcs=BY_CONTENT)
-def _flags(base: Dump, base_module: str, dump: Dump, module: str) -> FlagsDiff:
-    return flags_diff(base, dump, base.module(base_module), dump.module(module))
-
-
-# the diffs the graph draws, by (dump key, file shown, base, base module): registered by
-# the page before it draws, read by the graph's builder (also from the layout-ahead
-# thread, which must not call Streamlit's caches)
-_DIFFS: OrderedDict[tuple[str, str, str, str], ModuleDiff] = OrderedDict()
-_DIFFS_LOCK = threading.Lock()
-
-
-def _register(dump: Dump, path: str, state: ViewState, diff: ModuleDiff) -> None:
-    with _DIFFS_LOCK:
-        _DIFFS[(dump.key, path, state.base, state.base_module)] = diff
-        _DIFFS.move_to_end((dump.key, path, state.base, state.base_module))
-        while len(_DIFFS) > 32:
-            _DIFFS.popitem(last=False)
-
-
-def diff_for_graph(dump: Dump, path: str, state: ViewState) -> ModuleDiff | None:
-    """The comparison's diff when the graph shows the file it compares, else None."""
-    if not state.base:
-        return None
-    with _DIFFS_LOCK:
-        return _DIFFS.get((dump.key, path, state.base, state.base_module))
+    return baseline_at(store().folder(key), entry.hash), entry.name
 
 
 def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing | None:
@@ -191,7 +119,7 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
                   key="compare-stop-gone")
         return None
     same = base is opened.dump
-    pairing = _pairing(base, opened.dump)
+    paired = pairing(base, opened.dump)
     module = picked.dump_module
     partner = state.base_module
     if partner:
@@ -202,7 +130,7 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
             partner = ""
     asked = partner             # '' = the partner pairing finds (and its reason)
     if not partner:
-        found = pairing.of_b(module.id)
+        found = paired.of_b(module.id)
         if found is None or (same and found.a == module.id):
             partner = asked = _fallback_partner(base, module.id, same)
         else:
@@ -210,16 +138,16 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
     if not partner:
         st.warning(f"Module {md(module.label)} pairs with no module of {md(base_name)}: "
                    "pick one under *Baseline module* above the graph.")
-        _baseline_picker(nav, base, "", module.id, same, pairing)
+        _baseline_picker(nav, base, "", module.id, same, paired)
         return None
     try:
-        report = _report(base, asked, opened.dump, module.id)
+        report = pair_report(base, asked, opened.dump, module.id)
     except Exception as e:          # a side that does not parse, a module not there
         st.error(f"Cannot compare with {md(base_name)}: {code(describe(e))}")
         return None
-    cmp = Comparing(base, base_name, pairing, report.pair, report,
-                    _flags(base, partner, opened.dump, module.id), same, opened.dump)
-    _register(opened.dump, report.comparison.file_b, state, report.comparison.diff)
+    cmp = Comparing(base, base_name, paired, report.pair, report,
+                    flags(base, partner, opened.dump, module.id), same, opened.dump)
+    register_diff(opened.dump, report.comparison.file_b, state, report.comparison.diff)
     return cmp
 
 
@@ -271,7 +199,6 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
 
 
 def time_label(d: StoredDump) -> str:
-    import time
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(d.uploaded_at))
 
 
@@ -297,7 +224,7 @@ def panel(nav: Navigator, opened: Opened, cmp: Comparing) -> None:
                   help="Show the baseline, compared with this dump")
         st.button("Stop comparing", key="compare-stop", on_click=go,
                   args=(N.choose_base, NO_BASE))
-    st.caption(md(VC.summary(r)))
+    st.caption(md(CV.summary(r)))
     if not cmp.flags.is_empty:
         items = [f"{code('--' + k)} {code(a)} → {code(b)}" for k, a, b in cmp.flags.changed]
         items += [f"only baseline {code(f)}" for f in cmp.flags.only_a]
@@ -341,7 +268,6 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing
 
 
 def _on_kernel(key: str, rows: list[dict], opened: Opened, shown: Shown) -> None:
-    from .passes import select_and_show     # (ui.passes -> inspector -> graph -> this)
     row = selected_row(key, len(rows))
     if row is None:
         return
@@ -357,14 +283,14 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
     r = cmp.report
     c = r.comparison
     st.markdown(f"**{md(cmp.base_name)}** {code(c.pair.a)} → **this dump** {code(c.pair.b)} "
-                f"· paired by {md(VC.HOW.get(c.pair.how, c.pair.how))} "
-                f"(similarity {c.pair.similarity:.2f})  \n{md(VC.summary(r))}")
+                f"· paired by {md(CV.HOW.get(c.pair.how, c.pair.how))} "
+                f"(similarity {c.pair.similarity:.2f})  \n{md(CV.summary(r))}")
     left, right = st.columns(2)
     with left:
         st.markdown("**Counts**")
-        st.dataframe(VC.count_rows(c), hide_index=True)
+        st.dataframe(CV.count_rows(c), hide_index=True)
         st.markdown("**Opcodes that differ**")
-        rows = VC.opcode_rows(c)
+        rows = CV.opcode_rows(c)
         if rows:
             st.dataframe(rows, hide_index=True, height=min(38 + 35 * len(rows), 360))
         else:
@@ -380,7 +306,7 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.caption("Neither dump says which JAX/XLA made it (a profiler trace's xplane "
                        "records the versions).")
         st.markdown("**Flags**")
-        flag_rows = VC.flag_rows(cmp.flags)
+        flag_rows = CV.flag_rows(cmp.flags)
         if flag_rows:
             st.dataframe(flag_rows, hide_index=True)
         elif cmp.flags.known_a and cmp.flags.known_b:
@@ -393,7 +319,7 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
                        "it was made with (no debug_options or compile_options.textproto), "
                        "so flags are not compared.")
         st.markdown("**Memory**")
-        mem = VC.memory_rows(r)
+        mem = CV.memory_rows(r)
         if mem:
             st.dataframe(mem, hide_index=True)
         else:
@@ -405,7 +331,7 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
                        f"({r.slower_pct() or 0:+.1f}%); kernels paired through the diff, "
                        "biggest change first")
-            rows = VC.kernel_rows(r)
+            rows = CV.kernel_rows(r)
             key = f"compare-kernels:{c.pair.a}:{c.pair.b}"
             st.dataframe(rows, hide_index=True, height=300, key=key,
                          on_select=partial(_on_kernel, key, rows, opened, shown),
@@ -414,35 +340,19 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
 
 
 def _changes_tab(nav: Navigator, opened: Opened, shown: Shown, cmp: Comparing) -> None:
-    from .passes import on_diff_row         # the pass stepper's row click, shared
-    d = cmp.diff
-    st.markdown(md(V.diff_summary(d)))
-    tables = _tables(cmp.report)
-    names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
-             "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
-    kinds = [k for k in names if tables.get(k)]
-    if not kinds:
+    st.markdown(md(SV.diff_summary(cmp.diff)))
+    rows = diff_table(_tables(cmp.report), "compare-table",
+                      f"compare-rows:{cmp.pair.a}:{cmp.pair.b}",
+                      partial(on_diff_row, opened=opened, shown=shown), prefer="fusions")
+    if rows is None:
         st.caption("No instruction was added, removed or changed.")
         return
-    key = "compare-table"
-    if st.session_state.get(key) not in kinds:
-        st.session_state[key] = "fusions" if "fusions" in kinds else kinds[0]
-    count = {k: len(tables[k]) for k in kinds}
-    st.segmented_control("Table", kinds, key=key, required=True,
-                         format_func=lambda k: f"{names[k]} ({count[k]:,})",
-                         label_visibility="collapsed")
-    kind = st.session_state[key]
-    rows = tables[kind]
-    table_key = f"compare-rows:{cmp.pair.a}:{cmp.pair.b}:{kind}"
-    st.dataframe(rows, hide_index=True, key=table_key,
-                 on_select=partial(on_diff_row, table_key, rows, kind, opened, shown),
-                 selection_mode="single-row", height=min(38 + 35 * len(rows), 420))
     st.caption("Click a row to select that instruction in the graph (a removed one is "
                "explained in the inspector).")
 
 
 def _tables(report: PairReport) -> dict[str, list[dict]]:
-    return V.diff_tables(report.comparison.diff)
+    return SV.diff_tables(report.comparison.diff)
 
 
 def _text_tab(nav: Navigator, shown: Shown, cmp: Comparing) -> None:
@@ -474,7 +384,7 @@ def _text_tab(nav: Navigator, shown: Shown, cmp: Comparing) -> None:
     chosen = st.session_state[key]
     back = {v: k for k, v in d.computation_map.items()}
     diffs = text_diff(d, context=int(context), computations={chosen, back.get(chosen, chosen)})
-    st.html(V.text_diff_html(diffs, old_title=f"baseline {cmp.base_name} · {cmp.pair.a}",
+    st.html(SV.text_diff_html(diffs, old_title=f"baseline {cmp.base_name} · {cmp.pair.a}",
                              new_title=f"this dump · {cmp.pair.b}"))
 
 
@@ -526,23 +436,10 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
         _baseline_history(nav, cmp, other.split("@")[0])
 
 
-@st.cache_data(show_spinner="Following the instruction through the baseline's passes…",
-               max_entries=128, hash_funcs=BY_CONTENT)
-def _history(base: Dump, module_id: str, name: str) -> tuple[list[HistoryEvent], list[str]]:
-    """The baseline's pass steps that changed ``name`` (as named after optimizations), and
-    each step's stage; nothing when the baseline has no per-pass files."""
-    tl = pass_timeline(base, base.module(module_id))
-    index = tl.index_of(AFTER)
-    if not tl.per_pass or index is None:
-        return [], []
-    events = instruction_history(base, tl, index, name)
-    return events, [tl.step(e.index).stage for e in events]
-
-
 def _baseline_history(nav: Navigator, cmp: Comparing, name: str) -> None:
     """The per-node history on the baseline's side (its passes, when it has per-pass
     files); a step opens the baseline there, compared with this dump."""
-    events, stages = _history(cmp.base, cmp.pair.a, name)
+    events, stages = baseline_history(cmp.base, cmp.pair.a, name)
     if not events:
         return
     st.caption(f"{len(events)} pass step{'s' if len(events) != 1 else ''} of the baseline "

@@ -6,26 +6,26 @@ search, the breadcrumb, and the detail tabs under the graph.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpModule, HloModule, HloParseError
-from compiler_bridge.hlo import MLIR_TEXT, layout_changes
+from compiler_bridge import Dump, HloModule, HloParseError
+from compiler_bridge.hlo import MLIR_TEXT
 from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
-from compiler_bridge.passes import PER_PASS_FLAG, Step, Timeline, pass_timeline
-from compiler_bridge.steps import GRAPH_PASS
+from compiler_bridge.passes import PER_PASS_FLAG
 
 from viz import GROUPINGS, ViewState
 from viz import navigation as N
 from viz import panels as P
 
+from .actions import choose_computation
 from .component import graph_events, handled
+from .data import layout_changes_of, module_summary, parse_stats, search, timeline
 from .kit import (
-    BY_CONTENT,
     GRAPH_KEY,
     STAGES,
     Navigator,
+    clip,
     code,
     controlled,
     describe,
@@ -35,46 +35,12 @@ from .kit import (
     go_widget,
     md,
     section,
+    stage_label,
 )
-from .opening import Opened
+from .model import Opened, Picked, Shown
 
 
 # --------------------------------------------------------------------------- module
-
-@dataclass
-class Picked:
-    """The module and step chosen (before the step's text is parsed)."""
-
-    dump_module: DumpModule
-    timeline: Timeline     # before_optimizations, every pass step, after_optimizations
-    index: int             # the step shown
-    stage: str             # its ViewState.stage ('pass:0017', 'after_optimizations')
-    path: str
-
-    @property
-    def step(self) -> Step:
-        return self.timeline.step(self.index)
-
-
-@dataclass
-class Shown:
-    """The module on screen: its dump files, stage and parsed HLO."""
-
-    dump_module: DumpModule
-    stage: str
-    path: str
-    module: HloModule     # caches know it by ``module.key``
-    timeline: Timeline | None = None
-    index: int = 0
-
-
-@st.cache_data(show_spinner=False, max_entries=4096, hash_funcs=BY_CONTENT)
-def _stats(dump: Dump, path: str) -> dict:
-    try:
-        return {"stats": dump.parse(path).stats()}
-    except HloParseError as e:
-        return {"error": str(e)}
-
 
 def _module_stats(opened: Opened) -> tuple[dict, dict]:
     stats, errors = {}, {}
@@ -82,37 +48,12 @@ def _module_stats(opened: Opened) -> tuple[dict, dict]:
         f = m.after_optimizations or m.before_optimizations
         if f is None:
             continue
-        got = _stats(opened.dump, f.path)
+        got = parse_stats(opened.dump, f.path)
         if "stats" in got:
             stats[m.id] = got["stats"]
         else:
             errors[m.id] = got["error"]
     return stats, errors
-
-
-@st.cache_resource(show_spinner="Reading the module's snapshots (once per dump)…",
-                   max_entries=32, hash_funcs=BY_CONTENT)
-def _timeline(dump: Dump, module_id: str) -> Timeline:
-    return pass_timeline(dump, dump.module(module_id))
-
-
-def timeline(opened: Opened, module: DumpModule) -> Timeline:
-    """The module's pass timeline (counts per step), cached by the dump's content."""
-    return _timeline(opened.dump, module.id)
-
-
-def stage_label(step: Step, short: bool = False) -> str:
-    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)';
-    a TF graph dump: '1 · mark_for_compilation'."""
-    if step.kind == GRAPH_PASS:
-        return f"{step.index} · {step.pass_name}" + (" · same nodes" if step.identical
-                                                      and not short else "")
-    if step.kind != "pass":
-        return STAGES.get(step.kind, step.kind)
-    if short:
-        return f"step {step.index} · {step.pass_name}"
-    tail = " · same text" if step.identical else " · ⚠ does not parse" if step.error else ""
-    return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
 
 
 def from_mlir(dump: Dump, path: str) -> bool:
@@ -145,7 +86,7 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
                          format_func=lambda i: by_id[i].label,
                          on_change=go_option,
                          args=(N.choose_module, "pick-module", [c.id for c in choices]))
-    tl = timeline(opened, current)
+    tl = timeline(opened.dump, current.id)
     listed = tl.every_step               # the StableHLO (module.mlir) first, as compiled
     if not listed:
         st.error(f"Module {md(current.label)} has no HLO text (before or after "
@@ -269,7 +210,7 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     regex = cols[1].toggle("regex", key="search-re")
     if not query.strip():
         return
-    result = _search(shown.module, query, regex)
+    result = search(shown.module, query, regex)
     if result.error:
         st.warning(result.error)
         return
@@ -293,11 +234,6 @@ def search_box(nav: Navigator, shown: Shown) -> None:
                           "op_name": h.op_name, "computation": h.computation,
                           "matched": h.field} for h in result.hits],
                         hide_index=True, width=900)
-
-
-@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
-def _search(module: HloModule, query: str, regex: bool) -> P.SearchResult:
-    return P.search(module, query, regex=regex)
 
 
 def _go_to_hit(state: ViewState, name: str, module: HloModule):
@@ -338,11 +274,6 @@ def breadcrumb(nav: Navigator, shown: Shown) -> None:
                     args=(choose_computation, "pick-computation", list(labels), module))
 
 
-def choose_computation(state: ViewState, name: str, module: HloModule) -> ViewState:
-    entry = module.entry.name if module.entry is not None else ""
-    return N.choose_computation(state, "" if name == entry else name)
-
-
 # --------------------------------------------------------------------------- details
 
 def details(nav: Navigator, opened: Opened, shown: Shown,
@@ -362,7 +293,7 @@ def details(nav: Navigator, opened: Opened, shown: Shown,
     summary_tab, opcodes_tab, changes_tab, files_tab = tabs[len(extra) + len(more):]
     if summary_tab.open or (not extra and summary_tab.open is None):
         with summary_tab, section("Module summary"):
-            summary = _summary(shown.module)
+            summary = module_summary(shown.module)
             cols = st.columns(2)
             cols[0].markdown("\n".join(f"- **{k}**: {v}" for k, v in summary.metrics()))
             if summary.attributes:
@@ -371,7 +302,7 @@ def details(nav: Navigator, opened: Opened, shown: Shown,
                              language=None, wrap_lines=True)
     if opcodes_tab.open:
         with opcodes_tab, section("Opcodes"):
-            summary = _summary(shown.module)
+            summary = module_summary(shown.module)
             st.plotly_chart(P.opcode_histogram(summary), config={"displayModeBar": False})
     if changes_tab.open:
         with changes_tab, section("Layout changes"):
@@ -384,12 +315,8 @@ def details(nav: Navigator, opened: Opened, shown: Shown,
                          hide_index=True)
 
 
-def clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + f"… ({len(text):,} characters)"
-
-
 def _layout_change_list(shown: Shown) -> None:
-    changes = _layout_changes(shown.module)
+    changes = layout_changes_of(shown.module)
     if not changes:
         st.caption("No copy, transpose or bitcast in this module changes a layout.")
         return
@@ -405,13 +332,3 @@ def _layout_change_list(shown: Shown) -> None:
                    "opcode": c.opcode, "from": c.operand_shape, "to": c.shape,
                    "bytes": c.bytes, "reason": c.reason} for c in changes],
                  hide_index=True)
-
-
-@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
-def _summary(module: HloModule) -> P.ModuleSummary:
-    return P.module_summary(module)
-
-
-@st.cache_data(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
-def _layout_changes(module: HloModule) -> list:
-    return layout_changes(module)

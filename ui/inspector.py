@@ -4,36 +4,23 @@ that move the view to its operands, users and called computations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.dumps import AFTER
 
-from viz import GraphView, ViewState
+from viz import GraphView
 from viz import navigation as N
 from viz import panels as P
 
-from .explorer import Shown, choose_computation, clip, stage_label
-from .graph import view_for
+from .actions import choose_computation, show_in_graph
 from .component import node_card
-from .kit import BY_CONTENT, GRAPH_KEY, MAX_CODE, STAGES, Navigator, code, go, go_pick, md
-from .opening import Opened
+from .data import read_text
+from .kit import GRAPH_KEY, MAX_CODE, STAGES, Navigator, clip, code, go, go_pick, md, stage_label
+from .model import Inspected, Opened, Shown
 
 
 # --------------------------------------------------------------------------- inspector
-
-@dataclass
-class Inspected:
-    """What the inspector shows: the selected instruction (None for a group, nothing, or a
-    name this step lacks) and a place under its summary for more (history, comments)."""
-
-    name: str
-    info: P.Inspector | None
-    slot: DeltaGenerator  # a Streamlit container
-
 
 def show(nav: Navigator, opened: Opened, shown: Shown, view: GraphView | None
               ) -> Inspected:
@@ -108,7 +95,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
         with st.container(horizontal=True, gap="small"):
             for role, comp in called:
                 st.button(f"{role}: {comp}", key=f"call:{info.name}:{comp}",
-                          on_click=go, args=(_enter, comp, shown.module))
+                          on_click=go, args=(choose_computation, comp, shown.module))
     if info.is_fusion:
         gid = "fusion:" + info.name
         is_open = gid in state.expanded
@@ -136,32 +123,6 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
     return slot
 
 
-def show_in_graph(state: ViewState, opened: Opened, shown: Shown, name: str):
-    """Draw an instruction as its own node: go to its computation, open the fusions
-    around it and the boxes holding it (``GraphView.reveal``) in the view that will be
-    drawn; in focus mode the focus moves to it."""
-    new, center = N.go_to(state, shown.module, name, focus=False)
-    loc = P.locate(shown.module, name)
-    if loc is None:
-        return state, ""
-    if new.focus:
-        # in focus mode the neighbourhood follows it (a focus view opens around its node)
-        new = new.with_(focus=loc.anchor)
-    try:
-        view, _ = view_for(opened, shown, new.with_(changed_only=False))
-    except (KeyError, HloParseError):
-        return new, center
-    if new.changed_only and ("node:" + loc.anchor) not in view.nodes:
-        new = new.with_(changed_only=False)           # it is not among the changes
-    for gid in view.reveal(loc.anchor):
-        new = new.toggle_expanded(gid)
-    return new, center
-
-
-def _enter(state: ViewState, comp: str, module: HloModule) -> ViewState:
-    return choose_computation(state, comp, module)
-
-
 def _refs(title: str, refs: list[P.Ref], owner: str, shown: Shown) -> None:
     if not refs:
         return
@@ -171,11 +132,6 @@ def _refs(title: str, refs: list[P.Ref], owner: str, shown: Shown) -> None:
     st.pills(f"{title} ({len(refs)})", names, key=key, selection_mode="single",
              format_func=lambda n: f"{n} · {shapes[n].shape}" if len(refs) <= 6 else n,
              on_change=go_pick, args=(N.select, key))
-
-
-@st.cache_data(show_spinner=False, max_entries=256, hash_funcs=BY_CONTENT)
-def _read_text(dump: Dump, path: str) -> str:
-    return dump.read_text(path)
 
 
 _NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "while",
@@ -189,7 +145,7 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
     shared = []
     if not files and shown.stage == AFTER and opcode not in _NO_KERNEL:
         shared = [f for f in P.shared_kernel_files(shown.dump_module)
-                  if P.extract_function(_read_text(opened.dump, f.path), name,
+                  if P.extract_function(read_text(opened.dump, f.path), name,
                                         P.file_language(f))]
     candidates = files or shared
     if not candidates:
@@ -200,7 +156,7 @@ def _kernel(opened: Opened, shown: Shown, name: str, opcode: str) -> None:
     box = st.expander(f"Kernel · {kind}", key=f"kernel:{name}", on_change="rerun")
     if not box.open:
         return
-    text = _read_text(opened.dump, f.path)
+    text = read_text(opened.dump, f.path)
     body = P.extract_function(text, name, P.file_language(f)) or text
     box.caption(f"`{f.path}`")
     if len(body) > MAX_CODE:

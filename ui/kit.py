@@ -1,7 +1,7 @@
 """The page toolkit every part uses: the Navigator (the view, read from the URL, written
-back by ``go``), sections that turn a failure into a message, markdown escaping, widgets whose
-callbacks move the view, readers for a picked table row or chart point, and the hash
-functions that key caches by content (``BY_CONTENT``).
+back by ``go``), sections that turn a failure into a message, markdown escaping, names of
+stages, widgets whose callbacks move the view (a graph overlay's picker, a diff's tables),
+and readers for a picked table row or chart point.
 """
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, HloModule, HloParseError
+from compiler_bridge import DumpError, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
-from compiler_bridge.passes import Timeline
-from compiler_bridge.perf import RuntimeReport
-from streamlit.runtime.caching.hashing import HashFuncsDict
+from compiler_bridge.passes import Step
+from compiler_bridge.steps import GRAPH_PASS
 from viz import LayoutError, ViewState
 
 from .component import center_on
@@ -32,21 +32,6 @@ STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations",
           STABLEHLO: "StableHLO (as HLO)"}     # the last: MLIR that jaxlib converted
 MAX_CODE = 150_000           # characters of IR shown at once
 
-
-# --------------------------------------------------------------------------- caching
-
-Keyed = Dump | HloModule | Timeline | RuntimeReport
-
-
-def content_key(obj: Keyed) -> str:
-    """What a cache knows one of these objects by: its content identity (``.key``)."""
-    return obj.key
-
-
-# ``hash_funcs`` for st.cache_*: a cached function takes dumps, modules, timelines and
-# runtime reports as plain arguments, and Streamlit keys them by content, never by path
-BY_CONTENT: HashFuncsDict = {Dump: content_key, HloModule: content_key, Timeline: content_key,
-              RuntimeReport: content_key}
 
 # --------------------------------------------------------------------------- errors
 
@@ -89,6 +74,26 @@ def code(text: str) -> str:
     if "\n" in text:
         return "\n```\n" + text + "\n```"
     return f"`{text}`"
+
+# --------------------------------------------------------------------------- labels
+
+def clip(text: str, n: int) -> str:
+    """``text``, cut to ``n`` characters with its length said."""
+    return text if len(text) <= n else text[: n - 1] + f"… ({len(text):,} characters)"
+
+
+def stage_label(step: Step, short: bool = False) -> str:
+    """'before optimizations', '17 · layout-assignment · HLO_passes_through_… (0017)';
+    a TF graph dump: '1 · mark_for_compilation'."""
+    if step.kind == GRAPH_PASS:
+        return f"{step.index} · {step.pass_name}" + (" · same nodes" if step.identical
+                                                      and not short else "")
+    if step.kind != "pass":
+        return STAGES.get(step.kind, step.kind)
+    if short:
+        return f"step {step.index} · {step.pass_name}"
+    tail = " · same text" if step.identical else " · ⚠ does not parse" if step.error else ""
+    return f"{step.index} · {step.pass_name} · {step.pipeline} ({step.sequence:04d}){tail}"
 
 
 # --------------------------------------------------------------------------- navigation
@@ -209,3 +214,46 @@ def controlled(key: str, value, labels=None) -> None:
         st.session_state[seen] = sig
 
 
+# --------------------------------------------------------------------------- widgets
+
+def overlay_picker(label: str, key: str, value: str, options: Iterable[str],
+                   names: Mapping[str, str], setter: Callable, help: str) -> None:
+    """Sidebar: how the graph is coloured (runtimes, memory), one of ``options`` named by
+    ``names``; a pick goes to the URL through ``setter(state, option)``."""
+    controlled(key, value)
+    st.sidebar.segmented_control(
+        label, list(options), key=key, required=True,
+        format_func=lambda o: names.get(o, o), on_change=go_widget,
+        args=(setter, key), width="stretch", help=help)
+
+
+DIFF_TABLES = {"changed": "Changed", "added": "Added", "removed": "Removed",
+               "fusions": "Fusions", "layout changes": "Layout changes",
+               "layout conflicts": "Layout conflicts"}
+RowClick = Callable[[str, list[dict], str], None]    # (table key, rows, table kind)
+
+
+def diff_table(tables: Mapping[str, list[dict]], pick_key: str, table_key: str,
+               on_row: RowClick, prefer: str = "",
+               above: Callable[[str, list[dict]], None] | None = None) -> list[dict] | None:
+    """A diff as tables (``viz.stepper.diff_tables``): a picker of the kinds that have rows
+    (``prefer`` first picked when it has), then that kind's rows; a click on a row calls
+    ``on_row(its table's key, rows, kind)``. ``above(kind, rows)`` draws between the two.
+    Returns the rows shown, or None when every table is empty (nothing drawn)."""
+    kinds = [k for k in DIFF_TABLES if tables.get(k)]
+    if not kinds:
+        return None
+    if st.session_state.get(pick_key) not in kinds:
+        st.session_state[pick_key] = prefer if prefer in kinds else kinds[0]
+    count = {k: len(tables[k]) for k in kinds}
+    st.segmented_control("Table", kinds, key=pick_key, required=True,
+                         format_func=lambda k: f"{DIFF_TABLES[k]} ({count[k]:,})",
+                         label_visibility="collapsed")
+    kind = st.session_state[pick_key]
+    rows = tables[kind]
+    if above is not None:
+        above(kind, rows)
+    key = f"{table_key}:{kind}"
+    st.dataframe(rows, hide_index=True, key=key, on_select=partial(on_row, key, rows, kind),
+                 selection_mode="single-row", height=min(38 + 35 * len(rows), 420))
+    return rows

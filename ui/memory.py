@@ -15,35 +15,24 @@ from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import Dump
 from compiler_bridge.dumps import AFTER, DumpModule
-from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
+from compiler_bridge.memory import ModuleMemory
 from viz import MEMORY_OVERLAYS, ViewState
 from viz import memory as MV
-from viz import navigation as N
 from viz import panels as P
 
-from .explorer import Picked, Shown
-from .inspector import Inspected, show_in_graph
-from .kit import (BY_CONTENT, Navigator, code, controlled, go, go_widget, md,
-                  selected_points, selected_row)
-from .opening import Opened
+from .actions import select_after
+from .data import memory
+from .kit import Navigator, code, go, md, overlay_picker, selected_points, selected_row
+from .model import Inspected, Opened, Picked, Shown
 
 OVERLAY_NAMES = {"": "off", "defined": "bytes defined", "live": "bytes live"}
 CHART_CONFIG = {"displayModeBar": False}
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, hash_funcs=BY_CONTENT)
-def _memory(dump: Dump, module_id: str) -> tuple[ModuleMemory | None, str]:
-    """The module's memory, or why there is none (cached per dump and module)."""
-    try:
-        return module_memory(dump, module_id), ""
-    except MemoryFileError as e:
-        return None, str(e)
-
-
 def memory_of(opened: Opened, module: DumpModule) -> tuple[ModuleMemory | None, str]:
-    return _memory(opened.dump, module.id)
+    """The module's memory, or why there is none."""
+    return memory(opened.dump, module.id)
 
 
 # --------------------------------------------------------------------------- sidebar
@@ -59,11 +48,9 @@ def overlay_control(nav: Navigator, opened: Opened, shown: Shown) -> None:
     while it runs (after optimizations, where XLA assigned buffers)."""
     state = nav.state
     sb = st.sidebar
-    controlled("pick-memory", state.memory)
-    sb.segmented_control(
-        "Memory overlay", list(MEMORY_OVERLAYS), key="pick-memory", required=True,
-        format_func=lambda o: OVERLAY_NAMES.get(o, o), on_change=go_widget,
-        args=(set_memory, "pick-memory"), width="stretch",
+    overlay_picker(
+        "Memory overlay", "pick-memory", state.memory, MEMORY_OVERLAYS, OVERLAY_NAMES,
+        set_memory,
         help="Colour each instruction by the bytes of the values it defines, or by the "
              "bytes live at its place in the schedule (from XLA's buffer assignment and "
              "live ranges); boxes show sums (defined) or maxima (live).")
@@ -109,29 +96,18 @@ def stepper_line(opened: Opened, picked: Picked) -> None:
 
 # --------------------------------------------------------------------------- tab
 
-def _select(state: ViewState, opened: Opened, shown: Shown, name: str):
-    """Show an instruction of the after-optimizations module in the graph, selected."""
-    if shown.stage != AFTER:
-        state, _ = N.choose_step(state, AFTER)
-        module = opened.dump.stage(shown.dump_module, AFTER)
-        new, center = N.go_to(state, module, name, focus=False)
-        return new.with_(selected=name), center
-    new, center = show_in_graph(state, opened, shown, name)
-    return new.with_(selected=name), center
-
-
 def _on_points(key: str, opened: Opened, shown: Shown) -> None:
     for p in selected_points(st.session_state.get(key)):
         cd = p.get("customdata") if isinstance(p, dict) else None
         if cd and cd[0] != "(end)":
-            go(_select, opened, shown, str(cd[0]))
+            go(select_after, opened, shown, str(cd[0]))
             return
 
 
 def _on_row(key: str, names: list[str], opened: Opened, shown: Shown) -> None:
     row = selected_row(key, len(names))
     if row is not None:
-        go(_select, opened, shown, names[row])
+        go(select_after, opened, shown, names[row])
 
 
 def _totals(mem: ModuleMemory) -> None:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 import time
-from dataclasses import dataclass
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, open_dump, path_key, settings
-from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, Store, StoreError, StoredDump
+from compiler_bridge import DumpError, path_key, settings
+from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, StoreError, StoredDump
 from compiler_bridge.hlo import (
     EXPECTED,
     HLO_TEXT,
@@ -28,21 +26,14 @@ from compiler_bridge.hlo import (
 )
 from viz import navigation as N
 from viz import panels as P
-from viz import warm as layout_warm
 
 from . import visitor
-from .kit import Navigator, code, describe, go, go_pick, log, md
+from .data import cli_stored, dump_at, store, upload_cap
+from .kit import Navigator, code, describe, go, go_pick, md
+from .model import Opened
 
 
 # --------------------------------------------------------------------------- page
-
-@st.cache_resource(show_spinner=False)
-def warm_up() -> threading.Thread:
-    """Start the layout engine once per server process, in the background."""
-    t = threading.Thread(target=layout_warm, name="hlolens-warm", daemon=True)
-    t.start()
-    return t
-
 
 def style() -> None:
     st.markdown("""<style>
@@ -74,52 +65,6 @@ def welcome(nav: Navigator | None = None) -> None:
 
 
 # --------------------------------------------------------------------------- dumps
-
-@dataclass
-class Opened:
-    dump: Dump        # its ``key`` is what caches of anything computed from it go by
-    key: str          # what the URL's ``dump`` holds: a share id ('' = --dump, not stored)
-    name: str
-    path: str
-    share_id: str = ""   # the store's id of this dump ('' when it is not in the store)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _open(path: str, key: str) -> Dump:
-    """The dump at ``path`` whose content identity is ``key`` (opened once per content)."""
-    return open_dump(path, key=key)
-
-
-def upload_cap() -> int:
-    """The upload size cap in bytes: Streamlit's ``server.maxUploadSize`` (MB; 2048 in
-    .streamlit/config.toml), which the uploader enforces in the browser too."""
-    try:
-        mb = int(st.get_option("server.maxUploadSize"))
-    except (RuntimeError, TypeError, ValueError):
-        mb = 2048
-    return max(mb, 1) << 20
-
-
-@st.cache_resource(show_spinner=False)
-def _store(location: str, cap: int) -> Store:
-    return Store(location or None, max_upload_bytes=cap)
-
-
-def store() -> Store:
-    """The dump store ($HLOLENS_DATA, default ./.hlolens-data): uploads and --dump."""
-    return _store(settings().data, upload_cap())
-
-
-@st.cache_resource(show_spinner="Adding the dump to the store, so links to it work…",
-                   max_entries=8)
-def _cli_stored(path: str, key: str, location: str) -> StoredDump | str:
-    """The --dump folder's entry in the store (added once per content), or why not."""
-    try:
-        return store().add_path(path)
-    except (DumpError, OSError) as e:       # StoreError is a DumpError
-        log.warning("--dump %s is not in the store: %s", path, e)
-        return describe(e)
-
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 
@@ -165,17 +110,17 @@ def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
                 cli_key = ""                    # the --dump path is gone; the link works
             stored: StoredDump | str = ""
             if cli_key:
-                stored = _cli_stored(cli, cli_key, store().location)
+                stored = cli_stored(cli, cli_key, store().location)
                 if isinstance(stored, StoredDump) and not _in_store(stored.share_id):
-                    _cli_stored.clear()             # removed meanwhile (store remove)
-                    stored = _cli_stored(cli, cli_key, store().location)
+                    cli_stored.clear()             # removed meanwhile (store remove)
+                    stored = cli_stored(cli, cli_key, store().location)
             if isinstance(stored, StoredDump):
                 cli_share = stored.share_id
                 if not key:                     # the URL names the dump from the start
                     nav.go(nav.state.with_(dump=cli_share))
                     key = cli_share
             elif not key and cli_key:           # not storable: open it where it is
-                opened = Opened(_open(cli, cli_key), "", os.path.basename(cli.rstrip("/")),
+                opened = Opened(dump_at(cli, cli_key), "", os.path.basename(cli.rstrip("/")),
                                 cli)
                 info.caption("Links to this dump work only while this server runs with "
                              f"--dump: it could not be added to the store ({md(stored)}).")
@@ -196,7 +141,7 @@ def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
         content = entry.hash + ("-lost-" + hashlib.blake2b("\n".join(lost).encode(),
                                                             digest_size=6).hexdigest()
                                 if lost else "")
-        opened = Opened(_open(folder, content), key, entry.name, folder, key)
+        opened = Opened(dump_at(folder, content), key, entry.name, folder, key)
     except (KeyError, DumpError, OSError) as e:
         st.error(f"Cannot open the dump: {code(describe(e))}")
         return None
@@ -320,7 +265,7 @@ def _process_upload(nav: Navigator, files) -> None:
             else:
                 stored = store().add_files(data, label, uploader=visitor.account())
             bar.progress(0.7, text="Indexing the dump")
-            dump = _open(store().folder(stored.share_id), stored.hash)
+            dump = dump_at(store().folder(stored.share_id), stored.hash)
             main = dump.main
             f = (main.after_optimizations or main.before_optimizations) \
                 if main is not None else None

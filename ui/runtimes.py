@@ -2,250 +2,46 @@
 
 ``app.py`` places them: ``overlay_control`` in the sidebar (none / measured / predicted /
 ratio, in the URL as ``overlay``), ``graph_messages`` above the graph (what keeps the
-overlay from showing measurements: no trace, a broken one, another stage), the report
-for the graph (``Runtimes.for_graph``), the *Runtimes* tab (``panel``: the trace and a
-place to add one, the predictor and why, metrics with their noise floor, scatter,
-roofline, kernels) and the HTML report's kernel table (``Runtimes.export_rows``).
+overlay from showing measurements: no trace, a broken one, another stage), the
+inspector's line, and the *Runtimes* tab (``panel``: the trace and a place to add one,
+the predictor and why, metrics with their noise floor, scatter, roofline, kernels).
+The trace and the report come from ``ui.traces`` (``Runtimes``).
 
-Traces: the dump's own (``plugins/profile/<session>/`` inside it) are used without
-asking. A trace uploaded apart is checked against the dump first (a corrupt file, one
-without per-op events or one of another program is refused with the reason), then kept
-in the store beside the dump (``compiler_bridge.dumps.TraceShelf``) and named in the URL
-(``trace=<id>``), so a link shows the same runtimes to anyone who opens it. A dump that
-is not in the store keeps uploads in the session only.
-
-The report is computed when something needs it (the overlay, the open tab, an export),
-once per dump content, module, trace and cost model (``st.cache_resource``). Every
-move (a click on a point or a row) goes through ``viz.navigation`` and the URL.
+Every move (a click on a point or a row) goes through ``viz.navigation`` and the URL.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import os
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import DumpError, settings
-from compiler_bridge.dumps import AFTER, Dump, TraceShelf, trace_id
-from compiler_bridge.perf import (
-    RuntimeReport,
-    StepTime,
-    TraceError,
-    default_model_path,
-    measure,
-    profile_for_platform,
-    rate_note,
-    runtime_report,
-    shipped_model_path,
-    trace_sessions,
-    uploaded,
-)
-from viz import OVERLAYS, GraphView, when
+from compiler_bridge.dumps import AFTER
+from compiler_bridge.perf import RuntimeReport, StepTime, rate_note
+from viz import OVERLAYS, GraphView
 from viz import navigation as N
-from viz import panels as P
-from viz import runtime as V
+from viz import runtime as RV
 
-from .explorer import Shown
-from .inspector import Inspected, show_in_graph
+from .actions import select_after
+from .data import kernel_sizes
 from .kit import (
-    BY_CONTENT,
     STAGES,
     Navigator,
     code,
-    controlled,
     go,
-    go_option,
-    go_widget,
     md,
+    overlay_picker,
     selected_points,
     selected_row,
 )
-from .opening import Opened, store, upload_cap
+from .model import Inspected, Shown
+from .traces import Runtimes, trace_row
 
-log = logging.getLogger("hlolens")
-
-SESSION_TRACES = "rt-session-traces"   # {Dump.key: {trace id: (name, bytes, time)}}
-UPLOAD_GEN = "rt-upload-gen"           # a new uploader key after each upload
-MESSAGE = "rt-message"                 # (kind, text) of the last upload
-TRACE_TYPES = ["gz", "json", "pb"]     # perfetto_trace.json.gz, *.trace.json.gz, *.xplane.pb
 OVERLAY_NAMES = {"": "none", "measured": "measured", "predicted": "predicted",
                  "ratio": "ratio"}
 CHART_CONFIG = {"displayModeBar": False}
-
-
-# --------------------------------------------------------------------------- traces
-
-@dataclass(frozen=True)
-class TraceChoice:
-    """One trace the runtimes can come from."""
-
-    key: str          # '' (the dump's own) or an uploaded trace's id (the URL's ``trace``)
-    label: str        # for the picker
-    origin: str       # 'dump' | 'store' | 'session'
-    name: str         # the file, for messages
-
-
-def shelf() -> TraceShelf:
-    return TraceShelf(store())
-
-
-def _session_traces(opened: Opened) -> dict[str, tuple[str, bytes, float]]:
-    return st.session_state.setdefault(SESSION_TRACES, {}).setdefault(opened.dump.key, {})
-
-
-def trace_choices(opened: Opened) -> list[TraceChoice]:
-    """The dump's own trace first (if any), then uploaded ones, newest first."""
-    out: list[TraceChoice] = []
-    sessions = trace_sessions(opened.dump)
-    if sessions:
-        first = next(iter(sessions.values()))[0]
-        more = f" (+{len(sessions) - 1} more sessions)" if len(sessions) > 1 else ""
-        out.append(TraceChoice("", f"in the dump: {first.path}{more}", "dump", first.path))
-    if opened.share_id:
-        try:
-            stored = shelf().list(opened.share_id)
-        except (DumpError, OSError) as e:
-            log.warning("traces of %s: %s", opened.share_id, e)
-            stored = []
-        for t in stored:
-            out.append(TraceChoice(t.id, f"uploaded: {t.name} · {P.human_bytes(t.size)} · "
-                                         f"{when(t.uploaded_at)}", "store", t.name))
-    for tid, (name, data, at) in sorted(_session_traces(opened).items(),
-                                        key=lambda kv: -kv[1][2]):
-        out.append(TraceChoice(tid, f"uploaded (this session only): {name} · "
-                                    f"{P.human_bytes(len(data))}", "session", name))
-    return out
-
-
-def pick_trace(choices: list[TraceChoice], wanted: str) -> tuple[TraceChoice | None, str]:
-    """The choice the URL's ``trace`` names ('' = the dump's own, else the newest
-    upload), and a warning when the named one is not here."""
-    if wanted:
-        for c in choices:
-            if c.key == wanted:
-                return c, ""
-    default = choices[0] if choices else None
-    if not wanted:
-        return default, ""
-    instead = f"showing {default.label}" if default is not None else "nothing is measured"
-    return default, (f"The trace `{md(wanted)}` this link names is not stored with this "
-                     f"dump (removed, or uploaded on another server): {md(instead)}.")
-
-
-def _mtime(path: str) -> str:
-    try:
-        return str(os.stat(path).st_mtime_ns)
-    except OSError:
-        return "-"
-
-
-@st.cache_resource(show_spinner="Reading the trace, predicting every kernel's runtime…",
-                   max_entries=16, hash_funcs=BY_CONTENT)
-def _report(dump: Dump, module_id: str, trace: TraceChoice | None, model: str,
-            _load: Callable[[], list] | None) -> RuntimeReport:
-    """The module's runtime report; ``trace`` (where the runtimes come from) and ``model``
-    (the cost model files' times) are the key, ``_load`` reads that trace's bytes."""
-    traces = _load() if _load is not None else None
-    return runtime_report(dump, modules=[module_id], traces=traces)
-
-
-class Runtimes:
-    """The runtimes of the module on screen: the trace they come from, and the report,
-    computed (cached) the first time something asks for it."""
-
-    def __init__(self, nav: Navigator, opened: Opened, shown: Shown) -> None:
-        self.nav = nav
-        self.opened = opened
-        self.shown = shown
-        self.choices = trace_choices(opened)
-        self.choice, self.warning = pick_trace(self.choices, nav.state.trace)
-        f = shown.dump_module.after_optimizations
-        self.device = profile_for_platform(f.platform if f is not None else "cpu")
-        self.model_path = default_model_path(self.device.kind)
-        shipped = shipped_model_path(self.device.kind)
-        self.model = (f"{self.model_path}:{_mtime(self.model_path)}:{shipped}:"
-                      f"{_mtime(shipped)}:{_mtime(settings().calibrated_profile)}")
-        self.error = ""
-        self._report: RuntimeReport | None = None
-        self._load = self._loader()        # now: exports run outside the script's thread
-
-    def _loader(self) -> Callable[[], list] | None:
-        c, opened = self.choice, self.opened
-        if c is None or c.origin == "dump":
-            return None
-        if c.origin == "session":
-            name, data, _ = _session_traces(opened)[c.key]
-            return lambda: [uploaded(name, data)]
-        return lambda: [uploaded(c.name, shelf().read(opened.share_id, c.key))]
-
-    def report(self) -> RuntimeReport | None:
-        """The report (None when it cannot be made: ``error`` says why)."""
-        if self._report is None and not self.error:
-            try:
-                self._report = _report(self.opened.dump, self.shown.dump_module.id,
-                                       self.choice, self.model, self._load)
-            except Exception as e:         # a model file that does not load, a lost trace
-                log.exception("runtime report")
-                self.error = f"{type(e).__name__}: {e}" if not isinstance(e, DumpError) \
-                    else str(e)
-        return self._report
-
-    def for_graph(self) -> RuntimeReport | None:
-        """The report for the graph when the overlay is on at the stage that ran."""
-        if not self.nav.state.overlay or self.shown.stage != AFTER:
-            return None
-        return self.report()
-
-    def export_rows(self) -> list[dict] | None:
-        """The HTML report's kernel table: when there is a trace or the overlay is on."""
-        if self.choice is None and not self.nav.state.overlay:
-            return None
-        r = self.report()
-        if r is None or not (r.measured_rows or self.nav.state.overlay):
-            return None
-        return V.report_rows(r)
-
-    def export_legend(self) -> list[tuple[str, str]]:
-        """The overlay's colours for the HTML report (none when it is off)."""
-        r = self.for_graph()
-        if r is None:
-            return []
-        ov = V.overlay(r, self.nav.state.overlay, module_id=self.shown.dump_module.id)
-        if not ov.values:
-            return []
-        return [(f"{ov.title}: {label}" if k == 0 else label, color)
-                for k, (label, color) in enumerate(ov.stops)]
-
-    def problem(self, r: RuntimeReport, in_panel: bool = False) -> str:
-        """Why nothing is measured for this module (markdown, naming the file), or ''."""
-        if self.choice is None:
-            where = "above" if in_panel else "in the *Runtimes* tab below"
-            return ("**No profiler trace for this dump**, so nothing is measured. Add one "
-                    f"{where} (perfetto_trace.json.gz, *.trace.json.gz or *.xplane.pb), or "
-                    "record dump and trace together with "
-                    "`python -m compiler_bridge profile SCRIPT.py --out DIR`.")
-        if r.trace_error:
-            source, sep, message = r.trace_error.partition(": ")
-            if not sep:
-                source, message = self.choice.name, r.trace_error
-            message = message.rstrip()
-            if not message.endswith((".", ")")):
-                message += "."
-            return f"**Nothing measured** from {code(source)}: {md(message)}"
-        if not r.measured_rows:
-            mid = self.shown.dump_module.id
-            others = ", ".join(f"{i} {md(n)}" for i, n in (
-                (k, m.name) for k, m in (r.measured.modules.items() if r.measured else ())))
-            return (f"**The trace has no events for module {mid}** (it did not run while "
-                    "profiling)" + (f"; it measured module {others}, pick it in the sidebar."
-                                    if others else "."))
-        return ""
 
 
 # --------------------------------------------------------------------------- sidebar
@@ -254,11 +50,9 @@ def overlay_control(nav: Navigator, rt: Runtimes | None) -> None:
     """Sidebar: colour the graph by runtime, and where the runtimes come from."""
     state = nav.state
     sb = st.sidebar
-    controlled("pick-overlay", state.overlay)
-    sb.segmented_control(
-        "Runtime overlay", list(OVERLAYS), key="pick-overlay", required=True,
-        format_func=lambda o: OVERLAY_NAMES.get(o, o), on_change=go_widget,
-        args=(N.set_overlay, "pick-overlay"), width="stretch",
+    overlay_picker(
+        "Runtime overlay", "pick-overlay", state.overlay, OVERLAYS, OVERLAY_NAMES,
+        N.set_overlay,
         help="Colour each kernel by its measured time (the trace), its predicted time "
              "(roofline or learned model), or predicted / measured; boxes show totals per "
              "step. The Runtimes tab below has the numbers.")
@@ -341,15 +135,15 @@ def inspector(nav: Navigator, rt: Runtimes | None, inspected: Inspected,
 
 def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: str) -> str:
     """A box's kernels per step: measured, predicted and their ratio (markdown, or '')."""
-    inc = V.inclusive_totals(r, module, module_id)
-    got = {mode: V.overlay(r, mode, view=view, module_id=module_id,
-                           inclusive=inc).values.get(gid) for mode in V.MODES}
+    inc = RV.inclusive_totals(r, module, module_id)
+    got = {mode: RV.overlay(r, mode, view=view, module_id=module_id,
+                           inclusive=inc).values.get(gid) for mode in RV.MODES}
     if got["predicted"] is None:
         return ""
     parts = []
     if got["measured"] is not None:
-        parts.append(f"measured **{V.fmt_us(got['measured'])}** per step")
-    parts.append(f"predicted **{V.fmt_us(got['predicted'])}** ({r.predictor})")
+        parts.append(f"measured **{RV.fmt_us(got['measured'])}** per step")
+    parts.append(f"predicted **{RV.fmt_us(got['predicted'])}** ({r.predictor})")
     if got["ratio"] is not None:
         parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
     return ":material/timer: **Runtime of its kernels**: " + \
@@ -358,7 +152,7 @@ def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: s
 
 def kernel_line(r: RuntimeReport, row, module) -> str:
     """One kernel's runtime, measured beside predicted, as a markdown line."""
-    fmt = V._fmt_us
+    fmt = RV._fmt_us
     parts = []
     t = row.timing
     if row.measured_us is not None and t is not None:
@@ -367,7 +161,7 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
         if row.executions_per_run and row.executions_per_run > 1:
             parts.append(f"×{row.executions_per_run:g} per step")
         if row.share is not None:
-            parts.append(V.share_text(row))
+            parts.append(RV.share_text(row))
         if row.overlap:
             parts.append(f"**overlapped**: other kernels ran during {row.overlap:.0%} of "
                          "its time (that time is split between them in the share)")
@@ -375,11 +169,11 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
         parts.append("not measured (no event for it in the trace)")
     ratio = f", ×{row.ratio:.2f} of measured" if row.ratio is not None else ""
     parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
-    inc = V.inclusive_totals(r, module, row.module_id).get(row.instruction)
+    inc = RV.inclusive_totals(r, module, row.module_id).get(row.instruction)
     if inc is not None and inc[0]:
         parts.append(f"with body {fmt(inc[0])} per step")
     if row.cost.flops or row.cost.bytes:
-        parts.append(f"{V.si(row.cost.flops, 'flop')}, {V.si(row.cost.bytes, 'B')}, "
+        parts.append(f"{RV.si(row.cost.flops, 'flop')}, {RV.si(row.cost.bytes, 'B')}, "
                      f"{row.bound}-bound")
     else:
         parts.append(f"{row.bound}-bound")
@@ -396,7 +190,7 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     if rt is None:
         st.caption("Runtimes are not available for this module.")
         return
-    _trace_row(nav, rt)
+    trace_row(nav, rt)
     r = rt.report()
     if r is None:
         st.error(f"Runtimes cannot be computed: {code(rt.error)}")
@@ -422,7 +216,7 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
         _metrics(r)
     selected = nav.state.selected
     if measured:
-        charts = (("rt-scatter", V.scatter_figure), ("rt-roofline", V.roofline_figure))
+        charts = (("rt-scatter", RV.scatter_figure), ("rt-roofline", RV.roofline_figure))
         for col, (name, figure) in zip(st.columns(2, gap="medium"), charts):
             with col:
                 fig = figure(r, selected=selected)
@@ -440,18 +234,18 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
 def _timeline(rt: Runtimes, r: RuntimeReport, selected: str) -> None:
     """One step's kernels in per-thread lanes (a trace viewer): click selects."""
     mid = rt.shown.dump_module.id
-    runs = V.timeline_runs(r, mid)
+    runs = RV.timeline_runs(r, mid)
     if not runs:
         return
     mt = r.measured.module(mid) if r.measured is not None else None
     median = mt.median_run() if mt is not None else None
     names = [k for k, _ in runs]
-    labels = {k: f"step {i + 1} of {len(runs)} · {V.fmt_us(us)}"
+    labels = {k: f"step {i + 1} of {len(runs)} · {RV.fmt_us(us)}"
                  + (" (median)" if k == median else "") for i, (k, us) in enumerate(runs)}
     st.markdown("**Trace timeline**")
     run = st.selectbox("Step", names, index=names.index(median) if median in names else 0,
                        format_func=lambda k: labels[k], key=f"rt-step:{mid}:{r.key}")
-    fig = V.timeline_figure(r, mid, run, selected=selected)
+    fig = RV.timeline_figure(r, mid, run, selected=selected)
     key = f"rt-timeline:{mid}:{r.key}:{run}:{selected}"
     st.plotly_chart(fig, key=key, on_select=partial(_on_points, key, rt),
                     selection_mode="points",
@@ -498,11 +292,11 @@ def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
 def step_line(step: StepTime, r: RuntimeReport) -> str:
     """The module's time per step: what the predictor sums to, what was measured."""
     how = "predicted time" if r.predictor != "roofline" else "roofline"
-    text = (f"**Step time: {V.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
+    text = (f"**Step time: {RV.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
             "times its executions per step, summed")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
     if step.measured_us is not None:
-        text += f" · {V.fmt_us(step.measured_us)} measured (median step while profiling)"
+        text += f" · {RV.fmt_us(step.measured_us)} measured (median step while profiling)"
     return text + "."
 
 
@@ -520,8 +314,8 @@ def _measured_line(r: RuntimeReport) -> str:
              f"{m.matched_events:,} per-op events matched"
              + (f", {m.unmatched_events:,} match nothing" if m.unmatched_events else "")]
     if mt is not None:
-        parts.append(f"{len(mt.step_us)} runs, step {V.fmt_us(mt.step_median_us)} median, "
-                     f"{V.fmt_us(mt.step_mean_us)} mean (while profiling)")
+        parts.append(f"{len(mt.step_us)} runs, step {RV.fmt_us(mt.step_median_us)} median, "
+                     f"{RV.fmt_us(mt.step_mean_us)} mean (while profiling)")
     parts.append(f"{r.stat} per execution")
     return " · ".join(parts) + f" · from {md(', '.join(m.sources))}"
 
@@ -533,7 +327,7 @@ def _fmt_metric(value, percent: bool) -> str:
 
 
 def _metrics(r: RuntimeReport) -> None:
-    rows = V.metrics_rows(r)
+    rows = RV.metrics_rows(r)
     learned = r.predictor != "roofline"
     table = []
     for m in rows:
@@ -577,30 +371,25 @@ TABLE_CONFIG = {
 }
 
 
-@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
-def _sizes(dump: Dump, module_id: str) -> dict[str, int]:
-    return V.kernel_sizes(dump.stage(dump.module(module_id), AFTER))
-
-
 def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     try:
-        sizes = _sizes(rt.opened.dump, rt.shown.dump_module.id)
+        sizes = kernel_sizes(rt.opened.dump, rt.shown.dump_module.id)
     except (KeyError, ValueError):
         sizes = {}
-    sorts = list(V.SORTS) if r.measured_rows else \
-        ["predicted_us"] + [k for k in V.SORTS if k not in ("share", "measured_us",
+    sorts = list(RV.SORTS) if r.measured_rows else \
+        ["predicted_us"] + [k for k in RV.SORTS if k not in ("share", "measured_us",
                                                              "predicted_us")]
     head = st.columns([3, 2], vertical_alignment="bottom")
     sort = head[1].selectbox("Sort by (largest first)", sorts, key="rt-sort",
-                             format_func=lambda k: V.SORTS[k])
-    rows = V.kernel_rows(r, sizes=sizes, sort=sort or sorts[0])
+                             format_func=lambda k: RV.SORTS[k])
+    rows = RV.kernel_rows(r, sizes=sizes, sort=sort or sorts[0])
     if not rows:
         st.caption("This module runs no kernels.")
         return
     names = [x["instruction"] for x in rows]
-    head[0].markdown(f"**Kernels and fusions** ({len(rows):,}, by {V.SORTS[sort or sorts[0]]})")
+    head[0].markdown(f"**Kernels and fusions** ({len(rows):,}, by {RV.SORTS[sort or sorts[0]]})")
     key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{sort}:{nav.state.selected}"
-    columns = [c for c in V.TABLE_COLUMNS if r.measured_rows or c not in
+    columns = [c for c in RV.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "per_step_us", "overlap", "measured_us", "ratio",
                 "executions_per_run", "p10_us", "p90_us")]
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
@@ -616,118 +405,13 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
 
 # --------------------------------------------------------------------------- selection
 
-def _select_kernel(state, rt: Runtimes, name: str):
-    """Show a kernel in the graph: the after-optimizations module (what ran), its
-    computation, the boxes around it opened; selected."""
-    if rt.shown.stage != AFTER:
-        state, _ = N.choose_step(state, AFTER)
-        module = rt.opened.dump.stage(rt.shown.dump_module, AFTER)
-        new, center = N.go_to(state, module, name, focus=False)
-        return new.with_(selected=name), center
-    new, center = show_in_graph(state, rt.opened, rt.shown, name)
-    return new.with_(selected=name), center
-
-
 def _on_points(key: str, rt: Runtimes) -> None:
-    name = V.selectable(selected_points(st.session_state.get(key)))
+    name = RV.selectable(selected_points(st.session_state.get(key)))
     if name:
-        go(_select_kernel, rt, name)
+        go(select_after, rt.opened, rt.shown, name)
 
 
 def _on_row(key: str, names: list[str], rt: Runtimes) -> None:
     row = selected_row(key, len(names))
     if row is not None:
-        go(_select_kernel, rt, names[row])
-
-
-# --------------------------------------------------------------------------- trace row
-
-def _trace_row(nav: Navigator, rt: Runtimes) -> None:
-    """The trace the runtimes come from (a picker when there are several), a place to
-    add one, and what happened to the last upload."""
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    with left:
-        if len(rt.choices) > 1 and rt.choice is not None:
-            keys = [c.key for c in rt.choices]
-            labels = {c.key: c.label for c in rt.choices}
-            controlled("rt-trace", rt.choice.key)
-            st.selectbox("Trace", keys, key="rt-trace", format_func=lambda k: labels.get(k, k),
-                         on_change=go_option, args=(N.set_trace, "rt-trace", keys),
-                         help="Where the measured runtimes come from; the link names it")
-        elif rt.choice is not None:
-            st.markdown(f"**Trace**: {code(rt.choice.label)}")
-    where = right if rt.choice is not None else left
-    with where:
-        if rt.choice is not None:
-            with st.popover("Add a trace", icon=":material/upload_file:", width="stretch"):
-                _uploader(rt)
-        else:
-            _uploader(rt)
-    kind, text = st.session_state.pop(MESSAGE, ("", ""))
-    if kind == "error":
-        st.error(text)
-    elif kind:
-        st.success(text)
-
-
-def _uploader(rt: Runtimes) -> None:
-    gen = st.session_state.setdefault(UPLOAD_GEN, 0)
-    key = f"rt-upload:{gen}"
-    kept = "kept with the dump in the store, so links show it too" if rt.opened.share_id \
-        else "kept for this session (this dump is not in the store)"
-    st.file_uploader(
-        "Add a profiler trace of this program", type=TRACE_TYPES, key=key,
-        on_change=_on_upload, args=(key, rt.opened),
-        help="What jax.profiler.trace(DIR, create_perfetto_trace=True) writes under "
-             "DIR/plugins/profile/<session>/: perfetto_trace.json.gz, <host>.trace.json.gz "
-             f"or <host>.xplane.pb. It is checked against this dump, then {kept}.")
-
-
-def add_trace(opened: Opened, name: str, data: bytes) -> tuple[str, str]:
-    """Check an uploaded trace against the dump and keep it; returns (trace id, message)
-    or raises TraceError naming the file."""
-    if len(data) > upload_cap():
-        raise TraceError(name, f"{P.human_bytes(len(data))} is over this server's upload cap "
-                               f"of {P.human_bytes(upload_cap())}")
-    if not data:
-        raise TraceError(name, "the file is empty")
-    m = measure(opened.dump, [uploaded(name, data)])
-    tid = trace_id(data)
-    where = "kept with the dump in the store, so the link shows it to anyone"
-    if opened.share_id:
-        try:
-            shelf().add(opened.share_id, name, data)
-        except (DumpError, OSError) as e:
-            log.warning("trace %s not stored: %s", name, e)
-            _session_traces(opened)[tid] = (name, data, time.time())
-            where = f"kept for this session only (the store refused it: {e})"
-    else:
-        _session_traces(opened)[tid] = (name, data, time.time())
-        where = "kept for this session only"
-    kernels = sum(len(t.kernels) for t in m.modules.values())
-    modules = ", ".join(f"{mid} {t.name}" for mid, t in m.modules.items())
-    return tid, (f"Added {code(name)}: {m.matched_events:,} per-op events matched "
-                 f"{kernels:,} kernels of module {md(modules)}"
-                 + (f" ({m.unmatched_events:,} events match nothing)" if m.unmatched_events
-                    else "") + f"; {where}.")
-
-
-def _on_upload(key: str, opened: Opened) -> None:
-    f = st.session_state.get(key)
-    st.session_state[UPLOAD_GEN] = st.session_state.get(UPLOAD_GEN, 0) + 1
-    if f is None:
-        return
-    name = f.name
-    try:
-        tid, message = add_trace(opened, name, f.getvalue())
-    except TraceError as e:
-        st.session_state[MESSAGE] = ("error", f"**{md(name)} cannot be used**: "
-                                              f"{md(e.message)}")
-        return
-    except Exception as e:                 # a reader bug must not take the page down
-        log.exception("trace upload %s", name)
-        st.session_state[MESSAGE] = ("error", f"**{md(name)} cannot be used**: "
-                                              f"{code(f'{type(e).__name__}: {e}')}")
-        return
-    st.session_state[MESSAGE] = ("success", message)
-    go(N.set_trace, tid)
+        go(select_after, rt.opened, rt.shown, names[row])

@@ -40,10 +40,9 @@ from viz import navigation as N
 
 from . import visitor
 from .component import link_box
-from .explorer import Shown, stage_label
-from .inspector import Inspected
-from .kit import STAGES, Navigator, code, describe, go, md, rerun_page, section
-from .opening import Opened, store
+from .data import store
+from .kit import STAGES, Navigator, code, describe, go, md, rerun_page, section, stage_label
+from .model import Inspected, Opened, Shown
 
 log = logging.getLogger("hlolens")
 AUTHOR = "hlolens-author"       # session: the name last typed in a form

@@ -6,7 +6,7 @@ jit function's module opens in the explorer, and the sidebar leads back.
 The view lives in the URL like the rest: ``selected`` is the inspected TF node, ``expanded``
 the open clusters, ``stage`` the pass step shown and ``compare`` the step it is diffed with.
 The step graph's dumps go through the HLO pass explorer's stepper and diff tabs
-(``ui.passes``), from a TF graph timeline (``compiler_bridge.tf.graph_timeline``).
+(``ui.stepper``), from a TF graph timeline (``compiler_bridge.tf.graph_timeline``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_n
                                 cycle_blocks, graph_timeline, has_tf, instructions_of,
                                 reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
-from viz import tf as T
+from viz import tf as TV
 
-from . import passes as P
 from .component import graph_events, graph_view, handled
 from .kit import Navigator, code, go, md, section, selected_row
-from .opening import Opened
+from .model import Opened
+from .stepper import current_diff, graph_tabs, stepper
 
 TF_GRAPH_KEY = "tf-graph"
 PASS_PREFIX = "tf:"     # older links' stage for a pass: 'tf:<graph file>' (now 'pass:NNNN')
@@ -82,7 +82,7 @@ def _select_in_graph(state: ViewState, name: str, cluster: str) -> ViewState:
 
 
 def _on_node_row(key: str, rows: list[dict], kind: str) -> None:
-    """A click on a row of the pass diff's tables (``viz.passes.graph_diff_tables``)."""
+    """A click on a row of the pass diff's tables (``viz.stepper.graph_diff_tables``)."""
     row = selected_row(key, len(rows))
     if row is None or not rows[row].get("node"):
         return
@@ -160,7 +160,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
         _graph(nav, dump, ix, nav.state, shown)
         if len(tl) > 1:
             with panel, section("Passes"):
-                P.stepper(nav, opened, tl, index)
+                stepper(nav, opened, tl, index)
         _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
     _jit_table(ix)
@@ -199,7 +199,7 @@ def _shown(opened: Opened, ix: TfIndex, tl: Timeline, index: int, state: ViewSta
     assert ix.main is not None
     path = tl.step(index).file if len(tl) else ix.main.path
     graph = next((f.graph for f in ix.files if f.path == path), None)
-    d, _, _ = P.current_diff(opened, tl, index, state) if len(tl) > 1 else (None, None, "")
+    d, _, _ = current_diff(opened, tl, index, state) if len(tl) > 1 else (None, None, "")
     if not isinstance(d, GraphDiff):
         return ShownGraph(None if path == ix.main.path else graph, frozenset(), frozenset())
     return ShownGraph(None if path == ix.main.path else graph,
@@ -220,7 +220,7 @@ def _here(graph: TfGraph | None, name: str) -> str:
 def _diff_tabs(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
     """The pass diff's tabs (Changes, Text diff, Steps), as the HLO explorer shows them;
     only the open one computes."""
-    tabs = P.graph_tabs(nav, opened, tl, index, _on_node_row)
+    tabs = graph_tabs(nav, opened, tl, index, _on_node_row)
     if not tabs:
         return
     names = [name for name, _ in tabs]
@@ -246,7 +246,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
                        args=(_set_open, key), placeholder="clusters drawn as one box",
                        help="An open cluster shows its nodes; a click on a closed one "
                             "opens it")
-        drawing = T.cluster_dot(ix, opened, state.selected, graph=step.graph,
+        drawing = TV.cluster_dot(ix, opened, state.selected, graph=step.graph,
                                 added=step.added, changed=step.changed)
         try:
             svg = render_svg(drawing.dot)
@@ -264,7 +264,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
         st.caption(legend)
     with inspector_col:
         st.markdown("**TF node**")
-        rows = T.node_rows(ix, state.selected, step.graph) if state.selected else []
+        rows = TV.node_rows(ix, state.selected, step.graph) if state.selected else []
         if not rows:
             st.caption("Click a node in the graph, or pick one:")
         graph = step.graph or (ix.main.graph if ix.main else None)
@@ -313,8 +313,8 @@ def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
 
 def _clusters_table(dump: Dump, ix: TfIndex) -> None:
     st.markdown("**Clusters**")
-    runtimes = dump.derived("tf-runtimes", T.module_runtimes)
-    rows = T.cluster_rows(ix, runtimes)
+    runtimes = dump.derived("tf-runtimes", TV.module_runtimes)
+    rows = TV.cluster_rows(ix, runtimes)
     if not rows:
         st.caption("Auto-clustering built no cluster in the step graph.")
         return
@@ -334,7 +334,7 @@ def _jit_table(ix: TfIndex) -> None:
     if not ix.jit:
         return
     st.markdown("**jit_compile functions** (each compiled as one XLA program)")
-    st.dataframe(pd.DataFrame(T.jit_rows(ix)), hide_index=True, width="stretch",
+    st.dataframe(pd.DataFrame(TV.jit_rows(ix)), hide_index=True, width="stretch",
                  key="tf-jit")
     with st.container(horizontal=True):
         for j in ix.jit:

@@ -8,6 +8,8 @@ drawn here); an action
 that changes anything else (another computation, focus, a stage) reruns the whole page,
 so every part shows the same view. A part here that needs the whole page again (a saved
 view, listed in the sidebar) asks with ``kit.rerun_page()`` from its callback.
+
+Not a page but a composition of pages, like ``app.py``: it places the parts of several.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ import streamlit as st
 
 from viz import GraphView, ViewState
 
-from . import compare, explorer, graph, inspector, memory, passes, runtimes, sharing
+from . import compare, explorer, graph, inspector, memory, runtimes, sharing, stepper
 from .compare import Comparing
-from .explorer import Shown
 from .kit import Navigator, page_rerun_asked, section
-from .opening import Opened
-from .runtimes import Runtimes
+from .model import Opened, Shown
+from .traces import Runtimes
 
 # what a rerun of the workspace alone may change in the view
 LOCAL = frozenset({"selected", "viewport", "expanded", "focus", "radius"})
@@ -63,7 +64,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
         inspected = inspector.show(nav, opened, shown, view)
         runtimes.inspector(nav, rt, inspected, view)     # its measured/predicted time
         memory.inspector(opened, shown, inspected)       # its values' allocation, offset
-        passes.history(nav, opened, shown, inspected)    # the steps that changed it
+        stepper.history(nav, opened, shown, inspected)   # the steps that changed it
         compare.inspector(nav, shown, inspected, cmp)    # its baseline's side
         sharing.comments(nav, opened, shown, inspected, module_comments)
     with top_right, section("Sharing"):

@@ -5,7 +5,7 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import compare, dot, layout, memory, navigation, panels, passes, runtime, tf
+from . import compare, dot, layout, memory, navigation, panels, runtime, stepper, tf
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -13,7 +13,7 @@ from .grouping import GraphOptions, GroupInfo, Grouping, group, split_scopes
 from .layout import (Layout, LayoutError, engine, prefetch, prefetching, render_svg,
                      start_layout, warm)
 from .navigation import set_budget
-from .passes import (
+from .stepper import (
     ADDED_FILL,
     CHANGED_FILL,
     DIFF_LEGEND,
@@ -71,7 +71,6 @@ __all__ = [
     "model_explorer_node_data",
     "navigation",
     "panels",
-    "passes",
     "removed_anchors",
     "removed_ghosts",
     "render_svg",
@@ -81,6 +80,7 @@ __all__ = [
     "set_budget",
     "share_link",
     "split_scopes",
+    "stepper",
     "prefetch",
     "prefetching",
     "start_layout",

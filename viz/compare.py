@@ -9,7 +9,7 @@ from __future__ import annotations
 from compiler_bridge import PairReport
 from compiler_bridge.compare import FlagsDiff, ModuleComparison
 
-from .passes import human_bytes
+from .stepper import human_bytes
 
 HOW = {"name": "same name", "name+structure": "same name, closest shapes",
        "structure": "closest structure", "chosen": "chosen"}

@@ -38,7 +38,7 @@ ONLY_FLAT = 400         # an ``only`` view up to this size is drawn without part
 
 
 class GhostNode(Protocol):
-    """A removed instruction drawn as a red dashed node (``viz.passes.Ghost``), with
+    """A removed instruction drawn as a red dashed node (``viz.stepper.Ghost``), with
     edges from ``inputs`` and to ``outputs`` (instructions of the computation shown)."""
 
     @property

@@ -1,6 +1,6 @@
 """The one path from (dump, ViewState) to a graph view, shared by the app and the CLI.
 
-A view of a pass step is coloured by what the step changed (``viz.passes``): the diff
+A view of a pass step is coloured by what the step changed (``viz.stepper``): the diff
 is against ``ViewState.compare`` ('' = the previous step of a per-pass dump; 'none' = no
 diff; or any other stage), removed instructions come back as red ghost nodes, and
 ``changed_only`` draws only the changes and their neighbours. Comment counts (from the
@@ -31,11 +31,11 @@ from compiler_bridge.perf import RuntimeReport
 
 from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
 
-from . import runtime as R
+from . import runtime as RV
 from .memory import memory_overlay
 from .graph import GraphView, draw
 from .grouping import GraphOptions, GroupIndex, group
-from .passes import changed_nodes, diff_decorations, group_decorations, removed_ghosts
+from .stepper import changed_nodes, diff_decorations, group_decorations, removed_ghosts
 from .share import (
     closed_groups,
     comment_decorations,
@@ -123,13 +123,13 @@ def module_id_for(dump: Dump, state: ViewState) -> str:
 
 
 def runtime_overlay(report: RuntimeReport | None, state: ViewState, module: HloModule,
-                    module_id: str, view: GroupIndex | None = None) -> R.Overlay | None:
+                    module_id: str, view: GroupIndex | None = None) -> RV.Overlay | None:
     """The runtime overlay of ``state`` (None: off, or not the after-optimizations stage,
     the one that ran); with ``view``, closed groups get totals too."""
-    if report is None or state.overlay not in R.MODES or state.stage != AFTER:
+    if report is None or state.overlay not in RV.MODES or state.stage != AFTER:
         return None
-    return R.overlay(report, state.overlay, view=view, module_id=module_id,
-                     inclusive=R.inclusive_totals(report, module, module_id))
+    return RV.overlay(report, state.overlay, view=view, module_id=module_id,
+                      inclusive=RV.inclusive_totals(report, module, module_id))
 
 
 def memory_for(dump: Dump, state: ViewState) -> tuple[ModuleMemory | None, str]:

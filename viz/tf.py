@@ -19,7 +19,7 @@ from compiler_bridge.perf import TraceError, measure
 from compiler_bridge.tf import TfGraph, TfIndex, TfNode
 
 from .dot import quote, quote_text
-from .passes import ADDED_BORDER, ADDED_FILL, CHANGED_BORDER, CHANGED_FILL
+from .stepper import ADDED_BORDER, ADDED_FILL, CHANGED_BORDER, CHANGED_FILL
 
 # one colour per cluster (fill of a closed cluster, border of an open one) and its light
 # tint (fill of an open cluster's box)

@@ -1,5 +1,6 @@
-"""Pure view builders for the pass explorer: timeline chart and table, graph diff
-decorations, "only what changed" node sets, side-by-side text diff, instruction history.
+"""Pure view builders for the stepper (HLO pass steps and TF graph dumps alike): timeline
+chart and table, graph diff decorations, "only what changed" node sets, side-by-side text
+diff, instruction history.
 
 Nothing here reads files or touches Streamlit. The bridge gives the data
 (``compiler_bridge.passes``: ``pass_timeline``, ``step_diff``, ``step_changes``,

@@ -4,7 +4,7 @@
 timeline chart, what the step is compared with), ``detail_tabs`` before the module's
 own tabs (the diff as tables, the side-by-side text diff, every step as a table) and
 ``history`` in the inspector. The data comes from ``compiler_bridge.passes`` (cached
-by the dump's content), the views from ``viz.passes``; every move goes through
+by the dump's content), the views from ``viz.stepper``; every move goes through
 ``viz.navigation`` and the URL, like the rest of the page.
 
 The same stepper and tabs step through a TF graph's dumps around XLA clustering
@@ -19,36 +19,32 @@ from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import Dump, HloParseError
+from compiler_bridge import HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.steps import TF_GRAPH
-from compiler_bridge.tf import (GraphDiff, graph_step_changes, graph_step_diff,
-                                graph_text_diff, tf_index)
+from compiler_bridge.tf import GraphDiff, graph_step_diff, graph_text_diff, tf_index
 from compiler_bridge.passes import (
     PER_PASS_FLAG,
     PER_PASS_HINT,
     STABLEHLO_INDEX,
-    HistoryEvent,
     Step,
     ModuleDiff,
     Timeline,
-    instruction_history,
-    step_changes,
-    step_diff,
     text_diff,
 )
 from viz import ViewState, compare_step, diff_for
 from viz import navigation as N
-from viz import passes as V
+from viz import stepper as SV
 
-from .explorer import Picked, Shown, stage_label
-from .inspector import Inspected, show_in_graph
+from .actions import on_diff_row
+from .data import changes_per_step, step_history, step_tables, timeline_chart
 from .kit import (
-    BY_CONTENT,
     STAGES,
     Navigator,
+    RowClick,
     code,
     controlled,
+    diff_table,
     go,
     go_option,
     go_widget,
@@ -56,10 +52,10 @@ from .kit import (
     section,
     selected_points,
     selected_row,
+    stage_label,
 )
-from .opening import Opened
+from .model import Inspected, Opened, Picked, Shown
 
-CHART_HEIGHT = 190
 # below this many instructions over all steps, +/−/~ per step are counted at once
 # (one diff per changed step); above it, when the Steps tab asks for them
 CHANGES_AT_ONCE = 150_000
@@ -88,14 +84,6 @@ def current_diff(opened: Opened, tl: Timeline, index: int, state: ViewState
         return None, against, str(e)
 
 
-@st.cache_resource(show_spinner="Counting what every step changed (once per dump)…",
-                   max_entries=16, hash_funcs=BY_CONTENT)
-def _changes(dump: Dump, tl: Timeline) -> list[dict]:
-    if tl.source == TF_GRAPH:
-        return graph_step_changes(tf_index(dump), tl)
-    return step_changes(dump, tl)
-
-
 def counted_at_once(tl: Timeline) -> bool:
     """Whether +/−/~ per step are counted without asking (a small enough module)."""
     return sum(s.count or 0 for s in tl.steps if not s.identical) <= CHANGES_AT_ONCE
@@ -105,34 +93,7 @@ def changes(opened: Opened, tl: Timeline, force: bool = False) -> list[dict] | N
     """+/−/~ per step (None when that would take long and nobody asked)."""
     if not force and not counted_at_once(tl):
         return None
-    return _changes(opened.dump, tl)
-
-
-@st.cache_resource(show_spinner=False, max_entries=64, hash_funcs=BY_CONTENT)
-def _figure(dump: Dump, tl: Timeline, current: int, hide: bool, with_changes: bool):
-    """The timeline chart with step ``current`` marked; with the +/−/~ counts per step
-    when ``with_changes`` (counted once per dump)."""
-    counts = _changes(dump, tl) if with_changes else None
-    fig = V.timeline_figure(tl, current=current, hide_identical=hide, changes=counts)
-    fig.update_layout(height=CHART_HEIGHT, title=None, margin={"l": 6, "r": 6, "t": 24, "b": 6},
-                      legend={**V.LEGEND_ON_TOP, "font": {"size": 10}})
-    return fig
-
-
-@st.cache_data(show_spinner="Following the instruction through the steps…", max_entries=256,
-               hash_funcs=BY_CONTENT)
-def _history(dump: Dump, tl: Timeline, index: int, name: str) -> list[HistoryEvent]:
-    return instruction_history(dump, tl, index, name)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16, hash_funcs=BY_CONTENT)
-def _tables(dump: Dump, tl: Timeline, index: int, against: int) -> dict[str, list[dict]]:
-    """The diff of step ``index`` against step ``against`` as tables."""
-    d: Diff | None = graph_step_diff(tf_index(dump), tl, index, against) \
-        if tl.source == TF_GRAPH else step_diff(dump, tl, index, against)
-    if d is None:
-        raise KeyError(f"step {index} has nothing to compare with")
-    return V.diff_tables(d)
+    return changes_per_step(opened.dump, tl)
 
 
 # --------------------------------------------------------------------------- stepper
@@ -230,7 +191,7 @@ def stepper(nav: Navigator, opened: Opened, tl: Timeline, index: int) -> None:
     if right is None:
         return
     with right:
-        fig = _figure(opened.dump, tl, index, hide, counted_at_once(tl))
+        fig = timeline_chart(opened.dump, tl, index, hide, counted_at_once(tl))
         key = f"pass-chart:{tl.module_id}:{index}:{hide}"
         st.plotly_chart(fig, key=key, on_select=partial(_on_chart, key, tl),
                         selection_mode="points", config={"displayModeBar": False})
@@ -271,8 +232,8 @@ def _step_title(tl: Timeline, index: int) -> str:
         if before is not None and now is not None:
             delta = f" ({now - before:+,})" if now != before else ""
         out += (f"  \n:gray[{s.instructions:,} instructions{delta} · {s.fusions:,} fusions · "
-                f"{s.entry_instructions:,} in ENTRY · {V.human_bytes(s.tensor_bytes)} of ENTRY "
-                "tensors]")
+                f"{s.entry_instructions:,} in ENTRY · {SV.human_bytes(s.tensor_bytes)} of "
+                "ENTRY tensors]")
     return out
 
 
@@ -313,7 +274,7 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
                    + (" (only the order or the header)" if isinstance(d, ModuleDiff)
                       and (d.reordered or d.header_changes) else "") + ".")
     else:
-        st.caption(f"vs {_step_name(tl, against)}: {md(V.diff_summary(d))}")
+        st.caption(f"vs {_step_name(tl, against)}: {md(SV.diff_summary(d))}")
 
 
 def _step_name(tl: Timeline, index: int | None) -> str:
@@ -374,9 +335,6 @@ def detail_tabs(nav: Navigator, opened: Opened, shown: Shown
     return tabs
 
 
-RowClick = Callable[[str, list[dict], str], None]    # (table key, rows, table kind)
-
-
 def graph_tabs(nav: Navigator, opened: Opened, tl: Timeline, index: int, on_row: RowClick
                ) -> list[tuple[str, Callable[[], None]]]:
     """The same diff tabs for a TF graph's timeline; ``on_row`` selects a clicked node."""
@@ -406,32 +364,13 @@ def _changes_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int,
         st.caption(_no_diff_reason(tl, index, state, against, error))
         return
     st.markdown(f"**{md(stage_label(tl.step(against)))} → {md(stage_label(tl.step(index)))}**"
-                f"  \n{md(V.diff_summary(d))}")
-    tables = _tables(opened.dump, tl, index, against)
-    names = {"changed": "Changed", "added": "Added", "removed": "Removed", "fusions": "Fusions",
-             "layout changes": "Layout changes", "layout conflicts": "Layout conflicts"}
-    kinds = [k for k in names if tables.get(k)]
-    if not kinds:
+                f"  \n{md(SV.diff_summary(d))}")
+    tables = step_tables(opened.dump, tl, index, against)
+    rows = diff_table(tables, "diff-table", f"diff-rows:{tl.module_id}:{index}:{against}",
+                      on_row, above=_conflicts_note)
+    if rows is None:
         st.caption(f"No {tl.unit} was added, removed or changed.")
         return
-    pick_key = "diff-table"
-    if st.session_state.get(pick_key) not in kinds:
-        st.session_state[pick_key] = kinds[0]
-    count = {k: len(tables[k]) for k in kinds}
-    st.segmented_control("Table", kinds, key=pick_key, required=True,
-                         format_func=lambda k: f"{names[k]} ({count[k]:,})",
-                         label_visibility="collapsed")
-    kind = st.session_state[pick_key]
-    rows = tables[kind]
-    if kind == "layout conflicts":
-        moved = sum(r["bytes moved"] for r in rows)
-        st.caption(f"copies and transposes this step inserted to resolve layout conflicts: "
-                   f"{V.human_bytes(moved)} moved in all")
-    table_key = f"diff-rows:{tl.module_id}:{index}:{against}:{kind}"
-    st.dataframe(rows, hide_index=True, key=table_key,
-                 on_select=partial(on_row, table_key, rows, kind),
-                 selection_mode="single-row",
-                 height=min(38 + 35 * len(rows), 420))
     if len(rows) >= 2000:
         st.caption("The first 2,000 rows." if tl.source == TF_GRAPH else
                    "The first 2,000 rows; `python -m compiler_bridge passes PATH --diff STEP "
@@ -439,30 +378,11 @@ def _changes_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int,
     st.caption(f"Click a row to select that {tl.unit} in the graph.")
 
 
-_NAME_COLUMN = {"changed": "instruction", "added": "instruction", "removed": "instruction",
-                "fusions": "fusion", "layout changes": "instruction",
-                "layout conflicts": "inserted"}
-
-
-def on_diff_row(key: str, rows: list[dict], kind: str, opened: Opened, shown: Shown) -> None:
-    """A click on a row of a diff table (``viz.passes.diff_tables``): select that
-    instruction and show it in the graph (a removed one: select it, the inspector says
-    where it went). The pass stepper's and the comparison's tables share it."""
-    row = selected_row(key, len(rows))
-    if row is None:
-        return
-    name = str(rows[row].get(_NAME_COLUMN[kind], ""))
-    if not name:
-        return
-    if kind == "removed" or shown.module.find(name) is None:
-        go(lambda s: (s.with_(selected=name), ""))       # the inspector tells its story
-        return
-    go(select_and_show, opened, shown, name)
-
-
-def select_and_show(state: ViewState, opened: Opened, shown: Shown, name: str):
-    new, center = show_in_graph(state, opened, shown, name)
-    return new.with_(selected=name), center
+def _conflicts_note(kind: str, rows: list[dict]) -> None:
+    if kind == "layout conflicts":
+        moved = sum(r["bytes moved"] for r in rows)
+        st.caption(f"copies and transposes this step inserted to resolve layout conflicts: "
+                   f"{SV.human_bytes(moved)} moved in all")
 
 
 def _changed_computations(d: ModuleDiff) -> list[str]:
@@ -515,7 +435,7 @@ def _text_tab(nav: Navigator, opened: Opened, tl: Timeline, index: int, on_scree
     back = {v: k for k, v in d.computation_map.items()}
     wanted = None if chosen == ALL_TEXT else {chosen, back.get(chosen, chosen)}
     diffs = text_diff(d, context=context, computations=wanted)
-    st.html(V.text_diff_html(diffs, old_title=_titled(tl, against),
+    st.html(SV.text_diff_html(diffs, old_title=_titled(tl, against),
                              new_title=_titled(tl, index)))
 
 
@@ -550,7 +470,7 @@ def _node_text_tab(opened: Opened, tl: Timeline, index: int, against: int,
     chosen, context = _text_picker("Node", options, key, f"every changed node ({len(names)})")
     wanted = None if chosen == ALL_TEXT else {chosen}
     diffs = graph_text_diff(opened.dump, d, wanted, context=context)
-    st.html(V.text_diff_html(diffs, old_title=_titled(tl, against),
+    st.html(SV.text_diff_html(diffs, old_title=_titled(tl, against),
                              new_title=_titled(tl, index), block="node", unit="lines"))
 
 
@@ -562,7 +482,7 @@ def _steps_tab(opened: Opened, tl: Timeline, index: int) -> None:
                      f"{max(s.count or 0 for s in tl.steps):,} {tl.unit}s)",
                      key="count-changes"):
             ch = changes(opened, tl, force=True)
-    rows = V.shown_rows(V.timeline_rows(tl, ch, hide_identical=hide))
+    rows = SV.shown_rows(SV.timeline_rows(tl, ch, hide_identical=hide))
     for r in rows:
         r["now"] = "▶" if r["step"] == index else ""
     rows = [{"now": r.pop("now"), **r} for r in rows]
@@ -630,7 +550,7 @@ def _history_box(nav: Navigator, opened: Opened, tl: Timeline, index: int, name:
     if not box.open:
         return
     with box:
-        events = _history(opened.dump, tl, index, name)
+        events = step_history(opened.dump, tl, index, name)
         if not events:
             st.caption("No step changed it: it is the same from the first step to the last.")
             return
