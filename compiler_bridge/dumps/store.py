@@ -524,7 +524,7 @@ class Store:
                                  f"{self.max_upload_bytes:,}-byte upload cap")
             # the same folder again (an app restarted with --dump): no copy, no staging
             h = dump_hash(path)[0]
-            if h in self._manifest_hashes() and not self.damage(h):
+            if h in self._manifest_hashes() and not self._needs_restore(h):
                 self.sync()
                 return self._stored(h)
         staging = self._staging()
@@ -585,7 +585,7 @@ class Store:
             with self._db() as db:
                 db.execute("DELETE FROM archives WHERE hash=?", (row[0],))
             return None
-        if self.damage(row[0]):           # unpack it again: it restores the lost files
+        if self._needs_restore(row[0]):   # unpack it again: it restores the lost files
             return None
         try:
             return self._stored(row[0])
@@ -642,7 +642,7 @@ class Store:
         with self._writing():
             if h in self._manifest_hashes():
                 self.sync()
-                if self.damage(h):        # files lost from the store: these restore them
+                if self._needs_restore(h):   # files lost or changed: these restore them
                     self._restore(folder, h)
                 return self._stored(h)
             self._within_quota(name, size)
@@ -682,71 +682,115 @@ class Store:
             self._put_files(folder, self._path("dumps", h))
             shutil.rmtree(os.path.join(self.local_root, "dumps", h), ignore_errors=True)
         else:
+            # restored files are as uploaded: their times say so, or every recheck would
+            # hash them as written since (damage's ``touched``)
+            stored_at = float(self._read_manifest(h).get("uploaded_at") or 0.0)
+            for rel, _, _ in walk_folder(folder):
+                os.utime(os.path.join(folder, rel), (stored_at, stored_at))
             self._claim(folder, os.path.join(self.base, "dumps", h))
         self._checked.pop(h, None)
         self._hashed.pop(h, None)
 
     # ------------------------------------------------------------------ integrity
-    def damage(self, h: str, *, hashes: bool = False) -> builtins.list[str]:
+    def damage(self, h: str, *, hashes: bool = False,
+               touched: bool = False) -> builtins.list[str]:
         """What is wrong with a stored dump's files, against its manifest: files missing
-        or of another size (a stat each; ``hashes``: also read and hash every file). []
-        when whole, or when the manifest predates the index. Relative names only."""
+        or of another size (a stat each; ``hashes``: also read and hash every file;
+        ``touched``: hash the files written after the dump was stored, which is how an
+        edit of the same size shows). [] when whole, or when the manifest predates the
+        index. Relative names only."""
         try:
-            index = self._read_manifest(h).get("index")
+            manifest = self._read_manifest(h)
         except (OSError, ValueError):
             return ["its manifest cannot be read"]
+        index = manifest.get("index")
+        stored_at = float(manifest.get("uploaded_at") or 0.0)
         if not index:
             return []
         root = self._path("dumps", h)
+        found: dict[str, int] = {}
+        later: set[str] = set()
         if self.remote:
             try:
                 found = {p[len(root) + 1:]: int(info.get("size") or 0)
                          for p, info in self.fs.find(root, detail=True).items()}
             except FileNotFoundError:
-                found = {}
+                pass
         else:
-            found = {}
             for rel in index:
                 try:
-                    found[rel] = os.path.getsize(os.path.join(root, *rel.split("/")))
+                    st = os.stat(os.path.join(root, *rel.split("/")))
                 except OSError:
-                    pass
+                    continue
+                found[rel] = st.st_size
+                if st.st_mtime > stored_at:    # stored files keep their times from before
+                    later.add(rel)
         problems = []
         for rel, (size, digest) in sorted(index.items()):
             if rel not in found:
                 problems.append(f"{rel} is missing")
             elif found[rel] != size:
                 problems.append(f"{rel} has {found[rel]:,} bytes, not {size:,}")
-            elif hashes and not self.remote and \
+            elif (hashes or (touched and rel in later)) and not self.remote and \
                     _sha256(os.path.join(root, *rel.split("/"))) != digest:
                 problems.append(f"{rel} has other content than was uploaded")
         return problems
 
     def lost(self, share_id: str) -> builtins.list[str]:
-        """``damage`` of a stored dump by size, rechecked at most every few seconds per
-        dump while it is whole: a page rerun on every click should not stat every file.
-        The first call for a dump also hashes its files on a thread (once per process);
-        what that finds is reported by the calls after it."""
+        """``damage`` of a stored dump by size, and by hash for the files written since it
+        was stored (an edit of the same size), rechecked at most every few seconds per dump
+        while it is whole: a page rerun on every click should not stat every file. The
+        first call for a dump also hashes all its files on a thread (once per process), for
+        an edit that kept the file's time; what that finds is reported by the calls after
+        it, and hashed again at each recheck (a file put right is no longer named)."""
         h = self.resolve(share_id)
-        hashed = self._hashed.get(h)
-        if hashed is None and not self.remote:
+        if h not in self._hashed and not self.remote:
             self._hashed[h] = []
             threading.Thread(target=self._hash_later, args=(h,), daemon=True,
                              name=f"hlolens-verify-{h[:8]}").start()
         now = time.monotonic()
         if now - self._checked.get(h, -1e9) < _RECHECK_SECONDS:
-            return list(hashed or [])
-        problems = self.damage(h)
+            return self._changed_messages(h)
+        if self._hashed.get(h):
+            self._hashed[h] = self._still_changed(h, self._hashed[h])
+        problems = self.damage(h, touched=True)
+        problems += [p for p in self._changed_messages(h) if p not in problems]
         if problems:
             self._checked.pop(h, None)
         else:
             self._checked[h] = now
-        return problems or list(hashed or [])
+        return problems
+
+    def _needs_restore(self, h: str) -> bool:
+        """A dump uploaded again whose stored files are not what was uploaded: missing,
+        resized, written since, or hashed wrong by this process."""
+        return bool(self.damage(h, touched=True) or self._hashed.get(h))
+
+    def _changed_messages(self, h: str) -> builtins.list[str]:
+        return [f"{rel} has other content than was uploaded" for rel in self._hashed.get(h, [])]
+
+    def _still_changed(self, h: str, rels: builtins.list[str]) -> builtins.list[str]:
+        """Of files once hashed wrong, those that still are."""
+        try:
+            index = self._read_manifest(h).get("index") or {}
+        except (OSError, ValueError):
+            return rels
+        out = []
+        for rel in rels:
+            try:
+                wrong = _sha256(os.path.join(self.base, "dumps", h, *rel.split("/"))) != \
+                    index.get(rel, [0, ""])[1]
+            except OSError:
+                wrong = False                  # missing: damage() names it
+            if wrong:
+                out.append(rel)
+        return out
 
     def _hash_later(self, h: str) -> None:
+        suffix = " has other content than was uploaded"
         try:
-            self._hashed[h] = [p for p in self.damage(h, hashes=True)
-                               if p.endswith("than was uploaded")]
+            self._hashed[h] = [p[:-len(suffix)] for p in self.damage(h, hashes=True)
+                               if p.endswith(suffix)]
         except OSError:
             pass
 
