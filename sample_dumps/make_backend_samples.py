@@ -107,7 +107,10 @@ def ensure_venv() -> None:
 
 def run(target: Target, folder: Path) -> None:
     rel = f"sample_dumps/{target.name}"   # relative: debug_options shows this path
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_dump_to={rel}",
+    # one LLVM module at a time: in parallel, the PTX files' numbers change from run to run
+    flags = f"--xla_dump_to={rel}" + (" --xla_gpu_force_compilation_parallelism=1"
+                                      if target.platform == "cuda" else "")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags,
                TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
     cmd = [str(VENV_PYTHON), "sample_dumps/make_backend_samples.py", "--child", target.name]
     print(f"[{target.name}] {target.platform} {target.topology}: {', '.join(target.programs)}",
