@@ -36,3 +36,13 @@ def test_the_architecture_of_a_prefix():
     assert gpu_arch("cpu") is None
     assert target_of_platform("").label == "unknown target"
     assert target_of_platform("sm_9.0a_gpu").label == "XLA:GPU sm_9.0a"
+
+
+def test_an_xla_gpu_dump_names_its_h100():
+    """The H100 sample (compiled by XLA:GPU for XLA's published H100 target spec): every
+    after-optimizations file carries the sm_9.0a prefix."""
+    dump = open_dump(sample("gpu_h100"))
+    platforms = {f.platform for m in dump.modules for f in m.files if f.kind == AFTER}
+    assert platforms == {"sm_9.0a_gpu"}
+    target = target_of_platform("sm_9.0a_gpu")
+    assert (target.kind, target.arch, target.chip) == ("gpu", "sm_9.0a", "h100")
