@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .devices import DeviceProfile
-from ..hlo import HloComputation, HloInstruction, HloModule
-from ..hlo import Shape
+from ..hlo import HloComputation, HloInstruction, HloModule, Shape, walk_through
 
 if TYPE_CHECKING:
     from ..memory import BufferAssignment
@@ -928,20 +927,10 @@ def _writes_program_output(inst: HloInstruction) -> bool:
 
 def _program_outputs(module: HloModule) -> set[str]:
     """What the ENTRY ROOT holds, through tuple, bitcast and get-tuple-element."""
-    outs: set[str] = set()
     root = module.entry.root if module.entry is not None else None
-    stack = [root] if root is not None else []
-    seen = set()
-    while stack:
-        cur = stack.pop()
-        if cur.name in seen:
-            continue
-        seen.add(cur.name)
-        if cur.opcode in ("tuple", "bitcast", "get-tuple-element"):
-            stack.extend(cur.operands)
-        else:
-            outs.add(cur.name)
-    return outs
+    held = walk_through([root] if root is not None else [],
+                        ("tuple", "bitcast", "get-tuple-element"), upward=True)
+    return {i.name for i in held}
 
 
 def module_costs(module: HloModule) -> dict[str, KernelCost]:

@@ -69,7 +69,7 @@ from ..config import settings
 from .devices import DeviceProfile
 from ..dumps import AFTER, BUFFER_ASSIGNMENT, Dump, DumpModule, open_dump
 from ..memory import MemoryFileError, parse_buffer_assignment
-from ..hlo import HloComputation, HloInstruction, HloModule, Shape
+from ..hlo import HloComputation, HloInstruction, HloModule, Shape, walk_through
 
 FORMAT = "hlolens-learned-cost-model"
 VERSION = 1
@@ -208,19 +208,9 @@ def _neighbours(inst: HloInstruction) -> tuple[list[HloInstruction], list[HloIns
         src = _source(op)
         if src.opcode not in FREE_OPCODES and src.opcode != "parameter":
             producers.setdefault(src.name, src)
-    consumers: dict[str, HloInstruction] = {}
-    stack = list(inst.users)
-    seen: set[str] = set()
-    while stack:
-        u = stack.pop()
-        if u.name in seen:
-            continue
-        seen.add(u.name)
-        if u.opcode in ("bitcast", "get-tuple-element"):
-            stack.extend(u.users)
-        elif u.opcode not in FREE_OPCODES:
-            consumers.setdefault(u.name, u)
-    return list(producers.values()), list(consumers.values())
+    consumers = [u for u in walk_through(inst.users, ("bitcast", "get-tuple-element"))
+                 if u.opcode not in FREE_OPCODES]
+    return list(producers.values()), consumers
 
 
 def _neighbour_features(inst: HloInstruction, ctx: _ModuleContext) -> list[float]:

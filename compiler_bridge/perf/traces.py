@@ -36,6 +36,7 @@ from typing import Any, Iterable, Sequence
 
 from ..config import settings
 from ..dumps import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
+from ..hlo import walk_through
 
 # A nested event may end this much (µs) after its parent and still count as nested
 # (timestamps are rounded to the nanosecond).
@@ -757,18 +758,8 @@ class _ModuleIndex:
         if got is not None:
             return got
         inst = self.hlo.find(name)
-        out: list[str] = []
-        stack = list(inst.users) if inst is not None else []
-        seen: set[str] = set()
-        while stack:
-            u = stack.pop()
-            if u.name in seen:
-                continue
-            seen.add(u.name)
-            if u.opcode in ("tuple", "get-tuple-element", "bitcast"):
-                stack.extend(u.users)
-            else:
-                out.append(u.name)
+        users = inst.users if inst is not None else []
+        out = [u.name for u in walk_through(users, ("tuple", "get-tuple-element", "bitcast"))]
         self._consumers[name] = out
         return out
 
