@@ -23,7 +23,7 @@ from .devices import (
     load_profile,
     profile_for_platform,
 )
-from .learned import default_model_path, load_model, shipped_model_path
+from .model_loader import default_model_path, load_model, shipped_model_path
 from .metrics import HIGHER_IS_BETTER, METRICS
 from .runtimes import KernelRow, RuntimeReport, StepTime, rate_note, runtime_report
 from .traces import (

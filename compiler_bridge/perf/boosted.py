@@ -28,17 +28,10 @@ import numpy as np
 
 from .costs import KernelCost
 from .devices import DeviceProfile
-from .learned import (
-    MAX_CORRECTION,
-    NUMERIC,
-    VOCAB,
-    CostModel,
-    Dataset,
-    fine_tune_record,
-    module_features,
-    program_weights,
-    read_model_files,
-)
+from .dataset import Dataset
+from .features import NUMERIC, VOCAB, module_features
+from .model_base import MAX_CORRECTION, CostModel, fine_tune_record, read_model_files
+from .training import program_weights
 from ..hlo import HloInstruction, HloModule
 
 N_FEATURES = len(NUMERIC) + 2 * len(VOCAB)
