@@ -398,7 +398,8 @@ def test_pages_of_a_temp_allocation_glibc_maps_fresh_are_written_at_the_fresh_bu
     import math
     from compiler_bridge.memory import parse_buffer_assignment
     from compiler_bridge.perf.dataset import module_with_pages
-    from compiler_bridge.perf.costs import MMAP_THRESHOLD, PAGE, fresh_pages, memory_seconds
+    from compiler_bridge.perf.costs import MMAP_THRESHOLD, PAGE, fresh_pages
+    from compiler_bridge.perf.roofline import memory_seconds
     try:
         import jax  # noqa: F401
     except ImportError:

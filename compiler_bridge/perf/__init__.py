@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from .calibrate import calibrate, ensure_calibrated
 from .cli import add_runtime_commands
-from .costs import (CostTotals, KernelCost, kernel_cost, kernels, module_costs, roofline_us,
-                    runs_per_step, xla_cost_totals)
+from .costs import KernelCost, kernel_cost, module_costs
+from .execution import kernels, runs_per_step
+from .roofline import roofline_us
+from .xla_costs import CostTotals, xla_cost_totals
 from .devices import (
     BUILTIN,
     CPU,

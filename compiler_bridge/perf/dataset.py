@@ -13,7 +13,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .costs import FRESH_PAGES, costs_of, fresh_pages, kernels, roofline_us
+from .costs import FRESH_PAGES, costs_of, fresh_pages
+from .execution import kernels
+from .roofline import roofline_us
 from .devices import DeviceProfile
 from .features import NUMERIC, VOCAB, module_features
 from .kernel_graphs import KernelGraph, kernel_graph

@@ -29,21 +29,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .costs import (
-    CONTROL_FLOW,
-    FREE_OPCODES,
-    KernelCost,
-    compute_seconds,
-    control_iterations,
-    costs_of,
-    fused_instructions,
-    kernels,
-    memory_seconds,
-    moves_minor_dimension,
-    outer_partitions,
-    roofline_us,
-    transcendental_work,
-)
+from .costs import (KernelCost, costs_of, fused_instructions, moves_minor_dimension,
+                    outer_partitions)
+from .execution import CONTROL_FLOW, FREE_OPCODES, kernels
+from .roofline import (compute_seconds, control_iterations, memory_seconds, roofline_us,
+                       transcendental_work)
 from .devices import DeviceProfile
 from ..hlo import HloComputation, HloInstruction, HloModule, Shape, walk_through
 

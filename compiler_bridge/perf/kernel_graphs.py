@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .costs import CONTROL_FLOW, fused_instructions, is_single_kernel_call
+from .costs import fused_instructions
+from .execution import CONTROL_FLOW, is_single_kernel_call
 from .features import VOCAB_INDEX, kernel_token, log_amount
 from ..hlo import HloInstruction, HloModule
 

@@ -16,7 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .costs import KernelCost, costs_of, roofline_us
+from .costs import KernelCost, costs_of
+from .roofline import roofline_us
 from .dataset import Dataset
 from .devices import DeviceProfile
 from .features import FEATURE_VERSION, NUMERIC, VOCAB

@@ -18,8 +18,9 @@ from typing import Sequence
 
 from . import metrics as M
 from . import model_loader
-from .costs import (UNKNOWN_TRIP_COUNT, KernelCost, bound, costs_of, kernel_cost, kernels,
-                    roofline_us, runs_per_step, slow_conv_rate)
+from .costs import KernelCost, costs_of, kernel_cost
+from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
+from .roofline import bound, roofline_us, slow_conv_rate
 from .devices import DeviceProfile, device_profile, profile_for_platform
 from ..dumps import Dump, DumpModule
 from .dataset import module_with_pages
