@@ -347,7 +347,10 @@ CACHE = os.path.join(ROOT, "generated", "feature-cache")
 KEEP = 4          # feature sets kept per program (each device profile has its own)
 # what a program's features are computed by: a change to any of these redoes them
 FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
-                   for f in ("learned.py", "costs.py", "traces.py", "devices.py")]
+                   for f in ("features.py", "kernel_graphs.py", "dataset.py", "execution.py",
+                             "flops.py", "costs.py", "roofline.py", "trace_events.py",
+                             "chrome_trace.py", "xplane_trace.py", "attribution.py",
+                             "trace_files.py", "traces.py", "devices.py")]
 
 
 def _feature_basis(device, stat: str) -> str:

@@ -96,7 +96,7 @@ def _si(x: float) -> str:
 def cmd_runtimes(args: argparse.Namespace) -> int:
     from .model_loader import load_model
     from .runtimes import runtime_report
-    from .traces import TraceError
+    from .trace_events import TraceError
     dump = open_dump(args.path)
     model = None
     if args.model and not args.roofline:
@@ -230,7 +230,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     print(f"{out}: {len(dump.modules)} modules, {len(dump.traces)} trace files "
           f"({secs:.1f} s); main program: {dump.main.label if dump.main else '-'}")
     if dump.traces:
-        from .traces import TraceError, measure
+        from .trace_events import TraceError
+        from .traces import measure
         try:
             m = measure(dump)
             print(f"trace: {m.matched_events} per-op events matched, "
@@ -269,7 +270,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .devices import device_profile
     from .evaluation import leave_out, summarize
     from .model_loader import shipped_model_path, try_load_model
-    from .traces import TraceError
+    from .trace_events import TraceError
     if args.device:
         device = device_profile(args.device)
     else:

@@ -15,17 +15,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-
 from . import metrics as M
 from . import model_loader
 from .costs import KernelCost, costs_of, kernel_cost
+from .dataset import module_with_pages
+from .devices import DeviceProfile, device_profile, profile_for_platform
 from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
-from .devices import DeviceProfile, device_profile, profile_for_platform
+from .trace_events import TraceError
+from .trace_files import TraceSource
+from .traces import KernelTiming, Measured, measure
 from ..dumps import Dump, DumpModule
-from .dataset import module_with_pages
 from ..hlo import HloModule
-from .traces import KernelTiming, Measured, TraceError, TraceSource, measure
 
 STATS = ("median", "p10", "min", "mean")
 
