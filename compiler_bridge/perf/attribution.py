@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from .trace_events import EPS_US, OpEvent
 
@@ -17,15 +17,20 @@ from .trace_events import EPS_US, OpEvent
 ASYNC_OPCODES = frozenset({"dot", "convolution"})
 
 
-def self_times(events: list[OpEvent]) -> None:
-    """Set ``self_us`` and ``parent``: per thread, subtract directly nested op events."""
+def _thread_orders(events: Sequence[OpEvent], key: Callable[[int], Any]) -> list[list[int]]:
+    """Each thread's event indices, sorted by ``key`` (events nest only within a thread)."""
     by_thread: dict[str, list[int]] = defaultdict(list)
     for i, e in enumerate(events):
+        by_thread[e.thread].append(i)
+    return [sorted(idx, key=key) for idx in by_thread.values()]
+
+
+def self_times(events: list[OpEvent]) -> None:
+    """Set ``self_us`` and ``parent``: per thread, subtract directly nested op events."""
+    for e in events:
         e.self_us = e.dur_us
         e.parent = -1
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
+    for idx in _thread_orders(events, lambda i: (events[i].start_us, -events[i].dur_us)):
         stack: list[int] = []
         for i in idx:
             e = events[i]
@@ -58,11 +63,7 @@ def async_completions(events: list[OpEvent], markers: dict) -> None:
     """
     if not markers:
         return
-    by_thread: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: events[i].start_us)
+    for idx in _thread_orders(events, lambda i: events[i].start_us):
         starts = [events[i].start_us for i in idx]
         for pos, i in enumerate(idx):
             e = events[i]
@@ -87,11 +88,7 @@ def async_completions(events: list[OpEvent], markers: dict) -> None:
 def depths(events: Sequence[OpEvent]) -> list[int]:
     """Each event's nesting depth on its thread."""
     out = [0] * len(events)
-    by_thread: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
+    for idx in _thread_orders(events, lambda i: (events[i].start_us, -events[i].dur_us)):
         stack: list[int] = []
         for i in idx:
             e = events[i]

@@ -32,8 +32,8 @@ from .devices import DeviceProfile
 from .dataset import Dataset
 from .features import VOCAB, module_features
 from .kernel_graphs import NODE_FEATURES, KernelGraph, kernel_graph
-from .model_base import (CLIP, MAX_CORRECTION, SeededModel, fine_tune_record, normalisation,
-                         read_model_files)
+from .model_base import (CLIP, MAX_CORRECTION, SeededModel, normalisation, read_model_files,
+                         training_record)
 from .training import fit_seeds, gelu_np, program_weights
 from ..hlo import HloInstruction, HloModule
 
@@ -180,9 +180,5 @@ def train(ds: Dataset, device: DeviceProfile, cfg: GraphConfig | None = None,
         start = jax.vmap(lambda key: _init(key, x.shape[1], cfg))(keys)
     params = fit_seeds(_forward, start, (x, g), log_roof, log_label,
                        program_weights(ds.program), groups, cfg, PAD_ROWS)
-    info = {"model": "gnn", "programs": ds.programs, "kernels": len(ds),
-            "config": cfg.__dict__}
-    if init is not None:
-        info["fine_tuned_from"] = fine_tune_record(init)
-    info.update(meta or {})
+    info = training_record("gnn", ds, cfg, init, meta)
     return GraphModel(params, mean.astype(np.float32), std.astype(np.float32), device, info)

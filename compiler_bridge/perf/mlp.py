@@ -13,7 +13,8 @@ import numpy as np
 from .dataset import Dataset
 from .devices import DeviceProfile
 from .features import VOCAB, module_features
-from .model_base import CLIP, MAX_CORRECTION, SeededModel, fine_tune_record, normalisation, read_model_files
+from .model_base import (CLIP, MAX_CORRECTION, SeededModel, normalisation, read_model_files,
+                         training_record)
 from .training import fit_seeds, gelu_np, program_weights
 
 @dataclass
@@ -128,9 +129,5 @@ def train(ds: Dataset, device: DeviceProfile, cfg: TrainConfig | None = None,
     start = _initial(cfg, x.shape[1], init.params if init is not None else None)
     params = fit_seeds(_forward, start, (x, ds.counts, ds.weighted), log_roof, log_label,
                        program_weights(ds.program), groups, cfg)
-    info = {"model": "mlp", "programs": ds.programs, "kernels": len(ds),
-            "config": cfg.__dict__}
-    if init is not None:
-        info["fine_tuned_from"] = fine_tune_record(init)
-    info.update(meta or {})
+    info = training_record("mlp", ds, cfg, init, meta)
     return LearnedModel(params, mean.astype(np.float32), std.astype(np.float32), device, info)

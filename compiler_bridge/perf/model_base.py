@@ -193,7 +193,18 @@ def normalisation(ds: Dataset, init: SeededModel | None) -> tuple[np.ndarray, np
     return ds.numeric.mean(0), np.maximum(ds.numeric.std(0), 0.1)
 
 
-def fine_tune_record(base) -> dict:
+def training_record(kind: str, ds: Dataset, cfg, init: CostModel | None,
+                    meta: dict | None) -> dict:
+    """What a trained model records: its kind, the programs and kernels it was trained on,
+    its configuration (a dataclass), the model it was fine-tuned from, and ``meta``."""
+    info = {"model": kind, "programs": ds.programs, "kernels": len(ds), "config": cfg.__dict__}
+    if init is not None:
+        info["fine_tuned_from"] = _fine_tune_record(init)
+    info.update(meta or {})
+    return info
+
+
+def _fine_tune_record(base) -> dict:
     """What a fine-tuned model keeps of the model it started from."""
     return {k: base.meta.get(k) for k in ("model", "programs", "families", "corpus_hash",
                                          "calibration", "kernels") if k in base.meta}
