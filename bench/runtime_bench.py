@@ -59,7 +59,11 @@ from bench.make_traced_programs import STEP_TIMES  # noqa: E402
 from compiler_bridge.perf import DeviceProfile  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
 from compiler_bridge.perf import graph_model as G  # noqa: E402
-from compiler_bridge.perf import learned as L  # noqa: E402
+from compiler_bridge.perf.dataset import Dataset, dataset_from_dump  # noqa: E402
+from compiler_bridge.perf.evaluation import FoldResult, leave_out  # noqa: E402
+from compiler_bridge.perf.features import FEATURE_VERSION  # noqa: E402
+from compiler_bridge.perf import mlp  # noqa: E402
+from compiler_bridge.perf.model_loader import shipped_model_path  # noqa: E402
 from compiler_bridge.perf import metrics as M  # noqa: E402
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
@@ -117,7 +121,7 @@ def shipped_profile() -> DeviceProfile:
     """The device profile the shipped default model was trained against, read from its
     JSON as it is: a model of an older feature version is reshipped on the same
     calibration."""
-    with open(L.shipped_model_path("cpu")[:-len(".npz")] + ".json", encoding="utf-8") as f:
+    with open(shipped_model_path("cpu")[:-len(".npz")] + ".json", encoding="utf-8") as f:
         return DeviceProfile.from_json(json.load(f)["device"])
 
 
@@ -149,7 +153,7 @@ def in_range_share(ratios) -> float:
     return _mean([float(RATIO_RANGE[0] <= r <= RATIO_RANGE[1]) for r in ratios])
 
 
-def per_family(folds: dict[str, list[L.FoldResult]], family: dict[str, str],
+def per_family(folds: dict[str, list[FoldResult]], family: dict[str, str],
                variants: dict) -> dict[str, dict[str, dict[str, float]]]:
     """family -> predictor ('roofline', 'noise_floor', each model) -> metric -> mean over
     the family's programs (variants excepted)."""
@@ -194,7 +198,7 @@ def step_times(paths: list[str]) -> dict[str, tuple[float, tuple[float, float], 
     return out
 
 
-def summed_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
+def summed_times(ds: Dataset, preds: dict[str, dict[str, np.ndarray]],
                  names: list[str], runs: np.ndarray | None = None
                  ) -> dict[str, dict[str, float]]:
     """predictor -> program -> its kernels' times summed per step (µs): each model's
@@ -211,7 +215,7 @@ def summed_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
             for name, times in kernel_times.items()}
 
 
-def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
+def config_ranking(ds: Dataset, preds: dict[str, dict[str, np.ndarray]],
                    variants: dict[str, tuple[str, str]],
                    steps: dict[str, tuple[float, tuple[float, float], str]] | None = None
                    ) -> list[dict]:
@@ -249,7 +253,7 @@ def config_ranking(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     return rows
 
 
-def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
+def module_times(ds: Dataset, preds: dict[str, dict[str, np.ndarray]],
                  variants: dict[str, tuple[str, str]],
                  steps: dict[str, tuple[float, tuple[float, float], str]],
                  runs: np.ndarray | None = None) -> dict[str, dict]:
@@ -274,7 +278,7 @@ def module_times(ds: L.Dataset, preds: dict[str, dict[str, np.ndarray]],
     return out
 
 
-def hlo_runs(ds: L.Dataset, paths: list[str]) -> tuple[np.ndarray, dict[str, int]]:
+def hlo_runs(ds: Dataset, paths: list[str]) -> tuple[np.ndarray, dict[str, int]]:
     """Each kernel's executions per step from its loops' trip counts in its program's
     HLO (``runs_per_step``: what the app sums for a dump without a trace), and how they
     compare with the profiler's counts: kernels the same, different, of unknown count."""
@@ -330,7 +334,7 @@ def family_folds(family: dict[str, str], k: int) -> dict[str, str]:
     return {p: group[f] for p, f in family.items()}
 
 
-def program_folds(ds: L.Dataset, variants: dict, k: int) -> dict[str, str]:
+def program_folds(ds: Dataset, variants: dict, k: int) -> dict[str, str]:
     """program -> fold, variants with their base."""
     bases = sorted({variants.get(p, (p,))[0] for p in ds.programs})
     rng = random.Random(0)
@@ -343,14 +347,17 @@ CACHE = os.path.join(ROOT, "generated", "feature-cache")
 KEEP = 4          # feature sets kept per program (each device profile has its own)
 # what a program's features are computed by: a change to any of these redoes them
 FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
-                   for f in ("learned.py", "costs.py", "traces.py", "devices.py")]
+                   for f in ("features.py", "kernel_graphs.py", "dataset.py", "execution.py",
+                             "flops.py", "costs.py", "roofline.py", "trace_events.py",
+                             "chrome_trace.py", "xplane_trace.py", "attribution.py",
+                             "trace_files.py", "traces.py", "devices.py")]
 
 
 def _feature_basis(device, stat: str) -> str:
     """What every program's features are computed with: the feature code, the device
     profile and the statistic (once per corpus read)."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{L.FEATURE_VERSION}|{device.key}|{stat}".encode())
+    h.update(f"{FEATURE_VERSION}|{device.key}|{stat}".encode())
     for f in FEATURE_SOURCES:
         with open(f, "rb") as fh:
             h.update(fh.read())
@@ -369,7 +376,7 @@ def _cache_key(path: str, basis: str) -> str:
     return h.hexdigest()
 
 
-def _one_program(job: tuple[str, object, str, str, str]) -> tuple[str, L.Dataset | None, str]:
+def _one_program(job: tuple[str, object, str, str, str]) -> tuple[str, Dataset | None, str]:
     """(name, its dataset or None, why not): from the cache when its key matches."""
     path, device, stat, cache, basis = job
     name = os.path.basename(os.path.normpath(path))
@@ -382,7 +389,7 @@ def _one_program(job: tuple[str, object, str, str, str]) -> tuple[str, L.Dataset
         except (OSError, ValueError, EOFError, pickle.UnpicklingError):
             pass
     try:
-        ds = L.dataset_from_dump(path, device, stat, program=name)
+        ds = dataset_from_dump(path, device, stat, program=name)
     except Exception as e:          # noqa: BLE001 (one broken folder never hides the rest)
         return name, None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
     if cached:
@@ -400,7 +407,7 @@ def _one_program(job: tuple[str, object, str, str, str]) -> tuple[str, L.Dataset
 
 
 def dataset(paths: list[str], device, stat: str, cache: str = CACHE,
-            jobs: int = 0) -> L.Dataset:
+            jobs: int = 0) -> Dataset:
     """Every program that reads; one that does not (a trace being written) is skipped,
     named. Each program's features are kept in ``cache`` (our own files in generated/,
     keyed by everything they are computed from), read in ``jobs`` processes."""
@@ -419,10 +426,10 @@ def dataset(paths: list[str], device, stat: str, cache: str = CACHE,
             print(f"skipped {name}: {why}", file=sys.stderr)
         else:
             parts.append(ds)
-    return L.Dataset.concat(parts)
+    return Dataset.concat(parts)
 
 
-def ship(kind: str, ds: L.Dataset, device, cfg, fams: list[str], paths: list[str],
+def ship(kind: str, ds: Dataset, device, cfg, fams: list[str], paths: list[str],
          scores: dict[str, float]) -> str:
     """Train ``kind`` on the whole corpus and write it as the default model."""
     meta = {"default": True, "families": fams, "corpus_hash": corpus_hash(paths),
@@ -430,9 +437,9 @@ def ship(kind: str, ds: L.Dataset, device, cfg, fams: list[str], paths: list[str
             "trained_by": f"bench/runtime_bench.py, {time.strftime('%Y-%m-%d')}",
             "leave_one_family_out": scores}
     t = time.perf_counter()
-    trainer = {"mlp": L.train, "gnn": G.train, "gbm": B.train}[kind]
+    trainer = {"mlp": mlp.train, "gnn": G.train, "gbm": B.train}[kind]
     model = trainer(ds, device, cfg, meta)
-    path = model.save(L.shipped_model_path(device.kind))
+    path = model.save(shipped_model_path(device.kind))
     size = os.path.getsize(path) + os.path.getsize(path[:-4] + ".json")
     print(f"shipped {model.describe()} trained in {time.perf_counter() - t:.0f} s: {path} "
           f"({size / 1024:.0f} KiB)")
@@ -484,32 +491,32 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(ds.programs) - len(base_programs)} configuration variants), {len(fams)} "
           f"families, {len(ds)} kernels; dataset in {time.perf_counter() - t0:.0f} s",
           flush=True)
-    mcfg = L.TrainConfig(steps=args.steps, seeds=args.seeds)
+    mcfg = mlp.TrainConfig(steps=args.steps, seeds=args.seeds)
     gcfg = G.GraphConfig(steps=args.steps, seeds=args.seeds)
     bcfg = B.BoostConfig()
     cfgs = {"mlp": mcfg, "gnn": gcfg, "gbm": bcfg}
     if args.ship_only:
         ship(args.ship_only, ds, device, cfgs[args.ship_only], fams, paths, {})
         return 0
-    fits = {"mlp": lambda d: L.train(d, device, mcfg),
+    fits = {"mlp": lambda d: mlp.train(d, device, mcfg),
             "gnn": lambda d: G.train(d, device, gcfg),
             "gbm": lambda d: B.train(d, device, bcfg)}
     fits = {k: v for k, v in fits.items() if k in args.models.split(",")}
-    lofo: dict[str, list[L.FoldResult]] = {}
+    lofo: dict[str, list[FoldResult]] = {}
     lofo_preds: dict[str, dict[str, np.ndarray]] = {}
-    lopo: dict[str, list[L.FoldResult]] = {}
+    lopo: dict[str, list[FoldResult]] = {}
     secs: dict[str, float] = {}
     for name, fit in fits.items():
         t = time.perf_counter()
         lofo_preds[name] = {}
-        lofo[name] = L.leave_out(ds, fit, family_folds(family, args.family_folds),
+        lofo[name] = leave_out(ds, fit, family_folds(family, args.family_folds),
                                  keep=lofo_preds[name])
         secs[name] = time.perf_counter() - t
         print(f"{name}: leave-one-family-out in {secs[name]:.0f} s", flush=True)
     folds_of = program_folds(ds, variants, args.program_folds)
     for name, fit in fits.items():
         t = time.perf_counter()
-        lopo[name] = L.leave_out(ds, fit, folds_of)
+        lopo[name] = leave_out(ds, fit, folds_of)
         print(f"{name}: {args.program_folds}-fold over programs in "
               f"{time.perf_counter() - t:.0f} s", flush=True)
     fam_rows = per_family(lofo, family, variants)
@@ -517,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = config_ranking(ds, lofo_preds, variants, walls)
     modules = module_times(ds, lofo_preds, variants, walls)
 
-    def overall(fl: list[L.FoldResult], which: str) -> dict[str, float]:
+    def overall(fl: list[FoldResult], which: str) -> dict[str, float]:
         mine = [f for f in fl if f.program not in variants]
         out = {k: _mean([getattr(f, which)[k] for f in mine]) for k in M.METRICS}
         ratios = [f.ratio if which == "learned" else f.noise_ratio if which == "noise_floor"

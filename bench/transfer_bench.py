@@ -34,14 +34,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import ROOT, command, machine, publish  # noqa: E402
 from bench import runtime_bench as RB  # noqa: E402
 from compiler_bridge.perf import boosted as B  # noqa: E402
-from compiler_bridge.perf import learned as L  # noqa: E402
+from compiler_bridge.perf.dataset import Dataset  # noqa: E402
+from compiler_bridge.perf.evaluation import median_ratio  # noqa: E402
 from compiler_bridge.perf import metrics as M  # noqa: E402
 from compiler_bridge.perf.devices import DeviceProfile, load_profile  # noqa: E402
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
 
 
-def family_means(pred: np.ndarray, ds: L.Dataset, family: dict[str, str],
+def family_means(pred: np.ndarray, ds: Dataset, family: dict[str, str],
                  variants: dict) -> dict[str, float]:
     """Metrics per program (variants excepted), averaged per family, then over families;
     plus the share of programs whose median predicted/measured is within 0.8-1.25."""
@@ -53,7 +54,7 @@ def family_means(pred: np.ndarray, ds: L.Dataset, family: dict[str, str],
         if p in variants or m.sum() < 2:
             continue
         per_fam.setdefault(family[p], []).append(M.all_metrics(pred[m], ds.label_us[m]))
-        ratios.append(L.median_ratio(pred[m], ds.label_us[m]))
+        ratios.append(median_ratio(pred[m], ds.label_us[m]))
     out = {k: float(np.mean([np.nanmean([r[k] for r in rows]) for rows in per_fam.values()]))
            for k in SHOWN}
     out["ratio_ok"] = RB.in_range_share(ratios)

@@ -118,16 +118,16 @@ def upload(at: AppTest, name: str, data: bytes) -> AppTest:
 def _no_saved_model(monkeypatch, tmp_path):
     """No learned model or calibrated profile of this machine leaks in: the roofline on
     the generic CPU profile predicts."""
-    import compiler_bridge.perf.learned as learned
+    import compiler_bridge.perf.model_loader as model_loader
     from compiler_bridge.perf import devices
     from ui import traces
     path = str(tmp_path / "cost-model-cpu.npz")
-    monkeypatch.setattr(learned, "default_model_path", lambda kind="cpu": path)
+    monkeypatch.setattr(model_loader, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(traces, "default_model_path", lambda kind="cpu": path)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: None)
     # nor the default model shipped with HLO Lens (test_the_default_model_... uses it)
     none = str(tmp_path / "no-default-cpu.npz")
-    monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": none)
+    monkeypatch.setattr(model_loader, "shipped_model_path", lambda kind="cpu": none)
     monkeypatch.setattr(traces, "shipped_model_path", lambda kind="cpu": none)
 
 
@@ -232,11 +232,11 @@ def test_the_default_model_predicts_for_a_user_with_none_and_says_so(monkeypatch
     """A new user: no model of their own, so the default model shipped with HLO Lens
     predicts, on this machine's profile (calibrated on first use: here once, up
     front, as the app would)."""
-    import compiler_bridge.perf.learned as learned
+    import compiler_bridge.perf.model_loader as model_loader
     from compiler_bridge.perf import calibrate, devices
     from ui import traces
-    real = os.path.join(learned.MODELS_DIR, "default-cpu.npz")
-    monkeypatch.setattr(learned, "shipped_model_path", lambda kind="cpu": real)
+    real = os.path.join(model_loader.MODELS_DIR, "default-cpu.npz")
+    monkeypatch.setattr(model_loader, "shipped_model_path", lambda kind="cpu": real)
     monkeypatch.setattr(traces, "shipped_model_path", lambda kind="cpu": real)
     profile = calibrate(quick=True)
     monkeypatch.setattr(devices, "load_calibrated", lambda *a, **k: profile)

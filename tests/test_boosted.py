@@ -17,7 +17,11 @@ import pytest
 from compiler_bridge import open_dump
 from compiler_bridge.perf import CPU, kernels
 from compiler_bridge.perf import boosted as B
-from compiler_bridge.perf import learned as L
+from compiler_bridge.perf.dataset import Dataset, dataset_from_dumps
+from compiler_bridge.perf import mlp
+from compiler_bridge.perf.model_base import MAX_CORRECTION
+from compiler_bridge.perf.model_loader import load_model
+from compiler_bridge.perf.training import program_weights
 
 from conftest import ROOT, sample
 
@@ -27,14 +31,14 @@ SMALL = dataclasses.replace(B.BoostConfig(), rounds=40, finetune_rounds=20, min_
 
 @pytest.fixture(scope="module")
 def dataset():
-    return L.dataset_from_dumps([sample("transformer"), sample("scan_while")], CPU)
+    return dataset_from_dumps([sample("transformer"), sample("scan_while")], CPU)
 
 
-def _of(ds: L.Dataset, program: str) -> L.Dataset:
+def _of(ds: Dataset, program: str) -> Dataset:
     return ds.subset(np.array([p == program for p in ds.program]))
 
 
-def _target(ds: L.Dataset) -> np.ndarray:
+def _target(ds: Dataset) -> np.ndarray:
     return np.log(np.maximum(ds.label_us, 1e-3)) - ds.log_roofline.astype(np.float64)
 
 
@@ -49,7 +53,7 @@ def test_numpy_trees_predict_what_lightgbm_predicts(dataset):
     on both programs' kernels (the other one never seen)."""
     train = _of(dataset, "transformer")
     x = B.dataset_features(train)
-    booster = B.fit_booster(x, _target(train), L.program_weights(train.program), SMALL,
+    booster = B.fit_booster(x, _target(train), program_weights(train.program), SMALL,
                             SMALL.rounds)
     trees = B.Trees.from_dump(booster.dump_model())
     assert len(trees) == SMALL.rounds
@@ -67,7 +71,7 @@ def test_a_program_too_small_to_split_gives_constant_trees_lightgbm_agrees(datas
     """27 kernels, at least 50 per leaf (the real setting): trees of one leaf."""
     small = _of(dataset, "scan_while")
     x = B.dataset_features(small)
-    booster = B.fit_booster(x, _target(small), L.program_weights(small.program),
+    booster = B.fit_booster(x, _target(small), program_weights(small.program),
                             B.BoostConfig(), 10)
     trees = B.Trees.from_dump(booster.dump_model())
     assert len(trees.feature) == 0 and (trees.roots < 0).all()
@@ -110,9 +114,9 @@ def test_train_is_lightgbm_on_the_log_correction(dataset):
     x = np.concatenate([numeric, np.log1p(counts), weighted / weighted.sum(1, keepdims=True)],
                        axis=1)
     data = lgb.Dataset(x, np.log(dataset.label_us) - dataset.log_roofline,
-                       weight=L.program_weights(dataset.program), params={"verbose": -1})
+                       weight=program_weights(dataset.program), params={"verbose": -1})
     booster = lgb.train(SMALL.params(), data, num_boost_round=SMALL.rounds)
-    want = np.clip(booster.predict(x, raw_score=True), -L.MAX_CORRECTION, L.MAX_CORRECTION)
+    want = np.clip(booster.predict(x, raw_score=True), -MAX_CORRECTION, MAX_CORRECTION)
     np.testing.assert_allclose(model.correction_dataset(dataset), want, rtol=0, atol=1e-6)
     meta = model.meta
     assert meta["programs"] == ["scan_while", "transformer"] and meta["kernels"] == len(dataset)
@@ -133,9 +137,9 @@ def test_the_default_hyperparameters_are_the_measured_ones():
 def test_train_refuses_too_little_data_and_another_kind_to_fine_tune(dataset):
     with pytest.raises(ValueError, match="too little data"):
         B.train(dataset.subset(np.arange(len(dataset)) < 3), CPU, SMALL)
-    mlp = L.train(dataset, CPU, L.TrainConfig(hidden=4, embed=2, steps=2, seeds=1))
+    other = mlp.train(dataset, CPU, mlp.TrainConfig(hidden=4, embed=2, steps=2, seeds=1))
     with pytest.raises(ValueError, match="cannot be fine-tuned as boosted trees"):
-        B.train(dataset, CPU, SMALL, init=mlp)    # type: ignore[arg-type]
+        B.train(dataset, CPU, SMALL, init=other)    # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- files
@@ -149,7 +153,7 @@ def test_save_load_round_trip_predicts_the_same(dataset, tmp_path):
         assert z["tree.threshold"].dtype == np.float64 and z["tree.feature"].dtype == np.int16
     meta = json.loads((tmp_path / "trees.json").read_text())
     assert meta["model"] == "gbm" and meta["trees"] == SMALL.rounds
-    again = L.load_model(path)
+    again = load_model(path)
     assert isinstance(again, B.BoostedModel)
     np.testing.assert_array_equal(again.predict_dataset(dataset), pred)
     assert again.key == model.key
@@ -169,7 +173,7 @@ def test_a_model_reading_other_features_is_refused(dataset, tmp_path):
     meta["n_features"] = B.N_FEATURES - 1
     (tmp_path / "trees.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="train it again"):
-        L.load_model(path)
+        load_model(path)
 
 
 # --------------------------------------------------------------------------- fine-tuning
@@ -186,7 +190,7 @@ def test_fine_tuning_keeps_the_trees_and_fits_the_residual(dataset):
                                       getattr(base.trees, k))
     # the new trees are LightGBM's fit with the base model's prediction as init_score
     x = B.dataset_features(new_ds)
-    booster = B.fit_booster(x, _target(new_ds), L.program_weights(new_ds.program), SMALL,
+    booster = B.fit_booster(x, _target(new_ds), program_weights(new_ds.program), SMALL,
                             SMALL.finetune_rounds, base.raw_dataset(new_ds))
     np.testing.assert_allclose(tuned.raw_dataset(new_ds) - base.raw_dataset(new_ds),
                                booster.predict(x, raw_score=True), rtol=0, atol=1e-9)

@@ -397,8 +397,9 @@ def test_pages_of_a_temp_allocation_glibc_maps_fresh_are_written_at_the_fresh_bu
     (offsets in the allocation) and schedule."""
     import math
     from compiler_bridge.memory import parse_buffer_assignment
-    from compiler_bridge.perf import learned as L
-    from compiler_bridge.perf.costs import MMAP_THRESHOLD, PAGE, fresh_pages, memory_seconds
+    from compiler_bridge.perf.dataset import module_with_pages
+    from compiler_bridge.perf.costs import MMAP_THRESHOLD, PAGE, fresh_pages
+    from compiler_bridge.perf.roofline import memory_seconds
     try:
         import jax  # noqa: F401
     except ImportError:
@@ -410,7 +411,7 @@ def test_pages_of_a_temp_allocation_glibc_maps_fresh_are_written_at_the_fresh_bu
                    capture_output=True)
     d = open_dump(tmp_path / "dump")
     mod = d.module("jit_f")
-    hlo = L.module_with_pages(d, mod)
+    hlo = module_with_pages(d, mod)
     ba_file = mod.first("buffer_assignment")
     assignment = parse_buffer_assignment(d.read_text(ba_file.path), ba_file.path)
     (temp,) = [a for a in assignment.allocations if a.is_temp]
@@ -440,7 +441,7 @@ def test_pages_of_a_temp_allocation_glibc_maps_fresh_are_written_at_the_fresh_bu
         rate_note(c, dev)
     # a small program's temps come back from the heap: no fresh pages
     small = open_dump(sample("mlp_train"))
-    assert all(not L.module_with_pages(small, m).derived("fresh-pages", dict)
+    assert all(not module_with_pages(small, m).derived("fresh-pages", dict)
                for m in small.modules if m.first("buffer_assignment") is not None)
 
 

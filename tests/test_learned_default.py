@@ -17,28 +17,34 @@ from compiler_bridge.perf import CPU, kernel_cost, kernels, runtime_report
 from compiler_bridge.perf import devices
 from compiler_bridge.perf import boosted as B
 from compiler_bridge.perf import graph_model as G
-from compiler_bridge.perf import learned as L
+from compiler_bridge.perf.dataset import dataset_from_dumps
+from compiler_bridge.perf.evaluation import leave_out
+from compiler_bridge.perf.features import FEATURE_VERSION, kernel_features, NUMERIC, VOCAB
+from compiler_bridge.perf.kernel_graphs import kernel_graph, NODE_FEATURES
+from compiler_bridge.perf import mlp, model_loader
+from compiler_bridge.perf.model_base import CLIP
+from compiler_bridge.perf.model_loader import load_model, MODELS_DIR, shipped_model_path
 
 from conftest import sample
 
-TINY = L.TrainConfig(hidden=8, embed=4, steps=25, seeds=1)
+TINY = mlp.TrainConfig(hidden=8, embed=4, steps=25, seeds=1)
 TINY_G = G.GraphConfig(embed=4, head=8, steps=25, seeds=1)
 
 
 @pytest.fixture(scope="module")
 def dataset():
-    return L.dataset_from_dumps([sample("transformer"), sample("scan_while")], CPU)
+    return dataset_from_dumps([sample("transformer"), sample("scan_while")], CPU)
 
 
 @pytest.fixture(scope="module")
 def shipped():
-    return L.load_model(L.shipped_model_path("cpu"))
+    return load_model(shipped_model_path("cpu"))
 
 
 @pytest.fixture
 def fresh_machine(tmp_path, monkeypatch):
     """No saved model of the user's and no calibrated profile yet (a new user)."""
-    monkeypatch.setattr(L, "default_model_path", lambda kind="cpu": str(tmp_path / "none.npz"))
+    monkeypatch.setattr(model_loader, "default_model_path", lambda kind="cpu": str(tmp_path / "none.npz"))
     monkeypatch.setenv("HLOLENS_CACHE", str(tmp_path))
     return tmp_path
 
@@ -46,17 +52,17 @@ def fresh_machine(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- shipped
 
 def test_the_shipped_model_is_small_documented_and_loads(shipped):
-    base = L.shipped_model_path("cpu")[:-4]
+    base = shipped_model_path("cpu")[:-4]
     size = os.path.getsize(base + ".npz") + os.path.getsize(base + ".json")
     assert size < 1_000_000
     meta = json.loads(open(base + ".json", encoding="utf-8").read())
-    assert meta["default"] is True and meta["feature_version"] == L.FEATURE_VERSION
+    assert meta["default"] is True and meta["feature_version"] == FEATURE_VERSION
     assert meta["corpus_hash"] and meta["calibration"]["name"] and meta["device"]["measured"]
     n, m = len(meta["programs"]), len(meta["families"])
     assert n >= 50 and m >= 10
     assert shipped.describe().startswith(f"default model — trained on {n} programs of {m} "
                                          "families")
-    assert os.path.exists(os.path.join(L.MODELS_DIR, "README.md"))
+    assert os.path.exists(os.path.join(MODELS_DIR, "README.md"))
 
 
 def test_a_new_user_gets_the_default_model_and_a_quick_calibration_once(fresh_machine,
@@ -107,13 +113,13 @@ def test_a_profile_calibrated_before_the_depthwise_sine_and_fft_rates_is_measure
 
 def test_a_stale_default_model_falls_back_to_the_roofline_with_a_note(fresh_machine,
                                                                       monkeypatch):
-    base = L.shipped_model_path("cpu")[:-4]
+    base = shipped_model_path("cpu")[:-4]
     stale = fresh_machine / "default-cpu"
     shutil.copy(base + ".npz", str(stale) + ".npz")
     meta = json.loads(open(base + ".json", encoding="utf-8").read())
     meta["feature_version"] = 1
     (fresh_machine / "default-cpu.json").write_text(json.dumps(meta))
-    monkeypatch.setattr(L, "shipped_model_path", lambda kind="cpu": str(stale) + ".npz")
+    monkeypatch.setattr(model_loader, "shipped_model_path", lambda kind="cpu": str(stale) + ".npz")
     r = runtime_report(open_dump(sample("scan_while")))
     assert r.predictor == "roofline"
     assert any("default cost model not used" in n and "train it again" in n for n in r.notes)
@@ -125,7 +131,7 @@ def _fine_tune(shipped, dataset, steps: int):
     if shipped.kind == "gbm":
         return B.train(dataset, shipped.device,
                        dataclasses.replace(B.BoostConfig(), finetune_rounds=steps), init=shipped)
-    return L.train(dataset, shipped.device, dataclasses.replace(TINY, steps=steps),
+    return mlp.train(dataset, shipped.device, dataclasses.replace(TINY, steps=steps),
                    init=shipped)
 
 
@@ -165,8 +171,8 @@ def test_features_are_times_on_the_device_profile():
     checked = 0
     for inst in kernels(m)[:40]:
         c = kernel_cost(inst, m)
-        a = dict(zip(L.NUMERIC, L.kernel_features(inst, c, m, CPU)[0]))
-        b = dict(zip(L.NUMERIC, L.kernel_features(inst, c, m, fast)[0]))
+        a = dict(zip(NUMERIC, kernel_features(inst, c, m, CPU)[0]))
+        b = dict(zip(NUMERIC, kernel_features(inst, c, m, fast)[0]))
         for k in timed:
             if a[k] > 0:              # above ~1 µs, where the log's floor does not matter
                 assert a[k] - b[k] == pytest.approx(np.log(2), abs=0.01), k
@@ -181,7 +187,7 @@ def test_producers_and_consumers_are_the_neighbouring_kernels():
     d = open_dump(sample("scan_while"))
     m = d.stage(d.main, "after_optimizations")
     inst = m.find("add_tanh_fusion")
-    f = dict(zip(L.NUMERIC, L.kernel_features(inst, kernel_cost(inst, m), m, CPU)[0]))
+    f = dict(zip(NUMERIC, kernel_features(inst, kernel_cost(inst, m), m, CPU)[0]))
     src = set()
     for o in inst.operands:
         while o.opcode in ("bitcast", "get-tuple-element"):
@@ -200,16 +206,16 @@ def test_a_kernel_graph_is_its_fused_computation():
     m = d.stage(d.main, "after_optimizations")
     inst = m.find("add_tanh_fusion")
     fused = m.computation(inst.called_names[0]).instructions
-    g = L.kernel_graph(inst, m)
-    assert [L.VOCAB[o] for o in g.ops] == ["<kernel:fusion>"] + [
-        i.opcode if i.opcode in L.VOCAB else "<other>" for i in fused]
+    g = kernel_graph(inst, m)
+    assert [VOCAB[o] for o in g.ops] == ["<kernel:fusion>"] + [
+        i.opcode if i.opcode in VOCAB else "<other>" for i in fused]
     names = [inst.name] + [i.name for i in fused]
     edges = {(names[s], names[t]) for s, t in zip(g.src, g.dst)}
     want = {(o, i.name) for i in fused for o in i.operand_names}
     want.add((m.computation(inst.called_names[0]).root.name, inst.name))
     assert edges == want
     dot = next(i for i in kernels(m) if i.opcode == "dot")
-    g = L.kernel_graph(dot, m)          # fuses nothing: its operands are the other nodes
+    g = kernel_graph(dot, m)          # fuses nothing: its operands are the other nodes
     assert len(g.ops) == 1 + len(dot.operands) and set(g.dst.tolist()) == {0}
 
 
@@ -220,7 +226,7 @@ def test_graph_model_trains_saves_loads_and_predicts_like_its_dataset(dataset, t
     path = model.save(str(tmp_path / "g"))
     with np.load(path, allow_pickle=False) as z:
         assert "seed0.wg" in z.files
-    again = L.load_model(path)
+    again = load_model(path)
     assert isinstance(again, G.GraphModel)
     assert np.allclose(again.predict_dataset(dataset), pred, rtol=1e-5)
     d = open_dump(sample("scan_while"))
@@ -239,7 +245,7 @@ def test_leave_out_by_family_never_trains_on_the_family(dataset):
         seen.append(sorted(set(d.program)))
         return G.train(d, CPU, TINY_G)
     keep: dict = {}
-    folds = L.leave_out(dataset, fit, {"scan_while": "a", "transformer": "b"}, keep=keep)
+    folds = leave_out(dataset, fit, {"scan_while": "a", "transformer": "b"}, keep=keep)
     assert seen == [["transformer"], ["scan_while"]]
     assert [f.program for f in folds] == ["scan_while", "transformer"]
     assert set(keep) == {"scan_while", "transformer"}
@@ -251,20 +257,20 @@ def test_message_passing_reaches_the_kernel_from_its_root():
     tanh), two hops is what feeds the tanh (an add)."""
     d = open_dump(sample("scan_while"))
     m = d.stage(d.main, "after_optimizations")
-    g = L.kernel_graph(m.find("add_tanh_fusion"), m)
+    g = kernel_graph(m.find("add_tanh_fusion"), m)
     f = G.graph_features(g)
-    width = len(L.VOCAB) + len(L.NODE_FEATURES)
+    width = len(VOCAB) + len(NODE_FEATURES)
     views = f.reshape(2, 1 + 2 * G.HOPS, width)     # [mean, kernel node] x views
     kernel_in1, kernel_in2 = views[1, 1], views[1, 3]
-    assert kernel_in1[L.VOCAB.index("tanh")] == 1 and kernel_in1[:len(L.VOCAB)].sum() == 1
-    assert kernel_in2[L.VOCAB.index("add")] == 1
-    assert views[0, 0, :len(L.VOCAB)].sum() == pytest.approx(1.0)   # mean of one-hots
+    assert kernel_in1[VOCAB.index("tanh")] == 1 and kernel_in1[:len(VOCAB)].sum() == 1
+    assert kernel_in2[VOCAB.index("add")] == 1
+    assert views[0, 0, :len(VOCAB)].sum() == pytest.approx(1.0)   # mean of one-hots
 
 
 def test_the_numpy_forward_is_the_jax_forward(dataset):
     import jax.numpy as jnp
     model = G.train(dataset, CPU, TINY_G)
-    x = np.clip((dataset.numeric - model.mean) / model.std, -L.CLIP, L.CLIP).astype(np.float32)
+    x = np.clip((dataset.numeric - model.mean) / model.std, -CLIP, CLIP).astype(np.float32)
     g = G.graph_matrix(dataset.graphs)
     p = model.params[0]
     want = np.asarray(G._forward({k: jnp.asarray(v) for k, v in p.items()}, x, g))

@@ -89,7 +89,7 @@ def test_item1_an_async_dot_is_not_charged_the_ops_its_thread_ran_meanwhile():
 def test_item1_attribute_splits_overlap_and_gives_a_wait_to_its_op():
     """The arithmetic, on intervals (µs): a while on thread t holds an asynchronous dot
     (event 10-20, work done at 50) and an op (60-70); thread u runs 5-15 alongside."""
-    from compiler_bridge.perf.traces import attribute
+    from compiler_bridge.perf.attribution import attribute
     execs = [("t", 0, 100, 100), ("t", 10, 20, 50), ("t", 60, 70, 70), ("u", 5, 15, 15)]
     own, charged = attribute(execs)
     # the while owns the gaps its body leaves; the dot its event and its wait

@@ -4,7 +4,7 @@ instructions, shapes with layouts, metadata), print it back, extract a piece as 
 
 from __future__ import annotations
 
-from .analysis import layout_change, layout_changes
+from .analysis import layout_change, layout_changes, walk_through
 from .attributes import replica_groups
 from .errors import HloParseError, diagnostic
 from .formats import (
@@ -75,4 +75,5 @@ __all__ = [
     "parse_shape",
     "print_module",
     "replica_groups",
+    "walk_through",
 ]

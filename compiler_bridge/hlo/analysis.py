@@ -1,7 +1,10 @@
-"""Facts derived from a parsed module that several views need (no drawing here)."""
+"""Facts derived from a parsed module that several views and the cost models need (no
+drawing here): which instructions change layout, and what a value reaches through the
+instructions that only forward it (tuple, get-tuple-element, bitcast)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from .model import HloInstruction, HloModule
@@ -69,4 +72,27 @@ def layout_changes(module: HloModule) -> list[LayoutChange]:
             change = layout_change(inst)
             if change is not None:
                 out.append(change)
+    return out
+
+
+def walk_through(start: Iterable[HloInstruction], passing: Collection[str],
+                 upward: bool = False) -> list[HloInstruction]:
+    """The instructions reached from ``start`` (themselves included) whose opcode is not
+    in ``passing``, walking through those that are: along users, or along operands when
+    ``upward``. Each is visited once, depth first, last pushed first (the order the
+    callers' results have always had). ``passing`` differs by caller: a kernel's
+    consumers see through tuples, get-tuple-elements and bitcasts; a feature of its
+    neighbours stops at a tuple."""
+    out: list[HloInstruction] = []
+    stack = list(start)
+    seen: set[str] = set()
+    while stack:
+        cur = stack.pop()
+        if cur.name in seen:
+            continue
+        seen.add(cur.name)
+        if cur.opcode in passing:
+            stack.extend(cur.operands if upward else cur.users)
+        else:
+            out.append(cur)
     return out

@@ -28,17 +28,10 @@ import numpy as np
 
 from .costs import KernelCost
 from .devices import DeviceProfile
-from .learned import (
-    MAX_CORRECTION,
-    NUMERIC,
-    VOCAB,
-    CostModel,
-    Dataset,
-    fine_tune_record,
-    module_features,
-    program_weights,
-    read_model_files,
-)
+from .dataset import Dataset
+from .features import NUMERIC, VOCAB, module_features
+from .model_base import MAX_CORRECTION, CostModel, read_model_files, training_record
+from .training import program_weights
 from ..hlo import HloInstruction, HloModule
 
 N_FEATURES = len(NUMERIC) + 2 * len(VOCAB)
@@ -300,10 +293,7 @@ def train(ds: Dataset, device: DeviceProfile, cfg: BoostConfig | None = None,
         if init is not None else cfg
     booster = fit_booster(x, target, program_weights(ds.program), fit_cfg, rounds, start)
     trees = Trees.from_dump(booster.dump_model())
-    info = {"model": "gbm", "programs": ds.programs, "kernels": len(ds),
-            "config": cfg.__dict__}
     if init is not None:
         trees = Trees.concat([init.trees, trees])
-        info["fine_tuned_from"] = fine_tune_record(init)
-    info.update(meta or {})
+    info = training_record("gbm", ds, cfg, init, meta)
     return BoostedModel(trees, device, info)

@@ -184,7 +184,7 @@ def _measure(programs: dict[str, Program], repeat: int) -> tuple[dict[str, list[
     import jax
 
     from ..hlo import parse_hlo
-    from .traces import read_trace_file
+    from .trace_files import read_trace_file
 
     widest = ""
     fn, args, _ = programs["loop_wide"]

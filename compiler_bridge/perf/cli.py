@@ -94,9 +94,9 @@ def _si(x: float) -> str:
 
 
 def cmd_runtimes(args: argparse.Namespace) -> int:
-    from .learned import load_model
+    from .model_loader import load_model
     from .runtimes import runtime_report
-    from .traces import TraceError
+    from .trace_events import TraceError
     dump = open_dump(args.path)
     model = None
     if args.model and not args.roofline:
@@ -230,7 +230,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     print(f"{out}: {len(dump.modules)} modules, {len(dump.traces)} trace files "
           f"({secs:.1f} s); main program: {dump.main.label if dump.main else '-'}")
     if dump.traces:
-        from .traces import TraceError, measure
+        from .trace_events import TraceError
+        from .traces import measure
         try:
             m = measure(dump)
             print(f"trace: {m.matched_events} per-op events matched, "
@@ -264,9 +265,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from . import boosted as B
     from . import graph_model as G
-    from . import learned as L
+    from . import mlp
+    from .dataset import dataset_from_dumps
     from .devices import device_profile
-    from .traces import TraceError
+    from .evaluation import leave_out, summarize
+    from .model_loader import shipped_model_path, try_load_model
+    from .trace_events import TraceError
     if args.device:
         device = device_profile(args.device)
     else:
@@ -276,7 +280,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             print(f"note: {note}")
     base = None
     if not args.from_scratch:
-        base, why = L.try_load_model(L.shipped_model_path(device.kind), "default")
+        base, why = try_load_model(shipped_model_path(device.kind), "default")
         if base is not None and args.kind and args.kind != base.kind:
             why = f"the default model is a {base.kind}, --kind asks for {args.kind}"
             base = None
@@ -287,7 +291,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     bcfg = B.BoostConfig()
     if args.steps:
         bcfg.rounds = bcfg.finetune_rounds = args.steps
-    cfg: L.TrainConfig | G.GraphConfig = L.TrainConfig() if kind == "mlp" else G.GraphConfig()
+    cfg: mlp.TrainConfig | G.GraphConfig = mlp.TrainConfig() if kind == "mlp" else G.GraphConfig()
     if base is not None:
         # fine-tuning: fewer, smaller steps from the default model's weights
         cfg.steps, cfg.learning_rate = 200, 1e-3
@@ -296,7 +300,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.seeds and base is None:
         cfg.seeds = args.seeds
     try:
-        ds = L.dataset_from_dumps(args.dumps, device, args.stat, log=print)
+        ds = dataset_from_dumps(args.dumps, device, args.stat, log=print)
     except (TraceError, DumpError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -308,10 +312,10 @@ def cmd_train(args: argparse.Namespace) -> int:
             return B.train(d, device, bcfg, m, base)    # type: ignore[arg-type]
         if kind == "gnn":
             return G.train(d, device, cfg, m, base)    # type: ignore[arg-type]
-        return L.train(d, device, cfg, m, base)        # type: ignore[arg-type]
+        return mlp.train(d, device, cfg, m, base)        # type: ignore[arg-type]
     if args.evaluate:
-        folds = L.leave_out(ds, fit, log=print)
-        summary = L.summarize(folds)
+        folds = leave_out(ds, fit, log=print)
+        summary = summarize(folds)
         meta["leave_one_program_out"] = summary
         for which, vals in summary.items():
             print(f"{which:12s} " + "  ".join(f"{k} {_fmt(v)}" for k, v in vals.items()))

@@ -1,6 +1,6 @@
 """A graph network cost model, as in the TpuGraphs baselines (Phothilimthana et al., 2023).
 
-Each kernel is the graph of the instructions it fuses (:func:`learned.kernel_graph`: node
+Each kernel is the graph of the instructions it fuses (:func:`kernel_graphs.kernel_graph`: node
 0 the kernel, then its fused instructions, at most ``MAX_NODES``; edges operand -> user).
 A node is its opcode (one-hot) beside its shape features (element count, rank, minor
 dimension, physical layout, element type, root/parameter/constant). Message passing is
@@ -29,23 +29,12 @@ import numpy as np
 
 from .costs import KernelCost
 from .devices import DeviceProfile
-from .learned import (
-    CLIP,
-    MAX_CORRECTION,
-    NODE_FEATURES,
-    VOCAB,
-    SeededModel,
-    Dataset,
-    KernelGraph,
-    fine_tune_record,
-    fit_seeds,
-    gelu_np,
-    kernel_graph,
-    module_features,
-    normalisation,
-    program_weights,
-    read_model_files,
-)
+from .dataset import Dataset
+from .features import VOCAB, module_features
+from .kernel_graphs import NODE_FEATURES, KernelGraph, kernel_graph
+from .model_base import (CLIP, MAX_CORRECTION, SeededModel, normalisation, read_model_files,
+                         training_record)
+from .training import fit_seeds, gelu_np, program_weights
 from ..hlo import HloInstruction, HloModule
 
 
@@ -191,9 +180,5 @@ def train(ds: Dataset, device: DeviceProfile, cfg: GraphConfig | None = None,
         start = jax.vmap(lambda key: _init(key, x.shape[1], cfg))(keys)
     params = fit_seeds(_forward, start, (x, g), log_roof, log_label,
                        program_weights(ds.program), groups, cfg, PAD_ROWS)
-    info = {"model": "gnn", "programs": ds.programs, "kernels": len(ds),
-            "config": cfg.__dict__}
-    if init is not None:
-        info["fine_tuned_from"] = fine_tune_record(init)
-    info.update(meta or {})
+    info = training_record("gnn", ds, cfg, init, meta)
     return GraphModel(params, mean.astype(np.float32), std.astype(np.float32), device, info)

@@ -15,15 +15,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-
 from . import metrics as M
-from .costs import (UNKNOWN_TRIP_COUNT, KernelCost, bound, costs_of, kernel_cost, kernels,
-                    roofline_us, runs_per_step, slow_conv_rate)
+from . import model_loader
+from .costs import KernelCost, costs_of, kernel_cost
+from .dataset import module_with_pages
 from .devices import DeviceProfile, device_profile, profile_for_platform
+from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
+from .roofline import bound, roofline_us, slow_conv_rate
+from .trace_events import TraceError
+from .trace_files import TraceSource
+from .traces import KernelTiming, Measured, measure
 from ..dumps import Dump, DumpModule
-from .learned import module_with_pages
 from ..hlo import HloModule
-from .traces import KernelTiming, Measured, TraceError, TraceSource, measure
 
 STATS = ("median", "p10", "min", "mean")
 
@@ -255,7 +258,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
 
     ``modules``: ids or names; default the modules the trace has events for, else the
     main module. ``traces``: None -> the traces inside the dump. ``model``: a
-    :class:`compiler_bridge.perf.learned.LearnedModel` or a path to one; None with
+    :class:`compiler_bridge.perf.model_base.CostModel` or a path to one; None with
     ``auto_model`` -> the saved model for this device kind if there is one, else the
     roofline. ``device``: a DeviceProfile or name (default: from the dump's platform,
     the calibrated profile of this machine for CPU dumps).
@@ -353,19 +356,18 @@ def _resolve_model(model, device: DeviceProfile, auto: bool, notes: list[str]):
     note saying why."""
     if model is None and not auto:
         return None
-    from . import learned as L
     if model is None:
-        path, which = L.default_model_path(device.kind), "saved"
+        path, which = model_loader.default_model_path(device.kind), "saved"
         if not os.path.exists(path):
-            path, which = L.shipped_model_path(device.kind), "default"
+            path, which = model_loader.shipped_model_path(device.kind), "default"
             if not os.path.exists(path):
                 return None
-        found, why = L.try_load_model(path, which)
+        found, why = model_loader.try_load_model(path, which)
         if found is None:
             notes.append(why)
         return found
     if isinstance(model, (str, os.PathLike)):
-        return L.load_model(os.fspath(model))
+        return model_loader.load_model(os.fspath(model))
     return model
 
 

@@ -1,19 +1,9 @@
-"""Measured kernel runtimes: JAX profiler traces mapped onto a dump's HLO instructions.
-
-What the profiler writes (``jax.profiler.trace(dir, create_perfetto_trace=True)``) under
-``plugins/profile/<session>/``, read as is:
-
-* ``perfetto_trace.json.gz`` / ``<host>.trace.json.gz``: Chrome trace JSON. One complete
-  event (``ph: "X"``, ``ts``/``dur`` in microseconds) per executed HLO op, whose
-  ``args`` carry ``hlo_op`` (the instruction name), ``hlo_module`` (the module *name*,
-  which can repeat across a dump's modules) and ``run_id``.
-* ``<host>.xplane.pb``: the same events, plus ``program_id`` = the dump's module id
-  (``module_0006`` -> 6); read through ``jax.profiler.ProfileData`` (jax imported lazily,
-  only when an xplane is read).
-
-Ops inside ``while`` bodies and ``conditional`` branches appear once per iteration, nested
-in time inside the ``while``/``conditional`` event on the same thread, so a kernel's
-*self time* is its duration minus the op events nested directly inside it.
+"""Measured kernel runtimes: the op events of a dump's JAX profiler traces (read by
+``trace_files``) matched to the instructions of its after-optimizations HLO (module by
+name or program id, run by run), timed by ``attribution`` (own and charged time, an
+asynchronous thunk's wait bounded by its first consumer's start) and aggregated per
+kernel (:class:`KernelTiming`), module (:class:`ModuleTimings`: step times and the
+timeline's slices) and dump (:class:`Measured`, with what matched nothing and why).
 
 Nothing here invents numbers: a module with no events is listed as such, an event that
 matches no instruction is counted and listed, and a trace that has no per-op events (JAX
@@ -24,469 +14,17 @@ matches no instruction is counted and listed, and a trace that has no per-op eve
 from __future__ import annotations
 
 import bisect
-import hashlib
-import json
 import os
-import posixpath
 import statistics
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from ..config import settings
-from ..dumps import AFTER, TRACE, XPLANE, Dump, DumpFile, DumpModule
-
-# A nested event may end this much (µs) after its parent and still count as nested
-# (timestamps are rounded to the nanosecond).
-_EPS_US = 1e-3
-_END = "end: "     # XLA:CPU's completion marker of an op: 'end: <op name>'
-# Opcodes whose XLA:CPU thunks run asynchronously (their events end before the work does).
-ASYNC_OPCODES = frozenset({"dot", "convolution"})
-
-
-class TraceError(ValueError):
-    """A trace that cannot be used: unreadable, without per-op events, or of another program.
-
-    ``str()`` starts with the file name: ``perfetto_trace.json.gz: not a readable trace
-    (truncated gzip: ...)``.
-    """
-
-    def __init__(self, source: str, message: str) -> None:
-        self.source = source
-        self.message = message
-        super().__init__(f"{source}: {message}")
-
-
-# --------------------------------------------------------------------------- raw events
-
-@dataclass(slots=True)
-class OpEvent:
-    """One executed HLO op, as the profiler recorded it."""
-
-    module: str                 # args.hlo_module (a module *name*)
-    op: str                     # args.hlo_op (an instruction name)
-    run: str                    # '<session>#<run_id>': one execution of the program
-    thread: str                 # events nest only within one thread
-    start_us: float
-    dur_us: float
-    program_id: int | None = None   # xplane only: the dump's module id
-    self_us: float = 0.0        # dur_us minus the op events nested directly inside
-    parent: int = -1            # index of the enclosing op event on the same thread, or -1
-    async_us: float | None = None   # start to completion, for an op that ran asynchronously
-    process: str = ""           # events of one process share completion markers
-
-    @property
-    def end_us(self) -> float:
-        return self.start_us + self.dur_us
-
-
-@dataclass(slots=True)
-class RawTrace:
-    """The per-op events of one trace file (self times computed)."""
-
-    source: str                 # the file's name or path, for messages
-    format: str                 # 'chrome' | 'xplane'
-    events: list[OpEvent]
-    other_events: int = 0       # complete events that are not HLO ops (Python, runtime)
-    # XLA:CPU's thunk executor marks each op's completion with an 'end: <op>' event:
-    # (process, op) -> [(ts µs, thread)], sorted
-    markers: dict = field(default_factory=dict)
-
-
-# the most a gzipped trace may unpack to: a 2 MB upload that unpacked to 2 GiB took the
-# server to 4.4 GB of memory (issue 17); real profiles are a few MB to a few hundred
-# (HLOLENS_MAX_TRACE_BYTES: settings().max_trace_bytes)
-
-
-def _decompress(data: bytes, source: str, limit: int | None = None) -> bytes:
-    """Gzip members unpacked in bounded steps, refused past ``limit`` bytes."""
-    if data[:2] != b"\x1f\x8b":
-        return data
-    limit = settings().max_trace_bytes if limit is None else limit
-    out = bytearray()
-    rest = data
-    try:
-        while rest[:2] == b"\x1f\x8b":          # one gzip member after another
-            member = zlib.decompressobj(wbits=31)
-            todo = rest
-            while todo and not member.eof:
-                out += member.decompress(todo, limit + 1 - len(out))
-                if len(out) > limit:
-                    raise TraceError(source, f"unpacks to more than {limit:,} bytes, over "
-                                     "the trace size cap (HLOLENS_MAX_TRACE_BYTES)")
-                todo = member.unconsumed_tail
-            if not member.eof:
-                raise EOFError("compressed file ended before the end-of-stream marker")
-            rest = member.unused_data
-    except EOFError as e:
-        raise TraceError(source, f"not a readable trace: truncated gzip data ({e})") from None
-    except zlib.error as e:
-        raise TraceError(source, f"not a readable trace: corrupt gzip data ({e})") from None
-    return bytes(out)
-
-
-def _looks_like_xplane(data: bytes, source: str) -> bool:
-    name = source.lower()
-    if name.endswith((".json", ".json.gz", ".gz")):
-        return False
-    if name.endswith(".pb"):
-        return True
-    return data[:2] != b"\x1f\x8b" and data.lstrip()[:1] not in (b"{", b"[")
-
-
-def read_trace(data: bytes, source: str = "<trace>", session: str = "") -> RawTrace:
-    """Per-op events of one trace file's bytes (Chrome JSON, gzipped or not, or xplane.pb).
-
-    Raises TraceError (naming ``source``) for bytes that are not a readable trace.
-    Self times are computed; matching to a dump is :func:`measure`'s job.
-    """
-    session = session or source
-    if _looks_like_xplane(data, source):
-        trace = _read_xplane(data, source, session)
-    else:
-        trace = _read_chrome(_decompress(data, source), source, session)
-    _self_times(trace.events)
-    _async_completions(trace.events, trace.markers)
-    return trace
-
-
-def read_trace_file(path: str | os.PathLike, session: str = "") -> RawTrace:
-    path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise TraceError(path, f"cannot read the file ({e.strerror or e})") from None
-    return read_trace(data, path, session or os.path.dirname(path))
-
-
-def _read_chrome(text: bytes, source: str, session: str) -> RawTrace:
-    try:
-        doc = json.loads(text)
-    except UnicodeDecodeError as err:
-        raise TraceError(source, f"not a readable trace: not UTF-8 JSON ({err.reason})") from None
-    except json.JSONDecodeError as err:
-        what = "truncated JSON" if err.pos >= len(text) - 1 else "invalid JSON"
-        raise TraceError(source, f"not a readable trace: {what} at line {err.lineno} "
-                                 f"column {err.colno} ({err.msg})") from None
-    if isinstance(doc, dict):
-        raw_events = doc.get("traceEvents")
-        if raw_events is None:
-            raise TraceError(source, "not a Chrome trace: the JSON has no 'traceEvents'")
-    elif isinstance(doc, list):
-        raw_events = doc
-    else:
-        raise TraceError(source, "not a Chrome trace: expected a JSON object or array")
-    if not isinstance(raw_events, list):
-        raise TraceError(source, "not a Chrome trace: 'traceEvents' is not a list")
-    events: list[OpEvent] = []
-    markers: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
-    other = 0
-    for e in raw_events:
-        if not isinstance(e, dict) or e.get("ph") != "X":
-            continue
-        args = e.get("args")
-        if not isinstance(args, dict):
-            args = {}
-        op = args.get("hlo_op")
-        if not op:
-            other += 1
-            name = e.get("name")
-            if isinstance(name, str) and name.startswith(_END) and "ts" in e:
-                try:
-                    markers[(str(e.get("pid", "")), name[len(_END):])].append(
-                        (float(e["ts"]), f"{e.get('pid', '')}/{e.get('tid', '')}"))
-                except (TypeError, ValueError):
-                    pass
-            continue
-        try:
-            start, dur = float(e["ts"]), float(e.get("dur", 0.0))
-        except (KeyError, TypeError, ValueError):
-            other += 1
-            continue
-        pid = args.get("program_id")
-        try:
-            pid = int(pid) if pid is not None else None
-        except (TypeError, ValueError):
-            pid = None
-        events.append(OpEvent(
-            module=str(args.get("hlo_module", "")), op=str(op),
-            run=f"{session}#{args.get('run_id', '')}",
-            thread=f"{e.get('pid', '')}/{e.get('tid', '')}",
-            start_us=start, dur_us=dur, program_id=pid, process=str(e.get("pid", ""))))
-    return RawTrace(source, "chrome", events, other, _sorted(markers))
-
-
-def _read_xplane(data: bytes, source: str, session: str) -> RawTrace:
-    try:
-        from jax.profiler import ProfileData
-    except ImportError as e:   # pragma: no cover - jax is a dependency
-        raise TraceError(source, f"reading .xplane.pb needs jax ({e})") from None
-    try:
-        profile = ProfileData.from_serialized_xspace(data)
-    except Exception as e:   # jax raises RuntimeError('Failed to parse XSpace ...')
-        raise TraceError(source, f"not a readable xplane.pb ({e})") from None
-    events: list[OpEvent] = []
-    markers: dict[tuple[str, str], list[tuple[float, str]]] = defaultdict(list)
-    other = 0
-    for plane in profile.planes:
-        for line in plane.lines:
-            thread = f"{plane.name}/{line.name}"
-            for ev in line.events:
-                name = ev.name
-                if name.startswith(_END):
-                    markers[(plane.name, name[len(_END):])].append(
-                        (float(ev.start_ns) / 1e3, thread))
-                    other += 1
-                    continue
-                stats: dict[str, Any] = {}     # jax's values: str, int or float
-                for k, v in ev.stats:
-                    stats.setdefault(k, v)
-                op = stats.get("hlo_op")
-                if not op:
-                    other += 1
-                    continue
-                pid = stats.get("program_id")
-                events.append(OpEvent(
-                    module=str(stats.get("hlo_module", "")), op=str(op),
-                    run=f"{session}#{stats.get('run_id', '')}", thread=thread,
-                    start_us=float(ev.start_ns) / 1e3, dur_us=float(ev.duration_ns) / 1e3,
-                    program_id=int(pid) if isinstance(pid, (int, float)) else None,
-                    process=plane.name))
-    return RawTrace(source, "xplane", events, other, _sorted(markers))
-
-
-def _sorted(markers: dict) -> dict:
-    return {k: sorted(v) for k, v in markers.items()}
-
-
-def _self_times(events: list[OpEvent]) -> None:
-    """Set ``self_us`` and ``parent``: per thread, subtract directly nested op events."""
-    by_thread: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        e.self_us = e.dur_us
-        e.parent = -1
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
-        stack: list[int] = []
-        for i in idx:
-            e = events[i]
-            while stack:
-                top = events[stack[-1]]
-                if e.start_us < top.end_us - _EPS_US and e.end_us <= top.end_us + _EPS_US:
-                    break   # nested inside top
-                stack.pop()   # top ended before e (or overlaps it only partly)
-            if stack:
-                e.parent = stack[-1]
-                events[stack[-1]].self_us -= e.dur_us
-            stack.append(i)
-    for e in events:
-        if e.self_us < 0.0:
-            e.self_us = 0.0
-
-
-def _async_completions(events: list[OpEvent], markers: dict) -> None:
-    """Set ``async_us`` for ops whose work outlives their event.
-
-    XLA:CPU runs its Eigen ``dot`` and ``convolution`` thunks asynchronously on the
-    intra-op pool: the op's event ends when the work is handed off, long before it is
-    done (a 1024^3 dot: a 2 ms event, 17 ms to completion). The executor marks each op's
-    completion with an ``end: <op>`` event. An op is synchronous when that marker follows
-    it on its own thread before the thread starts another op; otherwise ``async_us`` is
-    the time from the op's start to the first marker after it (any thread of the
-    process). The marker can also come late because the thread that processes it is busy,
-    so only ops of ASYNC_OPCODES use ``async_us``, bounded by the start of their first
-    consumer (see ``_match``).
-    """
-    if not markers:
-        return
-    by_thread: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: events[i].start_us)
-        starts = [events[i].start_us for i in idx]
-        for pos, i in enumerate(idx):
-            e = events[i]
-            ms = markers.get((e.process, e.op))
-            if not ms:
-                continue
-            k = bisect.bisect_left(ms, (e.start_us, ""))
-            if k >= len(ms):
-                continue
-            # the next op this thread starts after e ends (not nested in e)
-            nxt = bisect.bisect_left(starts, e.end_us - _EPS_US, pos + 1)
-            next_start = starts[nxt] if nxt < len(starts) else float("inf")
-            same_thread_sync = any(t == e.thread and ts < next_start
-                                   for ts, t in ms[k:k + 4])
-            if same_thread_sync:
-                continue
-            done = ms[k][0]
-            if done > e.end_us + _EPS_US:
-                e.async_us = done - e.start_us
-
-
-def _depths(events: Sequence[OpEvent]) -> list[int]:
-    """Each event's nesting depth on its thread."""
-    out = [0] * len(events)
-    by_thread: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        by_thread[e.thread].append(i)
-    for idx in by_thread.values():
-        idx.sort(key=lambda i: (events[i].start_us, -events[i].dur_us))
-        stack: list[int] = []
-        for i in idx:
-            e = events[i]
-            while stack and not (e.start_us < events[stack[-1]].end_us - _EPS_US
-                                 and e.end_us <= events[stack[-1]].end_us + _EPS_US):
-                stack.pop()
-            out[i] = len(stack)
-            stack.append(i)
-    return out
-
-
-def attribute(execs: Sequence[tuple[str, float, float, float]]
-              ) -> tuple[list[float], list[float]]:
-    """Each op execution's own time and its part of the wall time, over one run.
-
-    ``execs``: ``(thread, start, end, done)`` per execution (µs); ``done > end`` for an
-    asynchronous thunk whose work outlives its event. On a thread, the innermost running
-    event owns the time (a ``while`` owns only the gaps between its body's ops); an
-    asynchronous op also owns the time after its event, up to ``done``, in which its
-    thread runs no other op started after it (the wait no other op of the thread could
-    use; an enclosing ``while`` does not take it). That is the
-    execution's *own* time. Where the owners of k threads run at once, each is charged
-    1/k of that wall time: the *charged* times of a run add up to at most its span, so
-    shares of step time never exceed 100%; ``own - charged`` is the time the execution
-    ran alongside others (overlap).
-    """
-    n = len(execs)
-    own = [0.0] * n
-    charged = [0.0] * n
-    if n == 0:
-        return own, charged
-    # boundaries: (time, order, index); order 0 = an event ends, 1 = a wait ends,
-    # 2 = an event starts (ends first, so back-to-back events do not overlap)
-    points: list[tuple[float, int, int]] = []
-    for i, (_t, start, end, done) in enumerate(execs):
-        points.append((start, 2, i))
-        points.append((end, 0, i))
-        if done > end + _EPS_US:
-            points.append((done, 1, i))
-    points.sort()
-    running: dict[str, dict[int, float]] = defaultdict(dict)   # thread -> event -> start
-    waiting: dict[str, set[int]] = defaultdict(set)             # thread -> async waits
-    owners: dict[str, list[int]] = {}                           # thread -> who owns it now
-
-    def owner_of(thread: str) -> list[int]:
-        act = running.get(thread)
-        waits = waiting.get(thread, set())
-        if act:
-            inner = max(act, key=lambda i: (act[i], i))     # innermost: latest start
-            # a wait that began inside it (a dot in a while body) is the body's work,
-            # not the enclosing op's
-            waits = {i for i in waits if execs[i][1] > act[inner]}
-            if not waits:
-                return [inner]
-        return sorted(waits)
-
-    k = 0
-    prev = points[0][0]
-    while k < len(points):
-        t = points[k][0]
-        if t > prev and owners:
-            span = t - prev
-            share = span / len(owners)
-            for who in owners.values():
-                for i in who:
-                    own[i] += span / len(who)
-                    charged[i] += share / len(who)
-        changed: set[str] = set()
-        while k < len(points) and points[k][0] == t:
-            _, kind, i = points[k]
-            thread, start, end, done = execs[i]
-            if kind == 2:
-                running[thread][i] = start
-            elif kind == 0:
-                running[thread].pop(i, None)
-                if done > end + _EPS_US:
-                    waiting[thread].add(i)
-            else:
-                waiting[thread].discard(i)
-            changed.add(thread)
-            k += 1
-        for thread in changed:
-            who = owner_of(thread)
-            if who:
-                owners[thread] = who
-            else:
-                owners.pop(thread, None)
-        prev = t
-    return own, charged
-
-
-# --------------------------------------------------------------------------- finding traces
-
-@dataclass(frozen=True, slots=True)
-class TraceSource:
-    """One trace to read: a file of the dump, a file on disk, or uploaded bytes."""
-
-    name: str                   # shown in messages
-    session: str                # runs of one profiling session share this
-    path: str = ""              # inside the dump ('dump') or on disk ('file')
-    origin: str = "dump"        # 'dump' | 'file' | 'bytes'
-    data: bytes | None = None
-
-    @property
-    def key(self) -> str:
-        """Content identity: the bytes' hash, a file's path, size and time, or the path of
-        a file of the dump (whose own key then says which content)."""
-        if self.origin == "bytes":
-            what = hashlib.blake2b(self.data or b"", digest_size=16).hexdigest()
-        elif self.origin == "file":
-            try:
-                st = os.stat(self.path)
-                what = f"{os.path.abspath(self.path)}@{st.st_size}:{st.st_mtime_ns}"
-            except OSError:
-                what = f"{os.path.abspath(self.path)}@missing"
-        else:
-            what = self.path
-        return f"{self.origin}:{self.session}:{self.name}:{what}"
-
-    def read(self, dump: Dump | None = None) -> RawTrace:
-        if self.origin == "bytes":
-            return read_trace(self.data or b"", self.name, self.session)
-        if self.origin == "file":
-            return read_trace_file(self.path, self.session)
-        assert dump is not None
-        try:
-            data = dump.read_bytes(self.path)
-        except (OSError, KeyError) as e:
-            raise TraceError(self.name, f"cannot read the file ({e})") from None
-        return read_trace(data, self.name, self.session)
-
-
-def _preference(f: DumpFile) -> int:
-    if f.kind == TRACE:
-        return 0 if f.name.startswith("perfetto_trace.json") else 1
-    return 2   # xplane: needs jax; read when JSON is missing, broken or ambiguous
-
-
-def trace_sessions(dump: Dump) -> dict[str, list[DumpFile]]:
-    """A dump's trace files by profiling session (folder), best first.
-
-    One session's files hold the same events (perfetto JSON, host JSON, xplane), so only
-    one of them is read; sessions are merged.
-    """
-    sessions: dict[str, list[DumpFile]] = defaultdict(list)
-    for f in dump.traces:
-        if f.kind in (TRACE, XPLANE):
-            sessions[posixpath.dirname(f.path)].append(f)
-    return {k: sorted(v, key=lambda f: (_preference(f), f.path))
-            for k, v in sorted(sessions.items())}
-
+from .attribution import ASYNC_OPCODES, attribute, depths
+from .trace_events import EPS_US, OpEvent, RawTrace, TraceError
+from .trace_files import TraceSource, trace_sessions
+from ..dumps import AFTER, Dump, DumpModule
+from ..hlo import walk_through
 
 # --------------------------------------------------------------------------- aggregation
 
@@ -621,7 +159,7 @@ class Slice:
 
     @property
     def overlapped(self) -> bool:
-        return self.own_us - self.charged_us > max(0.05 * self.own_us, _EPS_US)
+        return self.own_us - self.charged_us > max(0.05 * self.own_us, EPS_US)
 
 
 @dataclass
@@ -757,18 +295,8 @@ class _ModuleIndex:
         if got is not None:
             return got
         inst = self.hlo.find(name)
-        out: list[str] = []
-        stack = list(inst.users) if inst is not None else []
-        seen: set[str] = set()
-        while stack:
-            u = stack.pop()
-            if u.name in seen:
-                continue
-            seen.add(u.name)
-            if u.opcode in ("tuple", "get-tuple-element", "bitcast"):
-                stack.extend(u.users)
-            else:
-                out.append(u.name)
+        users = inst.users if inst is not None else []
+        out = [u.name for u in walk_through(users, ("tuple", "get-tuple-element", "bitcast"))]
         self._consumers[name] = out
         return out
 
@@ -934,7 +462,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                 for c in target.consumers(e.op):
                     cs = starts.get(c)
                     if cs:
-                        k = bisect.bisect_left(cs, e.end_us - _EPS_US)
+                        k = bisect.bisect_left(cs, e.end_us - EPS_US)
                         if k < len(cs):
                             done = min(done, cs[k])
                 end = max(e.end_us, done)
@@ -943,9 +471,9 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         if target is None or not timed:
             continue
         own, share = attribute([(e.thread, e.start_us, e.end_us, end) for e, end in timed])
-        if any(o - c > _EPS_US for o, c in zip(own, share)):
+        if any(o - c > EPS_US for o, c in zip(own, share)):
             overlapped_runs += 1
-        depth = _depths([e for e, _ in timed])
+        depth = depths([e for e, _ in timed])
         for (e, end), o, part, dep in zip(timed, own, share, depth):
             per_kernel[(target.id, e.op)][e.run].append(o)
             charged[(target.id, e.op)][e.run] += part
@@ -1003,8 +531,3 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         notes.append(f"skipped: {err}")
     return Measured([r.source for r in raws], dict(sorted(modules.items())), matched,
                     unmatched, unmatched_list, without, notes, errors)
-
-
-def uploaded(name: str, data: bytes) -> TraceSource:
-    """A trace uploaded on its own (bytes), as a source for :func:`measure`."""
-    return TraceSource(name, name, "", "bytes", data)
