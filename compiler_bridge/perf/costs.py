@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .execution import (CONTROL_FLOW, ELEMENTWISE, FREE_OPCODES, MATMUL_CUSTOM_CALLS, SLICING,
-                        TRANSCENDENTAL, TRIGONOMETRIC, is_single_kernel_call, kernels,
-                        trip_count)
+from .execution import (CONTROL_FLOW, ELEMENTWISE, FREE_OPCODES, SLICING, TRANSCENDENTAL,
+                        TRIGONOMETRIC, kernels, trip_count)
 from .flops import array_elements, instruction_flops
 from ..hlo import HloComputation, HloInstruction, HloModule, Shape, walk_through
+from ..targets import (MATMUL_CUSTOM_CALLS, is_single_kernel_call, is_ynnpack_fusion,
+                       outer_partitions)
 
 if TYPE_CHECKING:
     from ..memory import BufferAssignment
@@ -429,7 +430,7 @@ def window_flops(inst: HloInstruction, module: HloModule | None = None) -> float
     every one outside a YNNPACK fusion (which takes max and sum windows; not a cumulative
     sum, nor the tree XLA's reduction rewriter makes of a large bf16 sum). The traced
     corpus's ran 20-40x slower than the vector rate's roofline."""
-    if "__ynn_fusion" in inst.attributes.get("backend_config", ""):
+    if is_ynnpack_fusion(inst):
         return 0.0
     return float(sum(instruction_flops(i, module)[0] for i in _kernel_instructions(inst, module)
                      if i.opcode == "reduce-window"))
@@ -511,19 +512,6 @@ def kernel_cost(inst: HloInstruction, module: HloModule | None = None) -> Kernel
                       fresh_bytes=min(fresh.get(inst.name, 0.0), written),
                       fft_work=fft_work(inst) if inst.opcode == "fft" else 0.0,
                       window_flops=window_flops(inst, module) if flops > 0 else 0.0)
-
-
-def outer_partitions(inst: HloInstruction) -> int:
-    """The product of the backend config's ``outer_dimension_partitions``: how many threads
-    XLA:CPU splits a loop fusion over; 0 when the config has none (or an unreadable one)."""
-    if "outer_dimension_partitions" not in inst.attributes.get("backend_config", ""):
-        return 0
-    cfg = inst.backend_config
-    parts = cfg.get("outer_dimension_partitions") if isinstance(cfg, dict) else None
-    try:
-        return math.prod(int(p) for p in parts) if parts else 0
-    except (TypeError, ValueError):
-        return 0
 
 
 def _partitions(inst: HloInstruction) -> int:

@@ -10,6 +10,7 @@ and each computation's runs per step.
 from __future__ import annotations
 
 from ..hlo import HloComputation, HloInstruction, HloModule
+from ..targets import is_single_kernel_call
 
 # Instructions that never become a kernel of their own.
 FREE_OPCODES = frozenset({
@@ -40,18 +41,9 @@ DATA_MOVEMENT = frozenset({
     "copy-start", "copy-done",
 })
 SLICING = frozenset({"slice", "dynamic-slice", "gather"})
-MATMUL_CUSTOM_CALLS = ("__cublas$gemm", "__cublas$lt$matmul", "__onednn$matmul",
-                       "__cublas$lt$matmul$f8")
 
 # A while loop whose trip count XLA does not know is assumed to run this many times.
 UNKNOWN_TRIP_COUNT = 10
-
-
-def is_single_kernel_call(inst: HloInstruction) -> bool:
-    """A ``call`` that XLA:CPU compiles into one kernel (``xla_cpu_small_call``): small
-    loops are wrapped this way and run with no per-op events inside."""
-    return inst.opcode == "call" and "xla_cpu_small_call" in inst.attributes.get(
-        "frontend_attributes", "")
 
 
 def executed_computations(module: HloModule) -> list[HloComputation]:

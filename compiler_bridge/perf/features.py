@@ -29,13 +29,13 @@ from typing import Sequence
 
 import numpy as np
 
-from .costs import (KernelCost, costs_of, fused_instructions, moves_minor_dimension,
-                    outer_partitions)
+from .costs import KernelCost, costs_of, fused_instructions, moves_minor_dimension
 from .execution import CONTROL_FLOW, FREE_OPCODES, kernels
 from .roofline import (compute_seconds, control_iterations, memory_seconds, roofline_us,
                        transcendental_work)
 from .devices import DeviceProfile
 from ..hlo import HloComputation, HloInstruction, HloModule, Shape, walk_through
+from ..targets import is_ynnpack_fusion, outer_partitions
 
 # Opcodes with an embedding of their own; anything else shares '<other>'.
 VOCAB = (
@@ -316,7 +316,6 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         m = max(lhs.element_count // max(k, 1), 1)
         n = max(rhs.element_count // max(k, 1), 1)
     matmul_shape = _conv_gemm(dot) + _dot_orientation(dot)
-    cfg_text = inst.attributes.get("backend_config", "")
     partitions = outer_partitions(inst)
     control = inst.opcode in CONTROL_FLOW and cost.buffers == 0
     trips = control_iterations(cost) if inst.opcode == "while" else 0
@@ -351,7 +350,7 @@ def kernel_features(inst: HloInstruction, cost: KernelCost, module: HloModule,
         float("dot" in ops), float("convolution" in ops),
         float(bool(ops & {"slice", "dynamic-slice"})), float(bool(ops & {"gather", "scatter"})),
         float("broadcast" in ops), float(bool(ops & {"concatenate", "pad"})),
-        float(cost.transcendentals > 0), float("__ynn_fusion" in cfg_text),
+        float(cost.transcendentals > 0), float(is_ynnpack_fusion(inst)),
         log_amount(min(float(partitions), max(device.threads, 1.0))),
         _lus(_bytes_us(max(operand_bytes), device)), _lus(_bytes_us(min(operand_bytes), device)),
         float(control), _lus(cost.output_bytes / out_bw * 1e6 if out_bw > 0 else 0.0),

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import re
 
-from .execution import (CONTROL_FLOW, DATA_MOVEMENT, ELEMENTWISE, FREE_OPCODES,
-                        MATMUL_CUSTOM_CALLS, TRANSCENDENTAL, is_single_kernel_call, trip_count)
+from .execution import (CONTROL_FLOW, DATA_MOVEMENT, ELEMENTWISE, FREE_OPCODES, TRANSCENDENTAL,
+                        trip_count)
 from ..hlo import HloInstruction, HloModule, Shape
+from ..targets import MATMUL_CUSTOM_CALLS, gemm_lhs_contracting, is_single_kernel_call
 
 def array_elements(shape: Shape) -> int:
     return sum(s.element_count for s in shape.leaves() if s.is_array)
@@ -96,14 +97,7 @@ def _valid_positions(n_in: int, n_k: int, n_out: int, stride: int, lo: int, base
 def _custom_call_flops(inst: HloInstruction, ops: list[HloInstruction]) -> tuple[float, bool]:
     target = inst.custom_call_target or ""
     if target in MATMUL_CUSTOM_CALLS and len(ops) >= 2:
-        cfg = inst.backend_config
-        dims = None
-        if isinstance(cfg, dict):
-            gemm = cfg.get("gemm_backend_config", cfg)
-            dims = gemm.get("dot_dimension_numbers") if isinstance(gemm, dict) else None
-        contracting: tuple[int, ...] = ()
-        if isinstance(dims, dict):
-            contracting = tuple(int(x) for x in dims.get("lhs_contracting_dimensions", []))
+        contracting = gemm_lhs_contracting(inst)
         if not contracting and ops[0].shape.rank:
             contracting = (ops[0].shape.rank - 1,)
         return _dot_flops(ops[0].shape, inst.shape.leaves()[0], contracting), True

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costs import fused_instructions
-from .execution import CONTROL_FLOW, is_single_kernel_call
+from .execution import CONTROL_FLOW
 from .features import VOCAB_INDEX, kernel_token, log_amount
 from ..hlo import HloInstruction, HloModule
+from ..targets import is_single_kernel_call
 
 MAX_NODES = 48          # a kernel's graph keeps the instructions nearest its root
 NODE_FEATURES = ("log_elements", "rank", "log_minor_dim", "log_operands", "is_root",

@@ -11,11 +11,14 @@ Imports ``hlo`` at most; ``dumps``, ``perf``, ``memory`` and ``spmd`` ask it abo
 
 from __future__ import annotations
 
-from .cpu import CPU
+from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion, outer_partitions
 from .device import DeviceProfile
-from .gpu import A100, H100, H200, GpuArch, gpu_arch
+from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
 from .target import Target, target_of_platform
 from .tpu import TPU_V4, TPU_V5E
+
+# every library matmul a backend calls as a custom call
+MATMUL_CUSTOM_CALLS = GPU_MATMUL_CALLS + CPU_MATMUL_CALLS
 
 # the built-in device profiles by key (``python -m compiler_bridge runtimes --device KEY``)
 BUILTIN: dict[str, DeviceProfile] = {
@@ -24,6 +27,7 @@ BUILTIN: dict[str, DeviceProfile] = {
 }
 
 __all__ = [
-    "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "TPU_V4", "TPU_V5E",
-    "Target", "gpu_arch", "target_of_platform",
+    "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "MATMUL_CUSTOM_CALLS",
+    "TPU_V4", "TPU_V5E", "Target", "gemm_lhs_contracting", "gpu_arch", "is_single_kernel_call",
+    "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..hlo import HloInstruction
 from .device import DeviceProfile, T
 
 _SM = re.compile(r"sm_(\d+?)\.?(\d+)([a-z]?)_gpu")   # sm_9.0a; the dot optional
@@ -45,6 +46,23 @@ def gpu_arch(platform: str) -> GpuArch | None:
     if m:
         return GpuArch("amd", gfx=m.group(1))
     return None
+
+
+# the library matmuls XLA:GPU calls (cuBLAS, cuBLASLt), as custom calls
+GPU_MATMUL_CALLS = ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8")
+
+
+def gemm_lhs_contracting(inst: HloInstruction) -> tuple[int, ...]:
+    """The lhs contracting dimensions a library matmul's backend config names
+    (``gemm_backend_config.dot_dimension_numbers``); () when it names none."""
+    cfg = inst.backend_config
+    dims = None
+    if isinstance(cfg, dict):
+        gemm = cfg.get("gemm_backend_config", cfg)
+        dims = gemm.get("dot_dimension_numbers") if isinstance(gemm, dict) else None
+    if isinstance(dims, dict):
+        return tuple(int(x) for x in dims.get("lhs_contracting_dimensions", []))
+    return ()
 
 
 def gpu_chip(arch: GpuArch | None) -> str:
