@@ -13,11 +13,12 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import app_server, chromium_browser, missing
+from conftest import missing
 from hostile_inputs import PAYLOAD, deep_op_name_dump
-from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
 
-from bench.common import CHROMIUM, HealthProbe
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN, HealthProbe
+from tests.support.fixtures import app_server
+from tests.support.pages import open_uploaded, shot, wait_idle
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -35,7 +36,7 @@ def probed(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chromium():
-    with chromium_browser() as b:
+    with chromium() as b:
         yield b
 
 

@@ -13,7 +13,6 @@ import pytest
 from compiler_bridge import parse_hlo
 from compiler_bridge.perf import xla_cost_totals
 
-from conftest import ROOT
 
 pytest.importorskip("flax")
 pytest.importorskip("equinox")
@@ -37,10 +36,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    import sys
-    sys.path.insert(0, ROOT)
-    from bench import make_traced_programs
-    return make_traced_programs
+    from bench.corpus import traced_programs
+    return traced_programs
 
 
 @pytest.mark.parametrize("name", CASES)

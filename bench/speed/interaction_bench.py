@@ -26,9 +26,9 @@ runs the app of another checkout (its ``app.py`` with this venv's Python); the i
 (sample dumps, ``generated/scale_20k``) always come from this checkout, so both sides read
 the same bytes. A row that fails on one side is recorded as ``n/a: why``.
 
-    .venv/bin/python bench/interaction_bench.py --root /tmp/before --label before --repeat 3
-    .venv/bin/python bench/interaction_bench.py --label after --repeat 3 --table before,after
-    .venv/bin/python bench/interaction_bench.py --table before,after --no-run   # table only
+    .venv/bin/python -m bench.speed.interaction_bench --root /tmp/before --label before --repeat 3
+    .venv/bin/python -m bench.speed.interaction_bench --label after --repeat 3 --table before,after
+    .venv/bin/python -m bench.speed.interaction_bench --table before,after --no-run   # table only
 
 Results: ``bench/results/interaction-<label>.json``; BENCHMARKS.md is written only with
 ``--table`` (section ``interaction_bench``).
@@ -52,10 +52,9 @@ import traceback
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, ROOT, command, free_port,  # noqa: E402
-                          machine, write_section)
+from bench.common import ROOT, command, machine, write_section
+from tests.support.browser import launch, start_app
 
 RESULTS = os.path.join(ROOT, "bench", "results")
 SMALL = os.path.join(ROOT, "sample_dumps", "transformer")
@@ -253,30 +252,19 @@ class App:
         return r.stdout.split()[0]
 
     def start(self, timeout: float = 120) -> None:
-        port = free_port()
-        args = [sys.executable, "-m", "streamlit", "run", "app.py",
-                "--server.port", str(port), "--server.address", "127.0.0.1",
-                "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-        if self.dump:
-            args += ["--", "--dump", self.dump]
         self.log = open(self.log_path, "ab")  # noqa: SIM115 - open while the server runs
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(args, cwd=self.root, env=self.env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-        self.url = f"http://127.0.0.1:{port}/"
-        deadline = time.time() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.time() > deadline:
-                tail = self.log_tail()
-                self.stop()
-                raise RuntimeError(f"the app did not start:\n{tail}")
-            time.sleep(0.05)
+        # asked every 50 ms and in a process group of its own: first_page times the start,
+        # and stop() ends the layout workers it leaves behind with it
+        try:
+            self.proc, self.url = start_app(
+                self.env, self.log, timeout, self.root,
+                app_args=("--dump", self.dump) if self.dump else (), poll=0.05,
+                new_session=True)
+        except RuntimeError as e:
+            tail = self.log_tail()
+            self.stop()
+            raise RuntimeError(f"{e}:\n{tail}") from None
 
     def log_tail(self, n: int = 3000) -> str:
         try:
@@ -820,7 +808,7 @@ def measure(args, rows: list[str]) -> dict:
 
     with sync_playwright() as p:
         # Playwright gives each launch a fresh temporary profile (its own --user-data-dir)
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch(p)
         bench = Bench(browser, args)
         try:
             # ---- cold: one server start per repeat

@@ -2,7 +2,7 @@
 roofline vs the learned models (MLP, graph network, gradient-boosted trees).
 
 Corpus: the two sample traces and every traced program folder (``generated/traced/`` from
-``bench/make_traced_programs.py``, or ``--corpus DIR``); a program's family is its
+``bench/corpus/make_traced_programs.py``, or ``--corpus DIR``); a program's family is its
 ``program.json``'s ``family`` when there is one, else the builder it was made by. Folders
 named ``<base>@<config>`` are configuration variants of a base program (``program.json``:
 ``base``, ``config``).
@@ -33,8 +33,8 @@ The kind shipped (``--ship``: trained on the whole corpus, written to
 leave-one-family-out Kendall tau (ties: median APE); hyperparameters are fixed
 beforehand, never tuned on a held-out family.
 
-    .venv/bin/python bench/make_traced_programs.py            # the corpus (make traced)
-    .venv/bin/python bench/runtime_bench.py [--ship] [--seeds 1] [--steps 300] [--no-write]
+    .venv/bin/python -m bench.corpus.make_traced_programs            # the corpus (make traced)
+    .venv/bin/python -m bench.accuracy.runtime_bench [--ship] [--seeds 1] [--steps 300] [--no-write]
 """
 
 from __future__ import annotations
@@ -52,15 +52,14 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, publish  # noqa: E402
-from bench.make_traced_programs import STEP_TIMES  # noqa: E402
-from compiler_bridge.perf import DeviceProfile  # noqa: E402
-from compiler_bridge.perf import boosted as B  # noqa: E402
-from compiler_bridge.perf import graph_model as G  # noqa: E402
-from compiler_bridge.perf import learned as L  # noqa: E402
-from compiler_bridge.perf import metrics as M  # noqa: E402
+from bench.common import ROOT, command, machine, publish
+from bench.corpus.step_timing import STEP_TIMES
+from compiler_bridge.perf import DeviceProfile
+from compiler_bridge.perf import boosted as B
+from compiler_bridge.perf import graph_model as G
+from compiler_bridge.perf import learned as L
+from compiler_bridge.perf import metrics as M
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
 GOALS = {"kendall_tau": 0.80, "median_ape": 0.30, "top10_recall": 0.85}
@@ -74,7 +73,7 @@ def programs(corpus: str) -> list[str]:
                  if os.path.isdir(p) and glob.glob(os.path.join(p, "trace", "**", "*.json.gz"),
                                                    recursive=True))
     if not gen:
-        print(f"{corpus} holds no traced programs: run bench/make_traced_programs.py first",
+        print(f"{corpus} holds no traced programs: run `make traced` first",
               file=sys.stderr)
     return out + gen
 
@@ -92,7 +91,7 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
     """(program -> family, variant -> (base, config)) from program.json, else from the
     builders of make_traced_programs (the samples: transformer, scan_while)."""
     try:
-        from bench.make_traced_programs import PROGRAMS
+        from bench.corpus.traced_programs import PROGRAMS
     except ImportError:
         PROGRAMS = {}
     family: dict[str, str] = {}
