@@ -31,7 +31,7 @@ import numpy as np
 
 
 from bench.common import ROOT, command, machine, publish
-from bench import runtime_bench as RB
+from bench.accuracy import runtime_bench as RB
 from compiler_bridge.perf import boosted as B
 from compiler_bridge.perf import learned as L
 from compiler_bridge.perf import metrics as M
