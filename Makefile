@@ -53,5 +53,10 @@ bench: $(STAMP) scale
 	$(PY) -m bench.speed.compare_bench
 	$(PY) -m bench.speed.tf_bench
 
+# the default cost model (compiler_bridge/perf/models/default-cpu): the kind the runtime benchmark
+# found better, trained on the whole traced corpus; e.g. SHIP_ARGS="--seeds 3 --profile shipped"
+ship-model: $(STAMP)
+	$(PY) -m bench.accuracy.ship_model $(SHIP_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts
