@@ -18,7 +18,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
-from tests.support.browser import CHROMIUM, GRAPH_DRAWN, chromium
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN
 from tests.support.fixtures import app_server
 from tests.support.pages import href, params, shot, svg_node, visible_text, wait_idle, wait_param
 
@@ -43,12 +43,6 @@ def stored(tmp_path_factory):
     new = store.add_path(sample(NEW), name=NEW).share_id
     with app_server(data, keep_log="server-compare.log") as url:
         yield url, base, new
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 def _page(browser):

@@ -34,15 +34,9 @@ def probed(tmp_path_factory):
         probe.stop()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium() as b:
-        yield b
-
-
 @pytest.fixture
-def page(chromium):
-    ctx = chromium.new_context(viewport={"width": 1500, "height": 1000})
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.outside = []

@@ -15,8 +15,9 @@ import urllib.parse
 import pytest
 from conftest import PEER, ROOT, missing
 
-from tests.support.browser import CHROMIUM, GRAPH_DRAWN, IDLE, chromium
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN, IDLE
 from tests.support.fixtures import app_server
+from tests.support.pages import shot
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -42,12 +43,6 @@ def served(tmp_path_factory):
         yield url, str(data)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
 @pytest.fixture
 def new_page(browser):
     contexts = []
@@ -61,10 +56,6 @@ def new_page(browser):
     yield make
     for ctx in contexts:
         ctx.close()
-
-
-def shot(page, artifacts_dir: str, name: str) -> None:
-    page.screenshot(path=os.path.join(artifacts_dir, name))
 
 
 def wait_idle(page) -> None:
