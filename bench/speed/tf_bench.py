@@ -21,12 +21,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
 
 from bench.common import ROOT, command, machine, write_section
-from tests.support.browser import NODES, launch, start_app, stop_app
+from tests.support.browser import launch, start_app, stop_app, time_to_nodes
 
 BIG = os.path.join(ROOT, "generated", "tf_10k")
 
@@ -82,15 +81,7 @@ def main() -> None:
             browser = launch(p)
 
             def load(query: dict, want: int) -> tuple[float, int]:
-                ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
-                page = ctx.new_page()
-                t0 = time.perf_counter()
-                page.goto(base + "?" + urllib.parse.urlencode(query), wait_until="commit")
-                page.wait_for_function(f"() => ({NODES})() >= {want}", timeout=300_000)
-                elapsed = time.perf_counter() - t0
-                n = page.evaluate(NODES)
-                ctx.close()
-                return elapsed, n
+                return time_to_nodes(browser, base + "?" + urllib.parse.urlencode(query), want)
 
             for label, (query, nodes, want) in views.items():
                 cold, n = load(query, want)

@@ -101,6 +101,20 @@ def chromium() -> Iterator:
             b.close()
 
 
+def time_to_nodes(browser, url: str, want: int) -> tuple[float, int]:
+    """Open ``url`` in a fresh context (1600x1100): seconds from navigation start until the
+    page draws ``want`` nodes (up to 300 s), and how many it drew."""
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
+    page = ctx.new_page()
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    page.wait_for_function(f"() => ({NODES})() >= {want}", timeout=300_000)
+    elapsed = time.perf_counter() - t0
+    n = page.evaluate(NODES)
+    ctx.close()
+    return elapsed, n
+
+
 class HealthProbe:
     """Asks ``/_stcore/health`` every 0.2 s from a thread; the slowest answer since
     ``reset`` (a request that fails or takes over 5 s counts as 5 s)."""
