@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 DUMP ?= sample_dumps/transformer
 PORT ?= 8501
 
-.PHONY: setup run test lint samples samples-backends scale traced bench clean
+.PHONY: setup run test lint samples samples-backends scale traced bench ship-model clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,22 +39,28 @@ samples: $(STAMP)
 samples-backends: $(STAMP)
 	$(PY) sample_dumps/make_backend_samples.py
 
+# bench/ runs as modules from the checkout's root (`python -m bench.<job>.<script>`): no install
 scale: $(STAMP)
-	$(PY) bench/make_scale.py
+	$(PY) -m bench.corpus.make_scale
 
 # the traced corpus (cached: a rerun continues); e.g. TRACED_ARGS="--chunk 1/4 --budget-min 20"
 traced: $(STAMP)
-	$(PY) bench/make_traced_programs.py $(TRACED_ARGS)
+	$(PY) -m bench.corpus.make_traced_programs $(TRACED_ARGS)
 
 # Each benchmark writes its section of BENCHMARKS.md with the command that produced it.
 bench: $(STAMP) scale
-	$(PY) bench/parse_bench.py
-	$(PY) bench/view_bench.py
-	$(PY) bench/pass_bench.py
-	$(PY) bench/runtime_bench.py
-	$(PY) bench/memory_bench.py
-	$(PY) bench/compare_bench.py
-	$(PY) bench/tf_bench.py
+	$(PY) -m bench.speed.parse_bench
+	$(PY) -m bench.speed.view_bench
+	$(PY) -m bench.speed.pass_bench
+	$(PY) -m bench.accuracy.runtime_bench
+	$(PY) -m bench.speed.memory_bench
+	$(PY) -m bench.speed.compare_bench
+	$(PY) -m bench.speed.tf_bench
+
+# the default cost model (compiler_bridge/perf/models/default-cpu): the kind the runtime benchmark
+# found better, trained on the whole traced corpus; e.g. SHIP_ARGS="--seeds 3 --profile shipped"
+ship-model: $(STAMP)
+	$(PY) -m bench.accuracy.ship_model $(SHIP_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis test-artifacts

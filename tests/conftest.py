@@ -5,12 +5,13 @@ from __future__ import annotations
 import glob
 import os
 import subprocess
-from contextlib import contextmanager
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLES = os.path.join(ROOT, "sample_dumps")
+from tests.support.samples import ROOT, SAMPLES, sample  # noqa: F401 - the tests' names for them
+
+# the browser tests' fixtures (server, browser, new_page), for every test module
+pytest_plugins = ("tests.support.fixtures",)
 
 
 def _peer_corpus() -> str:
@@ -55,13 +56,6 @@ def peer_file(prefix: str) -> str:
     return hits[0]
 
 
-def sample(name: str) -> str:
-    path = os.path.join(SAMPLES, name)
-    if not os.path.isdir(path):
-        pytest.fail(f"sample dump {name} is missing; run `make samples`")
-    return path
-
-
 def sample_file(name: str, pattern: str) -> str:
     """The one file of a sample dump matching a glob (e.g. '*cpu_after_optimizations.txt')."""
     hits = sorted(glob.glob(os.path.join(sample(name), pattern)))
@@ -100,44 +94,3 @@ def _store_outside_the_repo(monkeypatch, tmp_path):
     """The app adds every dump it opens to its store: keep that in a temporary folder
     (a test that wants a particular one sets HLOLENS_DATA itself)."""
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "hlolens-data"))
-
-
-@contextmanager
-def app_server(data, *, env: dict | None = None, port: int | None = None,
-               options: tuple[str, ...] = (), keep_log: str = ""):
-    """An app server (``streamlit run app.py``) on the store folder ``data``, started
-    without --dump; yields its URL and stops it after. A server that does not start
-    fails the test with the end of its log."""
-    from bench.common import start_app, stop_app
-    full = dict(os.environ, HLOLENS_DATA=str(data))
-    full.pop("HLOLENS_DUMP", None)
-    full.update(env or {})
-    log_path = os.path.join(str(data), "server.log")
-    log = open(log_path, "wb")  # noqa: SIM115 - open while the server runs
-    try:
-        proc, url = start_app(full, log, timeout=60, port=port, options=options)
-    except RuntimeError as e:
-        log.close()
-        pytest.fail(f"{e}:\n" + open(log_path, encoding="utf-8", errors="replace").read()[-3000:])
-    try:
-        yield url
-    finally:
-        stop_app(proc)
-        log.close()
-        if keep_log and os.environ.get("HLOLENS_KEEP_LOG"):
-            import shutil
-            shutil.copy(log_path, os.path.join(ROOT, "test-artifacts", keep_log))
-
-
-@contextmanager
-def chromium_browser():
-    """Debian's Chromium, headless, through Playwright (never ``playwright install``)."""
-    from playwright.sync_api import sync_playwright
-
-    from bench.common import CHROMIUM, CHROMIUM_ARGS
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()

@@ -13,15 +13,14 @@ import os
 import time
 
 import pytest
-from conftest import app_server, chromium_browser, missing, sample
+from conftest import missing, sample
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from bench.common import CHROMIUM
 from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
-
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_browser import (GRAPH_DRAWN, href, params, shot, svg_node, visible_text,
-                          wait_idle, wait_param)
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN
+from tests.support.fixtures import app_server
+from tests.support.pages import href, params, shot, svg_node, visible_text, wait_idle, wait_param
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -44,12 +43,6 @@ def stored(tmp_path_factory):
     new = store.add_path(sample(NEW), name=NEW).share_id
     with app_server(data, keep_log="server-compare.log") as url:
         yield url, base, new
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium_browser() as b:
-        yield b
 
 
 def _page(browser):

@@ -13,11 +13,12 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import app_server, chromium_browser, missing
+from conftest import missing
 from hostile_inputs import PAYLOAD, deep_op_name_dump
-from test_browser import GRAPH_DRAWN, open_uploaded, shot, wait_idle
 
-from bench.common import CHROMIUM, HealthProbe
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN, HealthProbe
+from tests.support.fixtures import app_server
+from tests.support.pages import open_uploaded, shot, wait_idle
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -33,15 +34,9 @@ def probed(tmp_path_factory):
         probe.stop()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_browser() as b:
-        yield b
-
-
 @pytest.fixture
-def page(chromium):
-    ctx = chromium.new_context(viewport={"width": 1500, "height": 1000})
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.outside = []

@@ -8,22 +8,12 @@ import time
 
 import pytest
 from conftest import sample
-from test_browser import (  # noqa: F401 - fixtures
-    TIMINGS,
-    browser,
-    new_page,
-    open_uploaded,
-    params,
-    sample_zip,
-    server,
-    shot,
-    visible_text,
-    wait_idle,
-    wait_param,
-)
 
 from compiler_bridge import open_dump
 from compiler_bridge.memory import module_memory
+from tests.support.fixtures import TIMINGS
+from tests.support.pages import open_uploaded, params, shot, visible_text, wait_idle, wait_param
+from tests.support.samples import sample_zip
 from viz import panels as P
 
 pytestmark = [pytest.mark.browser]
@@ -55,7 +45,7 @@ def scan_zip(tmp_path_factory) -> str:
 
 
 def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
-        server, new_page, scan_zip, artifacts_dir):  # noqa: F811 - the fixtures
+        server, new_page, scan_zip, artifacts_dir):
     d = open_dump(sample("scan_while"))
     mem = module_memory(d, d.main)
     peak = mem.totals()

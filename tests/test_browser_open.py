@@ -13,9 +13,11 @@ import os
 import urllib.parse
 
 import pytest
-from conftest import PEER, ROOT, app_server, chromium_browser, missing
+from conftest import PEER, ROOT, missing
 
-from bench.common import CHROMIUM, GRAPH_DRAWN, IDLE
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN, IDLE
+from tests.support.fixtures import app_server
+from tests.support.pages import shot
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -41,12 +43,6 @@ def served(tmp_path_factory):
         yield url, str(data)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium_browser() as b:
-        yield b
-
-
 @pytest.fixture
 def new_page(browser):
     contexts = []
@@ -60,10 +56,6 @@ def new_page(browser):
     yield make
     for ctx in contexts:
         ctx.close()
-
-
-def shot(page, artifacts_dir: str, name: str) -> None:
-    page.screenshot(path=os.path.join(artifacts_dir, name))
 
 
 def wait_idle(page) -> None:
@@ -146,10 +138,9 @@ DRAWN_IDS = """() => [...document.querySelectorAll('[data-testid=stBidiComponent
 def test_pick_the_stablehlo_stage_of_a_dump(served, new_page, artifacts_dir):
     """A per-pass dump with module.mlir: its StableHLO is the first stage of the picker;
     picked, the graph drawn is jaxlib's conversion of it (names XLA's passes renamed)."""
-    from test_browser import pick_stage
-
     from compiler_bridge import open_dump
     from compiler_bridge.dumps import STABLEHLO, Store
+    from tests.support.pages import pick_stage
     from viz import ViewState, graph_for
     url, data = served
     path = os.path.join(ROOT, "sample_dumps", "mlp_train")

@@ -15,11 +15,13 @@ import time
 import urllib.parse
 
 import pytest
-from conftest import app_server, missing
-from test_browser import GRAPH_DRAWN, sample_zip, upload, wait_idle, wait_param
+from conftest import missing
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, free_port
 from compiler_bridge.dumps import Store
+from tests.support.browser import CHROMIUM, GRAPH_DRAWN, free_port, launch
+from tests.support.fixtures import app_server
+from tests.support.pages import upload, wait_idle, wait_param
+from tests.support.samples import sample_zip
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -83,8 +85,7 @@ def test_accounts_name_notes_and_only_authors_or_the_uploader_delete(team_server
     from playwright.sync_api import sync_playwright
     url, data = team_server
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                     headless=True)
+        browser = launch(pw)
         alice = sign_in(browser, url, "alice")
         upload(alice, sample_zip(tmp_path_factory, "cond_switch"))
         alice.wait_for_function(GRAPH_DRAWN, timeout=60_000)

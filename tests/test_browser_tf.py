@@ -12,21 +12,9 @@ from conftest import sample
 
 from compiler_bridge import open_dump
 from compiler_bridge.tf import graph_step_diff, graph_timeline, tf_index
-from test_browser import (  # noqa: F401 - fixtures
-    GRAPH_DRAWN,
-    browser,
-    button,
-    new_page,
-    params,
-    sample_zip,
-    server,
-    shot,
-    upload,
-    visible_text,
-    wait_idle,
-    wait_param,
-)
-
+from tests.support.browser import GRAPH_DRAWN
+from tests.support.pages import button, params, shot, upload, visible_text, wait_idle, wait_param
+from tests.support.samples import sample_zip
 from viz.stepper import CHANGED_FILL
 
 pytestmark = [pytest.mark.browser]
@@ -44,7 +32,7 @@ def _in_graph(page, element_id: str) -> bool:
         element_id)
 
 
-def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, artifacts_dir,  # noqa: F811
+def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, artifacts_dir,
                                                           tmp_path_factory):
     name = "tf_uncompilable"
     ix = tf_index(open_dump(sample(name)))

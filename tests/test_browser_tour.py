@@ -1,6 +1,6 @@
 """Issue 16 in a real browser: what a new user saw on a tour (labels and layout). The
 AppTest and unit tests of the same issue are in test_tour.py; the helpers, the server
-and the browser come from test_browser.py."""
+and the browser come from tests/support/."""
 
 from __future__ import annotations
 
@@ -10,25 +10,16 @@ import re
 
 import pytest
 from conftest import sample
-from test_browser import (  # noqa: F401 - fixtures used by name
-    GRAPH_DRAWN,
-    browser,
-    new_page,
-    open_uploaded,
-    sample_zip,
-    select_value,
-    server,
-    shot,
-    upload,
-    wait_idle,
-    wait_param,
-)
+
+from tests.support.browser import GRAPH_DRAWN
+from tests.support.pages import open_uploaded, shot, upload, wait_idle, wait_param
+from tests.support.samples import sample_zip
 
 pytestmark = [pytest.mark.browser]
 
 
 @pytest.fixture
-def site(server, new_page):  # noqa: F811 - test_browser's fixtures
+def site(server, new_page):
     """The app server's address and a new-page maker."""
     return server, new_page
 
@@ -100,7 +91,7 @@ def test_item8_the_computation_picker_follows_the_stage(site, zips):
     """Before and after optimizations the ENTRY has one name (main.30) and other counts:
     the picker shows the count of the stage shown."""
     url, make_page = site
-    from test_browser import pick_stage
+    from tests.support.pages import pick_stage
     after = entry_count("transformer")
     before = entry_count("transformer", "before_optimizations")
     assert after != before
@@ -118,10 +109,9 @@ def test_item8_the_compare_picker_follows_the_step(site):
     """Stepping to the next pass step: 'vs the previous step (N)' names the new step's
     previous one, not the last step's."""
     url, make_page = site
-    from test_browser import button, pick_stage
-
     from compiler_bridge import open_dump
     from compiler_bridge.passes import pass_timeline
+    from tests.support.pages import button, pick_stage
     path = os.path.join(os.path.dirname(sample("transformer")), "transformer_per_pass.tar.xz")
     dump = open_dump(path)
     tl = pass_timeline(dump, dump.main)
@@ -290,6 +280,7 @@ TIMELINE_BAR = """(name) => {
 def test_item3_the_trace_timeline_hovers_and_clicks_to_the_graph(site, tmp_path_factory,
                                                                   artifacts_dir):
     import zipfile
+
     from test_tour import ASYNC
     url, make_page = site
     out = tmp_path_factory.mktemp("zips") / "attn_async.zip"

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, read, sample
 
 from compiler_bridge import CannotCompare, compare_dumps, open_dump
 from compiler_bridge.compare import (
@@ -28,11 +29,7 @@ from compiler_bridge.compare import (
     pair_modules,
     recompilations,
 )
-
-from conftest import ROOT, read, sample
-
-sys.path.insert(0, os.path.join(ROOT, "sample_dumps"))
-from make_samples import count_instructions  # noqa: E402
+from sample_dumps.make_samples import count_instructions
 
 A, B = "flags_default", "flags_no_fusion_emitters"
 

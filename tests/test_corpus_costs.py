@@ -1,7 +1,7 @@
-"""Issue 15, point 6 on the traced corpus: programs of ``bench/make_traced_programs.py``
+"""Issue 15, point 6 on the traced corpus: programs of ``bench/corpus/make_traced_programs.py``
 (Flax, Equinox, Optax, plain JAX; scan, while, cond, FFT, LAPACK custom calls, bf16)
 compiled here, in this process, and our module totals compared with XLA's own
-``compiled.cost_analysis()`` of the same compile. ``bench/cost_check.py`` does the same over
+``compiled.cost_analysis()`` of the same compile. ``bench/accuracy/cost_check.py`` does the same over
 every traced program's saved ``cost_analysis.json``."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 from compiler_bridge import parse_hlo
 from compiler_bridge.perf import xla_cost_totals
 
-from conftest import ROOT
 
 pytest.importorskip("flax")
 pytest.importorskip("equinox")
@@ -37,10 +36,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    import sys
-    sys.path.insert(0, ROOT)
-    from bench import make_traced_programs
-    return make_traced_programs
+    from bench.corpus import traced_programs
+    return traced_programs
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -91,8 +91,6 @@ def test_the_link_opens_that_program_in_the_app(tmp_path, monkeypatch):
 
 
 SCRIPT = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {root!r})
     import jax, jax.numpy as jnp, hlolens
     f = jax.jit(lambda x: jnp.sin(x) * 2)
     hlolens.show(f.lower(jnp.ones(8)), data={data!r})
@@ -103,9 +101,10 @@ SCRIPT = textwrap.dedent("""
 def test_show_in_a_script_starts_the_app_once_and_prints_links_that_open(tmp_path):
     data = str(tmp_path / "data")
     script = tmp_path / "s.py"
-    script.write_text(SCRIPT.format(root=ROOT, data=data))
+    script.write_text(SCRIPT.format(data=data))
+    # the checkout on the path as an installed hlolens would be
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=300, cwd=str(tmp_path))
+                       timeout=300, cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=ROOT))
     with open(os.path.join(data, "app.json")) as f:
         app = json.load(f)
     try:

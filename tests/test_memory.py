@@ -440,7 +440,7 @@ def test_derived_live_ranges_equal_xlas_on_the_scale_dumps(name):
     from conftest import ROOT
     path = os.path.join(ROOT, "generated", name)
     if not os.path.isdir(path):
-        pytest.skip(f"generated/{name} is absent (bench/make_scale.py makes it)")
+        pytest.skip(f"generated/{name} is absent (bench/corpus/make_scale.py makes it)")
     d = open_dump(path)
     _derived_equals_xla(module_memory(d, d.main))
 

@@ -155,8 +155,6 @@ def test_not_a_dump_is_refused_clearly(tmp_path):
 
 
 WRITER = """
-import sys
-sys.path.insert(0, {root!r})
 from compiler_bridge.dumps import Store
 store = Store({data!r})
 print("ready", flush=True)
@@ -177,8 +175,8 @@ def test_a_killed_upload_leaves_no_half_entry(tmp_path):
     data = str(tmp_path / "data")
     killed_mid_way = 0
     for delay in (0.0, 0.01, 0.03, 0.08, 0.2, 0.5):
-        p = subprocess.Popen([sys.executable, "-c", WRITER.format(root=ROOT, data=data, src=str(src))],
-                             stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen([sys.executable, "-c", WRITER.format(data=data, src=str(src))],
+                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
         assert p.stdout.readline().strip() == "ready"
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
@@ -373,13 +371,13 @@ def test_a_killed_uploads_staging_folder_goes_at_once_a_running_one_stays(tmp_pa
     data = str(tmp_path / "store")
     running = Store(data)
     live = running._staging()
-    child = (f"import os, sys; sys.path.insert(0, {ROOT!r})\n"
+    child = ("import os\n"
              "from compiler_bridge.dumps import Store\n"
              f"s = Store({data!r}); d = s._staging()\n"
              "open(os.path.join(d, 'half-unpacked'), 'w').write('x')\n"
              "print(d, flush=True); os._exit(9)      # killed mid-upload\n")
-    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
     dead = out.stdout.strip()
     assert out.returncode == 9 and os.path.isdir(dead)
     Store(data)                                      # the next store opened

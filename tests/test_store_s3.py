@@ -18,12 +18,18 @@ import zipfile
 
 import pytest
 import s3fs
+from conftest import ROOT, missing, sample
 from moto import server as moto_server
 
-from bench.common import CHROMIUM, CHROMIUM_ARGS, free_port, start_app, stop_app
 from compiler_bridge.dumps import Store, StoreError
-from conftest import ROOT, missing, sample
-
+from tests.support.browser import (
+    CHROMIUM,
+    GRAPH_DRAWN,
+    free_port,
+    launch,
+    start_app,
+    stop_app,
+)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +142,8 @@ def test_an_upload_on_one_app_replica_opens_by_link_on_another(bucket, tmp_path)
     if not os.path.exists(CHROMIUM):
         missing(f"{CHROMIUM} is missing (apt-get install chromium); CI installs it")
     from playwright.sync_api import sync_playwright
-    from test_browser import GRAPH_DRAWN, open_uploaded, shot
+
+    from tests.support.pages import open_uploaded, shot
     location = url("replicas")
     zipped = tmp_path / "cond_switch.zip"
     with zipfile.ZipFile(zipped, "w") as z:
@@ -156,8 +163,7 @@ def test_an_upload_on_one_app_replica_opens_by_link_on_another(bucket, tmp_path)
         artifacts = os.path.join(ROOT, "test-artifacts")
         os.makedirs(artifacts, exist_ok=True)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                         headless=True)       # a fresh profile each launch
+            browser = launch(pw)       # a fresh profile each launch
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 got = open_uploaded(page, url_a, str(zipped))

@@ -400,11 +400,10 @@ def test_a_clusters_measured_runtime_comes_from_the_profiler_trace():
 
 
 def test_a_big_step_graph_draws_closed_clusters_and_folds_unclustered_nodes(tmp_path):
-    """bench/make_tf_graph.py's repeated train step, 2,000 nodes: each closed cluster is one
+    """bench/corpus/make_tf_graph.py's repeated train step, 2,000 nodes: each closed cluster is one
     node, the unclustered nodes fold by name scope (one box per block), and every edge
     joins what is drawn."""
-    sys.path.insert(0, ROOT)
-    from bench.make_tf_graph import build
+    from bench.corpus.make_tf_graph import build
     from viz.tf import cluster_dot
     g = build(2000)
     (tmp_path / "mark_for_compilation.pbtxt").write_text(text_format.MessageToString(g))

@@ -353,7 +353,7 @@ def test_item11_the_steps_tab_shows_no_raw_none(monkeypatch):
 @pytest.fixture(scope="module")
 def lm8(tmp_path_factory) -> str:
     """A real 8-layer decoder LM train step, written as a Python loop over its layers (no
-    named scopes), compiled by JAX on CPU: bench/make_scale.py --layers 8 (~15 s)."""
+    named scopes), compiled by JAX on CPU: bench/corpus/make_scale.py --layers 8 (~15 s)."""
     import subprocess
     import sys
     out = tmp_path_factory.mktemp("lm8") / "lm8"

@@ -251,7 +251,7 @@ _pending = [0]                         # prefetch calls not finished (queued or 
 PREFETCH_MAX_DOT = 300_000             # bytes of DOT (about 1,000 nodes): bigger ones wait
 # seconds the user looks at a view before its neighbours are made: on two cores, work
 # started at once slowed the next click more than a ready layout saved (measured with
-# bench/interaction_bench.py: stepping 0.33 -> 0.42 s)
+# bench/speed/interaction_bench.py: stepping 0.33 -> 0.42 s)
 PREFETCH_DELAY = 1.5
 
 

@@ -26,7 +26,7 @@ Computations pair by name, by paired callers, by clone suffix, then by content
 (:func:`pair_computations`).
 
 Everything is dictionaries and walks over each module, no pairwise comparisons: linear
-in module size (see ``bench/pass_bench.py``). A snapshot is flattened once into a
+in module size (see ``bench/speed/pass_bench.py``). A snapshot is flattened once into a
 :class:`Side` (instructions by index, operands, callers, fusion owners).
 """
 

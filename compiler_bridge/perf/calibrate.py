@@ -35,7 +35,7 @@ module; the median over repeats is kept.
 Two calibrations of one machine a minute apart differ by up to 2x in some rates, so first
 use, the ``calibrate`` command and the benchmark that ships the default model keep each
 rate's median over ``ROUNDS`` full runs (``median_profile``); how far a model's predictions
-move between profiles is in ``bench/transfer_bench.py``.
+move between profiles is in ``bench/accuracy/transfer_bench.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A module's flops, transcendentals and bytes as XLA's ``HloCostAnalysis`` totals them
 (``compiled.cost_analysis()``), composed from our kernel costs with XLA's rules where they
 differ from ours (``xla_cost_totals`` lists them); the check that our counting agrees with
-XLA's (tests and ``bench/cost_check.py``), not an input to the runtime predictor.
+XLA's (tests and ``bench/accuracy/cost_check.py``), not an input to the runtime predictor.
 """
 
 from __future__ import annotations

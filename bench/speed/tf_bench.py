@@ -1,5 +1,5 @@
 """TF cluster view: page load to the cluster graph drawn, in headless Chromium, for a
-10k-node TF step graph (``bench/make_tf_graph.py``, made here when missing) and, as the
+10k-node TF step graph (``bench/corpus/make_tf_graph.py``, made here when missing) and, as the
 reference measured in the same run, the tf_autocluster sample (43 nodes); the same 10k-node
 graph with its before_mark_for_compilation dump too (``make_tf_graph.py --passes``, made in
 the run's temporary folder), whose page draws the pass stepper and a diff of 10k nodes; the
@@ -10,7 +10,7 @@ module: the cluster view) in a fresh browser context and times navigation start 
 view's nodes in the page's SVG. The first load after the server started is cold (graph
 parsed, grouped, laid out); later loads are warm (server caches).
 
-    .venv/bin/python bench/tf_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.speed.tf_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, NODES, ROOT, command, machine,  # noqa: E402
-                          start_app, stop_app, write_section)
+from bench.common import ROOT, command, machine, write_section
+from tests.support.browser import launch, start_app, stop_app, time_to_nodes
 
 BIG = os.path.join(ROOT, "generated", "tf_10k")
 
@@ -51,14 +49,14 @@ def main() -> None:
 
     from compiler_bridge.dumps import Store
     if not os.path.isdir(BIG):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_tf_graph.py")],
-                       check=True)
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_tf_graph"],
+                       check=True, cwd=ROOT)
     data = tempfile.mkdtemp(prefix="hlolens-bench-")
     store = Store(data)
     small_path = os.path.join(ROOT, "sample_dumps", "tf_autocluster")
     stepped = os.path.join(data, "tf_10k_passes")
-    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_tf_graph.py"),
-                    "--out", stepped, "--passes"], check=True)
+    subprocess.run([sys.executable, "-m", "bench.corpus.make_tf_graph",
+                    "--out", stepped, "--passes"], check=True, cwd=ROOT)
     views = {}
     for label, path in (("10k-node TF step graph (generated/tf_10k), 233 clusters", BIG),
                         ("reference: tf_autocluster sample", small_path),
@@ -80,19 +78,10 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                        headless=True)
+            browser = launch(p)
 
             def load(query: dict, want: int) -> tuple[float, int]:
-                ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
-                page = ctx.new_page()
-                t0 = time.perf_counter()
-                page.goto(base + "?" + urllib.parse.urlencode(query), wait_until="commit")
-                page.wait_for_function(f"() => ({NODES})() >= {want}", timeout=300_000)
-                elapsed = time.perf_counter() - t0
-                n = page.evaluate(NODES)
-                ctx.close()
-                return elapsed, n
+                return time_to_nodes(browser, base + "?" + urllib.parse.urlencode(query), want)
 
             for label, (query, nodes, want) in views.items():
                 cold, n = load(query, want)

@@ -5,10 +5,10 @@ cached; the Graphviz worker already started, as the app starts it at launch):
 open the dump, parse the module, build the top-level view, lay it out. Warm = the same
 view again in that process (the app's caches), and opening one group (a new layout).
 
-    .venv/bin/python bench/view_bench.py [--repeat 3] [--no-write]
+    .venv/bin/python -m bench.speed.view_bench [--repeat 3] [--no-write]
 
 Needs generated/scale_20k (make scale) and, for the 460k row, generated/scale_460k
-(bench/make_scale.py --variant 460k; about 5 minutes on 2 cores).
+(bench/corpus/make_scale.py --variant 460k; about 5 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -20,13 +20,11 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
+from bench.common import ROOT, command, machine, write_section
 
 CHILD = r"""
 import json, resource, sys, time
-sys.path.insert(0, {root!r})
 from viz import layout
 layout.warm()
 t_import = time.perf_counter()
@@ -61,7 +59,7 @@ print(json.dumps({{"instructions": module.instruction_count, "entry": len(module
 
 
 def run_child(path: str) -> dict:
-    p = subprocess.run([sys.executable, "-c", CHILD.format(root=ROOT, path=path)],
+    p = subprocess.run([sys.executable, "-c", CHILD.format(path=path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-2000:])
@@ -77,7 +75,7 @@ def main() -> None:
     for name, goal in (("scale_20k", "≤ 2 s cold / ≤ 0.3 s warm"), ("scale_460k", "≤ 10 s cold")):
         path = os.path.join(ROOT, "generated", name)
         if not os.path.isdir(path):
-            print(f"{path} missing: run bench/make_scale.py", file=sys.stderr)
+            print(f"{path} missing: run bench/corpus/make_scale.py", file=sys.stderr)
             continue
         runs = [run_child(path) for _ in range(args.repeat)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}

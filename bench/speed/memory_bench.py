@@ -12,8 +12,8 @@ Two measurements, both on the same machine in one run:
   first time after the page loaded; warm = again after another tab (median of
   ``--repeat``). Reference: the same for the Module summary tab (a tab of the same page).
 
-    .venv/bin/python bench/make_scale.py            # once: generated/scale_20k
-    .venv/bin/python bench/memory_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.corpus.make_scale            # once: generated/scale_20k
+    .venv/bin/python -m bench.speed.memory_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -26,17 +26,15 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
-                          command, machine, publish, start_app, stop_app)
+from bench.common import ROOT, command, machine, publish
+from tests.support.browser import GRAPH_DRAWN, IDLE, launch, start_app, stop_app
 
 DUMP = os.path.join(ROOT, "generated", "scale_20k")
 GOAL_WARM_S = 1.0
 
 CHILD = r"""
 import json, sys, time
-sys.path.insert(0, {root!r})
 t0 = time.perf_counter()
 from compiler_bridge import open_dump
 from compiler_bridge.memory import module_memory
@@ -72,9 +70,8 @@ SUMMARY_DRAWN = """() => [...document.querySelectorAll('[data-testid=stMarkdownC
 
 
 def in_process(repeat: int) -> dict:
-    p = subprocess.run([sys.executable, "-c", CHILD.format(root=ROOT, path=DUMP,
-                                                            repeat=repeat)],
-                       capture_output=True, text=True, check=True)
+    p = subprocess.run([sys.executable, "-c", CHILD.format(path=DUMP, repeat=repeat)],
+                       cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -91,7 +88,7 @@ def in_browser(repeat: int) -> dict:
     out: dict = {"memory_warm": [], "summary_warm": []}
     try:
         with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            b = launch(p)
             page = b.new_context(viewport={"width": 1600, "height": 1100}).new_page()
             page.goto(url)
             page.wait_for_function(GRAPH_DRAWN, timeout=300_000)
@@ -122,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = ap.parse_args(argv)
     if not os.path.isdir(DUMP):
-        print(f"{DUMP} is missing: run bench/make_scale.py first", file=sys.stderr)
+        print(f"{DUMP} is missing: run bench/corpus/make_scale.py first", file=sys.stderr)
         return 2
     proc = in_process(args.repeat)
     print(json.dumps(proc, indent=1))

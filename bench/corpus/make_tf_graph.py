@@ -7,7 +7,7 @@ With ``--passes`` the same graph's ``before_mark_for_compilation`` dump is writt
 (the sample's, repeated the same way), so the cluster view draws the pass stepper and its
 diff of 10k nodes.
 
-    .venv/bin/python bench/make_tf_graph.py [--nodes 10000] [--out generated/tf_10k] [--passes]
+    .venv/bin/python -m bench.corpus.make_tf_graph [--nodes 10000] [--out generated/tf_10k] [--passes]
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 from google.protobuf import text_format
 from tensorboard.compat.proto import graph_pb2
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench.common import ROOT
+
 SOURCE = os.path.join(ROOT, "sample_dumps", "tf_autocluster", "mark_for_compilation_6.pbtxt")
 # the same graph's dump before clustering (the sample's step graph pairs these two)
 BEFORE = os.path.join(ROOT, "sample_dumps", "tf_autocluster",

@@ -1,7 +1,7 @@
 """Bytes the server sends the browser: for a page load of the transformer sample, and for
 each click on a node (websocket frames received by the page, Chromium via Playwright).
 
-    .venv/bin/python bench/click_bytes.py [--root CHECKOUT]
+    .venv/bin/python -m bench.speed.click_bytes [--root CHECKOUT]
 
 ``--root`` runs the app of another checkout (a worktree of an older commit), so both can
 be measured in one sitting. Prints one line; BENCHMARKS.md quotes it.
@@ -13,14 +13,12 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, ROOT, start_app,  # noqa: E402
-                          stop_app)
+from bench.common import ROOT
+from tests.support.browser import GRAPH_DRAWN, launch, start_app, stop_app
 
 DRAWN = """() => { for (const h of document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
     if (h.shadowRoot && h.shadowRoot.querySelector('svg g.node'))
@@ -39,8 +37,7 @@ def main() -> None:
     proc, url = start_app(env, subprocess.DEVNULL, 60, root=os.path.abspath(args.root))
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                        headless=True)
+            browser = launch(p)
             page = browser.new_page(viewport={"width": 1600, "height": 1100})
             got = [0]
             page.on("websocket", lambda ws: ws.on(

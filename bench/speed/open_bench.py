@@ -10,7 +10,7 @@ proto costs, against jaxlib doing its part of the same work in the same run.
    from its text, as ``--xla_dump_hlo_as_proto`` writes it): opened and parsed; reference:
    jaxlib reading the proto (``XlaComputation``) alone.
 
-    .venv/bin/python bench/open_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.speed.open_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, median_time, publish  # noqa: E402
-from compiler_bridge import open_dump  # noqa: E402
+from bench.common import ROOT, command, machine, median_time, publish
+from compiler_bridge import open_dump
 
 PEER = os.environ.get("HLOLENS_PEER_HLO") or os.path.join(os.path.dirname(ROOT), "shared",
                                                            "peer_hlo")

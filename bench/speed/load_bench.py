@@ -10,7 +10,7 @@ they loaded and clicked, both as increments over the server with no session open
 reference, measured in the same run); the time to the graph in each session; and the
 slowest answer of the health endpoint, asked every 0.2 s throughout.
 
-    .venv/bin/python bench/load_bench.py [--sessions 1,2,4,8] [--no-write]
+    .venv/bin/python -m bench.speed.load_bench [--sessions 1,2,4,8] [--no-write]
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, GRAPH_DRAWN, IDLE, ROOT,  # noqa: E402
-                          HealthProbe, command, machine, start_app, stop_app, write_section)
+from bench.common import ROOT, command, machine, write_section
+from tests.support.browser import GRAPH_DRAWN, HealthProbe, IDLE, launch, start_app, stop_app
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -112,8 +110,7 @@ def main() -> None:
     rows = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                         headless=True)
+            browser = launch(pw)
             # one session first: the dump stored, parsed and laid out; the link it lands on
             first = browser.new_context()
             page = first.new_page()

@@ -1,5 +1,5 @@
 """Comparing two compiles at scale: pairing the modules of two dumps and diffing the pair,
-on the unrolled 9-layer transformer of ``bench/make_scale.py`` (~24k instructions after
+on the unrolled 9-layer transformer of ``bench/corpus/make_scale.py`` (~24k instructions after
 optimization).
 
 Pairs (each a real dump of the same program):
@@ -16,7 +16,7 @@ reference, measured in the same run), then ``pair_modules`` (fingerprints and pa
 ``compare`` command end to end (a child process, imports and trace reading included).
 Goal: pairing and diffing ≤ 1 s. Reference in the same run: parsing both modules.
 
-    .venv/bin/python bench/compare_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.speed.compare_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, publish  # noqa: E402
-from compiler_bridge import open_dump  # noqa: E402
-from compiler_bridge.compare import compare_modules, pair_modules  # noqa: E402
+from bench.common import ROOT, command, machine, publish
+from compiler_bridge import open_dump
+from compiler_bridge.compare import compare_modules, pair_modules
 
 GEN = os.path.join(ROOT, "generated")
 DEFAULT = os.path.join(GEN, "scale_20k")
@@ -45,14 +44,14 @@ PASSES = os.path.join(GEN, "scale_9layers_passes")
 
 def ensure() -> None:
     if not os.path.isdir(DEFAULT):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py")],
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_scale"],
                        check=True, cwd=ROOT)
     if not os.path.isdir(NO_FE):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_scale",
                         "--out", NO_FE, "--xla-flag=--xla_cpu_use_fusion_emitters=false"],
                        check=True, cwd=ROOT)
     if not os.path.isdir(PASSES):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_scale",
                         "--layers", "9", "--pass-re", ".*"], check=True, cwd=ROOT)
 
 
@@ -135,7 +134,7 @@ def main() -> int:
         f"Command: {command()} — {machine()}, median of {args.repeat} runs on fresh dumps; "
         f"load average {load:.1f} when it started (a shared 2-core machine).",
         "",
-        "The unrolled 9-layer transformer of `bench/make_scale.py` (default flags, and "
+        "The unrolled 9-layer transformer of `bench/corpus/make_scale.py` (default flags, and "
         "`--xla-flag=--xla_cpu_use_fusion_emitters=false --out "
         "generated/scale_20k_no_fusion_emitters`). Each run opens both dumps fresh, "
         "**parses** the two modules (the reference, measured in the same run), then "

@@ -1,6 +1,6 @@
 """Upload to first view for a 100 MB dump zip, and what the store costs over extraction.
 
-The zip is made of real dump files (``generated/``, written by ``bench/make_scale.py``):
+The zip is made of real dump files (``generated/``, written by ``bench/corpus/make_scale.py``):
 
 * module 0000: ``generated/scale_20k`` (the >= 20k-instruction transformer, every file
   XLA wrote for it) — the largest compiled program, so the app shows it first;
@@ -28,7 +28,7 @@ The browser's transfer of the bytes to the server (localhost: about 1 s per 100 
 not included. Also timed: the same zip uploaded again (stored once: the archive's bytes
 are recognised by their sha256 before anything is unpacked).
 
-    .venv/bin/python bench/store_bench.py [--mb 100] [--repeat 3] [--no-write]
+    .venv/bin/python -m bench.speed.store_bench [--mb 100] [--repeat 3] [--no-write]
 """
 
 from __future__ import annotations
@@ -45,14 +45,13 @@ import tempfile
 import time
 import zipfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge.dumps import archive  # noqa: E402
-from compiler_bridge.dumps import Store  # noqa: E402
-from viz import layout  # noqa: E402
-from viz import graph_for  # noqa: E402
-from viz import ViewState  # noqa: E402
+from bench.common import ROOT, command, machine, write_section
+from compiler_bridge.dumps import archive
+from compiler_bridge.dumps import Store
+from viz import layout
+from viz import graph_for
+from viz import ViewState
 
 MAIN = os.path.join(ROOT, "generated", "scale_20k")
 PASSES = os.path.join(ROOT, "generated", "scale_9layers_passes")
@@ -60,10 +59,10 @@ PASSES = os.path.join(ROOT, "generated", "scale_9layers_passes")
 
 def ensure_inputs() -> None:
     if not os.path.isdir(MAIN):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py")],
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_scale"],
                        check=True, cwd=ROOT)
     if not os.path.isdir(PASSES):
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+        subprocess.run([sys.executable, "-m", "bench.corpus.make_scale",
                         "--layers", "9", "--pass-re", ".*"], check=True, cwd=ROOT)
 
 

@@ -5,7 +5,7 @@ ours with every attribute decoded (``materialize()``), and jaxlib's
 ``hlo_module_from_text``, alternating, median of N runs. Also the parsed model's
 memory (tracemalloc) against the file size, and the time to index a 500-file dump.
 
-    .venv/bin/python bench/parse_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.speed.parse_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import tempfile
 import time
 import tracemalloc
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge import open_dump, parse_hlo  # noqa: E402
+from bench.common import ROOT, command, machine, write_section
+from compiler_bridge import open_dump, parse_hlo
 
 PEER = os.path.join(os.path.dirname(ROOT), "shared", "peer_hlo")
 
@@ -33,7 +32,7 @@ def inputs() -> list[str]:
     out = []
     scale = glob.glob(os.path.join(ROOT, "generated", "scale_20k", "*after_optimizations.txt"))
     if not scale:
-        print("generated/scale_20k is missing: run `make scale` (bench/make_scale.py)",
+        print("generated/scale_20k is missing: run `make scale` (bench/corpus/make_scale.py)",
               file=sys.stderr)
     out += scale
     out += sorted(glob.glob(os.path.join(PEER, "038[2-9]_*.hlo")))

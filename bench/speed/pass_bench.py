@@ -9,7 +9,7 @@ at 1.8k, 5.4k and 24k instructions.
      the side-by-side text diff of ENTRY;
    * warm parse: the same with both snapshots already parsed (the parse cache holds
      them; the diff is recomputed, not cached).
-2. Diff speed on the unrolled transformer (``bench/make_scale.py --layers N --pass-re
+2. Diff speed on the unrolled transformer (``bench/corpus/make_scale.py --layers N --pass-re
    '.*'``, 1, 3 and 9 layers = about 1.8k, 5.4k and 24k instructions after optimization),
    ``diff_modules`` only (both snapshots parsed beforehand), for three kinds of pair:
    a late pass that changes little (``algsimp`` after layout assignment: both snapshots
@@ -18,7 +18,7 @@ at 1.8k, 5.4k and 24k instructions.
 
 Medians of ``--repeat`` runs; the machine is shared, so the max is noisy.
 
-    .venv/bin/python bench/pass_bench.py [--repeat 5] [--no-write]
+    .venv/bin/python -m bench.speed.pass_bench [--repeat 5] [--no-write]
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ import tarfile
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge import open_dump  # noqa: E402
-from compiler_bridge.passes import diff_modules, text_diff  # noqa: E402
-from compiler_bridge.passes import pass_timeline, step_changes, step_diff  # noqa: E402
-from viz import GraphOptions, build_graph  # noqa: E402
-from viz import diff_decorations, group_decorations  # noqa: E402
+from bench.common import ROOT, command, machine, write_section
+from compiler_bridge import open_dump
+from compiler_bridge.passes import diff_modules, text_diff
+from compiler_bridge.passes import pass_timeline, step_changes, step_diff
+from viz import GraphOptions, build_graph
+from viz import diff_decorations, group_decorations
 
 TRANSFORMER = os.path.join(ROOT, "sample_dumps", "transformer_per_pass.tar.xz")
 SCALES = (1, 3, 9)
@@ -54,9 +53,9 @@ def scale_dir(layers: int) -> str:
 def ensure_scales() -> None:
     for n in SCALES:
         if not os.path.isdir(scale_dir(n)):
-            print(f"making {scale_dir(n)} (bench/make_scale.py --layers {n} --pass-re '.*')",
+            print(f"making {scale_dir(n)} (bench/corpus/make_scale.py --layers {n} --pass-re '.*')",
                   flush=True)
-            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+            subprocess.run([sys.executable, "-m", "bench.corpus.make_scale",
                             "--layers", str(n), "--pass-re", ".*"], check=True, cwd=ROOT)
 
 
@@ -216,7 +215,7 @@ def main() -> None:
         "data the app can cache by dump hash.",
         "",
         "**Structural diff (`diff_modules`) vs module size**, the unrolled transformer of "
-        "`bench/make_scale.py --layers N --pass-re '.*'` (1, 3, 9 layers); both snapshots "
+        "`bench/corpus/make_scale.py --layers N --pass-re '.*'` (1, 3, 9 layers); both snapshots "
         "parsed beforehand. Goal ≤ 1 s at ≥ 20k instructions; linear growth = a flat "
         "'per 1k' column for each kind of pair. Wall time includes waiting for a core on this "
         "shared 2-core machine; CPU time (`time.process_time`) is this process's own work.",

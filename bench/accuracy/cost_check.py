@@ -1,12 +1,12 @@
 """Module totals of every traced program against XLA's own cost analysis (issue 15, point 6).
 
-For each folder of ``generated/traced/`` (``bench/make_traced_programs.py``) holding a
+For each folder of ``generated/traced/`` (``bench/corpus/make_traced_programs.py``) holding a
 ``cost_analysis.json`` (``compiled.cost_analysis()`` of the compile that wrote the dump):
 flops, transcendentals and bytes accessed from ``compiler_bridge.perf.xla_cost_totals`` of the
 dumped after-optimizations module, the relative difference of each, and the programs outside
 1% (XLA is the reference: a difference is a rule of ours to fix in ``perf/costs.py``).
 
-    .venv/bin/python bench/cost_check.py [--no-write] [--family gnn,vit] [--show 20]
+    .venv/bin/python -m bench.accuracy.cost_check [--no-write] [--family gnn,vit] [--show 20]
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, write_section  # noqa: E402
-from compiler_bridge import parse_hlo  # noqa: E402
-from compiler_bridge.perf import xla_cost_totals  # noqa: E402
+from bench.common import ROOT, command, machine, write_section
+from compiler_bridge import parse_hlo
+from compiler_bridge.perf import xla_cost_totals
 
 KEYS = (("flops", "flops"), ("transcendentals", "transcendentals"),
         ("bytes accessed", "bytes"))
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:     # one unreadable folder never hides the others
             errors.append(f"{os.path.basename(d)}: {type(e).__name__}: {e}")
     if not rows:
-        print("no traced program with cost_analysis.json: run bench/make_traced_programs.py",
+        print("no traced program with cost_analysis.json: run `make traced`",
               file=sys.stderr)
         return 1
     lines = [f"{len(rows)} traced programs of {len({r[1] for r in rows})} families, "

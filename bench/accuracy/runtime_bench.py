@@ -2,7 +2,7 @@
 roofline vs the learned models (MLP, graph network, gradient-boosted trees).
 
 Corpus: the two sample traces and every traced program folder (``generated/traced/`` from
-``bench/make_traced_programs.py``, or ``--corpus DIR``); a program's family is its
+``bench/corpus/make_traced_programs.py``, or ``--corpus DIR``); a program's family is its
 ``program.json``'s ``family`` when there is one, else the builder it was made by. Folders
 named ``<base>@<config>`` are configuration variants of a base program (``program.json``:
 ``base``, ``config``).
@@ -28,13 +28,15 @@ Each program's features are kept in ``generated/feature-cache/`` (keyed by the p
 files, the feature code and the device profile) and read in parallel: a second run with
 ``--profile`` reads the corpus in seconds.
 
-The kind shipped (``--ship``: trained on the whole corpus, written to
-``compiler_bridge/perf/models/default-cpu.npz``) is the one with the better mean
-leave-one-family-out Kendall tau (ties: median APE); hyperparameters are fixed
+The better kind is the one with the better mean leave-one-family-out Kendall tau (ties:
+median APE), noted in ``generated/runtime-choice.json``; shipping it (trained on the whole
+corpus, written to ``compiler_bridge/perf/models/default-cpu.npz``) is a step of its own,
+``bench/accuracy/ship_model.py`` (``make ship-model``). Hyperparameters are fixed
 beforehand, never tuned on a held-out family.
 
-    .venv/bin/python bench/make_traced_programs.py            # the corpus (make traced)
-    .venv/bin/python bench/runtime_bench.py [--ship] [--seeds 1] [--steps 300] [--no-write]
+    .venv/bin/python -m bench.corpus.make_traced_programs            # the corpus (make traced)
+    .venv/bin/python -m bench.accuracy.runtime_bench [--seeds 1] [--steps 300] [--no-write]
+    .venv/bin/python -m bench.accuracy.ship_model [--seeds 1]     # the default model
 """
 
 from __future__ import annotations
@@ -49,22 +51,21 @@ import pickle
 import random
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from bench.common import ROOT, command, machine, publish  # noqa: E402
-from bench.make_traced_programs import STEP_TIMES  # noqa: E402
-from compiler_bridge.perf import DeviceProfile  # noqa: E402
-from compiler_bridge.perf import boosted as B  # noqa: E402
-from compiler_bridge.perf import graph_model as G  # noqa: E402
-from compiler_bridge.perf.dataset import Dataset, dataset_from_dump  # noqa: E402
-from compiler_bridge.perf.evaluation import FoldResult, leave_out  # noqa: E402
-from compiler_bridge.perf.features import FEATURE_VERSION  # noqa: E402
-from compiler_bridge.perf import mlp  # noqa: E402
-from compiler_bridge.perf.model_loader import shipped_model_path  # noqa: E402
-from compiler_bridge.perf import metrics as M  # noqa: E402
+from bench.common import ROOT, command, machine, publish
+from bench.corpus.step_timing import STEP_TIMES
+from compiler_bridge.perf import DeviceProfile
+from compiler_bridge.perf import boosted as B
+from compiler_bridge.perf import graph_model as G
+from compiler_bridge.perf import mlp
+from compiler_bridge.perf.dataset import Dataset, dataset_from_dump
+from compiler_bridge.perf.evaluation import FoldResult, leave_out
+from compiler_bridge.perf.features import FEATURE_VERSION
+from compiler_bridge.perf.model_loader import shipped_model_path
+from compiler_bridge.perf import metrics as M
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
 GOALS = {"kendall_tau": 0.80, "median_ape": 0.30, "top10_recall": 0.85}
@@ -78,7 +79,7 @@ def programs(corpus: str) -> list[str]:
                  if os.path.isdir(p) and glob.glob(os.path.join(p, "trace", "**", "*.json.gz"),
                                                    recursive=True))
     if not gen:
-        print(f"{corpus} holds no traced programs: run bench/make_traced_programs.py first",
+        print(f"{corpus} holds no traced programs: run `make traced` first",
               file=sys.stderr)
     return out + gen
 
@@ -96,7 +97,7 @@ def describe_corpus(paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[s
     """(program -> family, variant -> (base, config)) from program.json, else from the
     builders of make_traced_programs (the samples: transformer, scan_while)."""
     try:
-        from bench.make_traced_programs import PROGRAMS
+        from bench.corpus.traced_programs import PROGRAMS
     except ImportError:
         PROGRAMS = {}
     family: dict[str, str] = {}
@@ -123,18 +124,6 @@ def shipped_profile() -> DeviceProfile:
     calibration."""
     with open(shipped_model_path("cpu")[:-len(".npz")] + ".json", encoding="utf-8") as f:
         return DeviceProfile.from_json(json.load(f)["device"])
-
-
-def corpus_hash(paths: list[str]) -> str:
-    """blake2b of every program's file names and sizes (what was trained on: not the
-    wall-clock step times, which only the benchmark reads)."""
-    h = hashlib.blake2b(digest_size=12)
-    for p in sorted(paths, key=lambda x: os.path.basename(os.path.normpath(x))):
-        h.update(os.path.basename(os.path.normpath(p)).encode())
-        for f in sorted(glob.glob(os.path.join(p, "**", "*"), recursive=True)):
-            if os.path.isfile(f) and os.path.basename(f) != STEP_TIMES:
-                h.update(f"{os.path.relpath(f, p)}:{os.path.getsize(f)}".encode())
-    return h.hexdigest()
 
 
 def _f(x, pct: bool = False) -> str:
@@ -346,11 +335,13 @@ def program_folds(ds: Dataset, variants: dict, k: int) -> dict[str, str]:
 CACHE = os.path.join(ROOT, "generated", "feature-cache")
 KEEP = 4          # feature sets kept per program (each device profile has its own)
 # what a program's features are computed by: a change to any of these redoes them
-FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", "perf", f)
-                   for f in ("features.py", "kernel_graphs.py", "dataset.py", "execution.py",
-                             "flops.py", "costs.py", "roofline.py", "trace_events.py",
-                             "chrome_trace.py", "xplane_trace.py", "attribution.py",
-                             "trace_files.py", "traces.py", "devices.py")]
+FEATURE_SOURCES = [os.path.join(ROOT, "compiler_bridge", *f.split("/"))
+                   for f in ("perf/features.py", "perf/kernel_graphs.py", "perf/dataset.py",
+                             "perf/execution.py", "perf/flops.py", "perf/costs.py",
+                             "perf/roofline.py", "perf/trace_events.py", "perf/chrome_trace.py",
+                             "perf/xplane_trace.py", "perf/attribution.py",
+                             "perf/trace_files.py", "perf/traces.py", "perf/devices.py",
+                             "targets/cpu.py", "targets/gpu.py")]
 
 
 def _feature_basis(device, stat: str) -> str:
@@ -429,49 +420,50 @@ def dataset(paths: list[str], device, stat: str, cache: str = CACHE,
     return Dataset.concat(parts)
 
 
-def ship(kind: str, ds: Dataset, device, cfg, fams: list[str], paths: list[str],
-         scores: dict[str, float]) -> str:
-    """Train ``kind`` on the whole corpus and write it as the default model."""
-    meta = {"default": True, "families": fams, "corpus_hash": corpus_hash(paths),
-            "calibration": {"name": device.name, "source": device.source},
-            "trained_by": f"bench/runtime_bench.py, {time.strftime('%Y-%m-%d')}",
-            "leave_one_family_out": scores}
-    t = time.perf_counter()
-    trainer = {"mlp": mlp.train, "gnn": G.train, "gbm": B.train}[kind]
-    model = trainer(ds, device, cfg, meta)
-    path = model.save(shipped_model_path(device.kind))
-    size = os.path.getsize(path) + os.path.getsize(path[:-4] + ".json")
-    print(f"shipped {model.describe()} trained in {time.perf_counter() - t:.0f} s: {path} "
-          f"({size / 1024:.0f} KiB)")
-    return path
+CHOICE = os.path.join(ROOT, "generated", "runtime-choice.json")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "generated", "traced"))
-    ap.add_argument("--seeds", type=int, default=1, help="models averaged per fold")
-    ap.add_argument("--steps", type=int, default=300, help="Adam steps per fit")
+    corpus_args(ap)
     ap.add_argument("--family-folds", type=int, default=10,
                     help="held-out groups of families (0: one family at a time)")
     ap.add_argument("--program-folds", type=int, default=5)
+    ap.add_argument("--models", default="mlp,gnn,gbm")
+    ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    return ap.parse_args(argv)
+
+
+def corpus_args(ap: argparse.ArgumentParser) -> None:
+    """The options that say which corpus is read and how (shared with ``ship_model``)."""
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "generated", "traced"))
+    ap.add_argument("--seeds", type=int, default=1, help="models averaged per fold")
+    ap.add_argument("--steps", type=int, default=300, help="Adam steps per fit")
     ap.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"))
     ap.add_argument("--profile", help="a device profile JSON instead of calibrating now; "
                                       "'shipped': the calibration the shipped default model "
                                       "was trained against (a rerun then differs from it "
                                       "only by the code and the corpus)")
-    ap.add_argument("--models", default="mlp,gnn,gbm")
-    ap.add_argument("--ship", action="store_true",
-                    help="train the better kind on the whole corpus and write it as the "
-                         "default model (compiler_bridge/perf/models/default-cpu)")
-    ap.add_argument("--ship-only", metavar="KIND", choices=("mlp", "gnn", "gbm"),
-                    help="no evaluation: train KIND on the whole corpus and write it as the "
-                         "default model (the kind an earlier full run chose)")
-    ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     ap.add_argument("--cache", default=CACHE,
                     help="where each program's features are kept ('' : none)")
     ap.add_argument("--jobs", type=int, default=0, help="processes reading the corpus")
-    args = ap.parse_args(argv)
 
+
+@dataclass
+class Corpus:
+    """The corpus read once: the device profile its times are relative to, its programs'
+    folders, each program's family, the configuration variants, and the dataset."""
+    device: DeviceProfile
+    paths: list[str]
+    family: dict[str, str]
+    variants: dict[str, tuple[str, str]]
+    ds: Dataset
+    fams: list[str]
+    base_programs: list[str]
+    cfgs: dict
+
+
+def load_corpus(args: argparse.Namespace) -> Corpus:
     t0 = time.perf_counter()
     if args.profile == "shipped":
         device = shipped_profile()
@@ -491,13 +483,32 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(ds.programs) - len(base_programs)} configuration variants), {len(fams)} "
           f"families, {len(ds)} kernels; dataset in {time.perf_counter() - t0:.0f} s",
           flush=True)
-    mcfg = mlp.TrainConfig(steps=args.steps, seeds=args.seeds)
-    gcfg = G.GraphConfig(steps=args.steps, seeds=args.seeds)
-    bcfg = B.BoostConfig()
-    cfgs = {"mlp": mcfg, "gnn": gcfg, "gbm": bcfg}
-    if args.ship_only:
-        ship(args.ship_only, ds, device, cfgs[args.ship_only], fams, paths, {})
-        return 0
+    cfgs = {"mlp": mlp.TrainConfig(steps=args.steps, seeds=args.seeds),
+            "gnn": G.GraphConfig(steps=args.steps, seeds=args.seeds),
+            "gbm": B.BoostConfig()}
+    return Corpus(device, paths, family, variants, ds, fams, base_programs, cfgs)
+
+
+@dataclass
+class Evaluation:
+    """What the benchmark measured: per model, leave-one-family-out and leave-programs-out
+    folds; per family and overall means; the configuration ranking, module times, and the
+    better model (``best``)."""
+    fits: dict
+    lofo: dict[str, list[FoldResult]]
+    lopo: dict[str, list[FoldResult]]
+    fam_rows: dict
+    configs: list[dict]
+    modules: dict
+    fam_mean: dict[str, dict[str, float]]
+    best: str
+    hlo_label: str
+    runs_tally: dict[str, int]
+
+
+def evaluate(c: Corpus, args: argparse.Namespace) -> Evaluation:
+    ds, device, family, variants = c.ds, c.device, c.family, c.variants
+    mcfg, gcfg, bcfg = c.cfgs["mlp"], c.cfgs["gnn"], c.cfgs["gbm"]
     fits = {"mlp": lambda d: mlp.train(d, device, mcfg),
             "gnn": lambda d: G.train(d, device, gcfg),
             "gbm": lambda d: B.train(d, device, bcfg)}
@@ -520,18 +531,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {args.program_folds}-fold over programs in "
               f"{time.perf_counter() - t:.0f} s", flush=True)
     fam_rows = per_family(lofo, family, variants)
-    walls = step_times(paths)
+    walls = step_times(c.paths)
     configs = config_ranking(ds, lofo_preds, variants, walls)
     modules = module_times(ds, lofo_preds, variants, walls)
 
-    def overall(fl: list[FoldResult], which: str) -> dict[str, float]:
-        mine = [f for f in fl if f.program not in variants]
-        out = {k: _mean([getattr(f, which)[k] for f in mine]) for k in M.METRICS}
-        ratios = [f.ratio if which == "learned" else f.noise_ratio if which == "noise_floor"
-                  else f.roofline_ratio for f in mine]
-        out["ratio_ok"] = in_range_share(ratios)
-        out["ratio"] = _mean(ratios)
-        return out
     fam_mean = {name: {k: _mean([fam_rows[f][name].get(k, math.nan) for f in fam_rows])
                        for k in list(M.METRICS) + ["ratio"]}
                 for name in list(fits) + ["roofline", "noise_floor"]}
@@ -541,16 +544,51 @@ def main(argv: list[str] | None = None) -> int:
     hlo_label = f"{best}, counts from the HLO"
     runs_tally: dict[str, int] = {}
     if modules:
-        static_runs, runs_tally = hlo_runs(ds, paths)
+        static_runs, runs_tally = hlo_runs(ds, c.paths)
         modules[hlo_label] = module_times(ds, {best: lofo_preds[best]}, variants, walls,
                                           static_runs)[best]
+    return Evaluation(fits, lofo, lopo, fam_rows, configs, modules, fam_mean, best, hlo_label,
+                      runs_tally)
+
+
+def overall(fl: list[FoldResult], which: str, variants) -> dict[str, float]:
+    mine = [f for f in fl if f.program not in variants]
+    out = {k: _mean([getattr(f, which)[k] for f in mine]) for k in M.METRICS}
+    ratios = [f.ratio if which == "learned" else f.noise_ratio if which == "noise_floor"
+              else f.roofline_ratio for f in mine]
+    out["ratio_ok"] = in_range_share(ratios)
+    out["ratio"] = _mean(ratios)
+    return out
+
+
+def record_choice(c: Corpus, e: Evaluation) -> None:
+    """The better kind and its leave-one-family-out scores, for ``ship_model`` (which trains
+    that kind on the whole corpus as the default model)."""
+    os.makedirs(os.path.dirname(CHOICE), exist_ok=True)
+    with open(CHOICE, "w", encoding="utf-8") as f:
+        json.dump({"kind": e.best, "corpus": sorted(c.paths),
+                   "leave_one_family_out": {k: e.fam_mean[e.best][k] for k in SHOWN}}, f,
+                  indent=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t0 = time.perf_counter()
+    corpus = load_corpus(args)
+    ev = evaluate(corpus, args)
     total = time.perf_counter() - t0
+    record_choice(corpus, ev)
+    lines = (intro(corpus, ev, args, total) + families_section(corpus, ev, args)
+             + programs_section(ev, args, corpus.variants) + configs_section(ev)
+             + modules_section(ev) + goals_section(corpus, ev))
+    publish("runtime_bench", lines, not args.no_write)
+    return 0
 
-    shipped = ""
-    if args.ship:
-        shipped = ship(best, ds, device, cfgs[best], fams, paths,
-                       {k: fam_mean[best][k] for k in SHOWN})
 
+def intro(corpus: Corpus, e: Evaluation, args: argparse.Namespace, total: float) -> list[str]:
+    """The section's title and the paragraph that says how it was measured."""
+    ds, device, fams, base_programs = corpus.ds, corpus.device, corpus.fams, corpus.base_programs
+    bcfg = corpus.cfgs["gbm"]
     lines = ["## Runtime prediction on programs never seen: roofline vs MLP vs graph network "
              "vs boosted trees", ""]
     lines.append(
@@ -585,6 +623,14 @@ def main(argv: list[str] | None = None) -> int:
         "(one other arrangement of the same columns, tau 0.793, was not kept). No choice "
         "was made per held-out family.")
     lines.append("")
+    return lines
+
+
+def families_section(corpus: Corpus, e: Evaluation, args: argparse.Namespace) -> list[str]:
+    """1. Leave one family out: the means and each held-out family."""
+    fams = corpus.fams
+    fits, fam_rows, fam_mean, best = e.fits, e.fam_rows, e.fam_mean, e.best
+    lines: list[str] = []
     lines.append(f"### 1. Leave one family out ({len(fam_rows)} held-out families)")
     lines.append("")
     if args.family_folds > 0:
@@ -626,6 +672,13 @@ def main(argv: list[str] | None = None) -> int:
                                 [_f(row[n]["ratio"]) for n in fits]))
         lines.append(f"| {fam} | {int(row['programs']['n'])} | " + " | ".join(cells) + " |")
     lines.append("")
+    return lines
+
+
+def programs_section(e: Evaluation, args: argparse.Namespace, variants: dict) -> list[str]:
+    """2. Leave programs out."""
+    fits, lopo = e.fits, e.lopo
+    lines: list[str] = []
     lines.append("### 2. Leave programs out (secondary)")
     lines.append("")
     lines.append(f"{args.program_folds}-fold cross-validation over programs (each program "
@@ -639,11 +692,19 @@ def main(argv: list[str] | None = None) -> int:
     for k in ("kendall_tau", "median_ape", "top10_recall", "ratio_ok"):
         pct = k != "kendall_tau"
         label = "programs with ratio in 0.8–1.25" if k == "ratio_ok" else k
-        floor = _f(overall(any_lopo, "noise_floor")[k], pct)
-        lines.append(f"| {label} | {_f(overall(any_lopo, 'roofline')[k], pct)} | "
-                     + " | ".join(_f(overall(lopo[n], 'learned')[k], pct) for n in fits)
+        floor = _f(overall(any_lopo, "noise_floor", variants)[k], pct)
+        lines.append(f"| {label} | {_f(overall(any_lopo, 'roofline', variants)[k], pct)} | "
+                     + " | ".join(_f(overall(lopo[n], 'learned', variants)[k], pct)
+                                  for n in fits)
                      + f" | {floor} |")
     lines.append("")
+    return lines
+
+
+def configs_section(e: Evaluation) -> list[str]:
+    """3. Ranking configurations of one program."""
+    fits, configs = e.fits, e.configs
+    lines: list[str] = []
     lines.append("### 3. Ranking configurations of one program")
     lines.append("")
     if configs:
@@ -702,6 +763,13 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("No base program with at least two configuration variants in this "
                      "corpus: not measured.")
     lines.append("")
+    return lines
+
+
+def modules_section(e: Evaluation) -> list[str]:
+    """4. Module time of each program."""
+    fits, modules, hlo_label, runs_tally = e.fits, e.modules, e.hlo_label, e.runs_tally
+    lines: list[str] = []
     lines.append("### 4. Module time of each program")
     lines.append("")
     if modules:
@@ -732,6 +800,15 @@ def main(argv: list[str] | None = None) -> int:
         lines.append("No program with a wall-clock step time (`step_times.json`) in this "
                      "corpus: not measured.")
     lines.append("")
+    return lines
+
+
+def goals_section(corpus: Corpus, e: Evaluation) -> list[str]:
+    """The goals met or not by the better model."""
+    fits, fam_rows, fam_mean, best, lofo, configs = (e.fits, e.fam_rows, e.fam_mean, e.best,
+                                                     e.lofo, e.configs)
+    variants, ds = corpus.variants, corpus.ds
+    lines: list[str] = []
     lines.append("### Goals (leave one family out, the better model: "
                  f"{best})")
     lines.append("")
@@ -752,12 +829,12 @@ def main(argv: list[str] | None = None) -> int:
                       f"{'met' if len(beaten) == len(fam_rows) else 'not met'}"
                       + (f" (not on: {', '.join(f for f in fam_rows if f not in beaten)})"
                          if len(beaten) < len(fam_rows) else ""))
-    in_range = overall(lofo[best], "learned")["ratio_ok"]
+    in_range = overall(lofo[best], "learned", variants)["ratio_ok"]
     goal_lines.append(f"- median predicted/measured of each program within 0.8–1.25: "
                       f"{_f(in_range, True)} of programs — "
                       f"{'met' if in_range >= 1.0 else 'not met'} (the measurement against "
                       "itself, one half of each program's runs over the other: "
-                      f"{_f(overall(lofo[best], 'noise_floor')['ratio_ok'], True)})")
+                      f"{_f(overall(lofo[best], 'noise_floor', variants)['ratio_ok'], True)})")
     if configs:
         c = _mean([r[best] for r in configs])
         floor = _mean([r["noise_floor"] for r in configs])
@@ -769,10 +846,9 @@ def main(argv: list[str] | None = None) -> int:
     other = [n for n in fits if n != best]
     lines.append(f"The {best} has the better mean leave-one-family-out Kendall tau"
                  + (f" (vs {', '.join(other)})" if other else "")
-                 + (f"; it is the default model shipped (`{os.path.relpath(shipped, ROOT)}`, "
-                    f"trained on all {len(ds.programs)} programs)." if shipped else "."))
-    publish("runtime_bench", lines, not args.no_write)
-    return 0
+                 + f"; `make ship-model` trains it on all {len(ds.programs)} programs as the "
+                   "default model.")
+    return lines
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ Adam update, all in one jitted ``train_step(params, opt_state, batch)``
 batch 2, vocabulary 128 (the sizes hardly change the instruction count; they
 keep compile and run time small). Inputs are NumPy arrays with a fixed seed.
 
-    .venv/bin/python bench/make_scale.py                # generated/scale_20k/  (>= 20k instr.)
-    .venv/bin/python bench/make_scale.py --layers 12    # generated/scale_12layers/
-    .venv/bin/python bench/make_scale.py --variant 460k # generated/scale_460k/ (~4.5 min)
-    .venv/bin/python bench/make_scale.py --count 1 2 4  # only print counts (no dump kept)
-    .venv/bin/python bench/make_scale.py --layers 3 --pass-re 'fusion|layout-assignment'
+    .venv/bin/python -m bench.corpus.make_scale                # generated/scale_20k/  (>= 20k instr.)
+    .venv/bin/python -m bench.corpus.make_scale --layers 12    # generated/scale_12layers/
+    .venv/bin/python -m bench.corpus.make_scale --variant 460k # generated/scale_460k/ (~4.5 min)
+    .venv/bin/python -m bench.corpus.make_scale --count 1 2 4  # only print counts (no dump kept)
+    .venv/bin/python -m bench.corpus.make_scale --layers 3 --pass-re 'fusion|layout-assignment'
                                      # generated/scale_3layers_passes/: also per-pass files
 
 Each dump runs in a child process with JAX_PLATFORMS=cpu and
@@ -35,7 +35,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from bench.common import ROOT
+
+REPO = Path(ROOT)
 GENERATED = REPO / "generated"
 
 D_MODEL, HEADS, D_MLP, SEQ, BATCH, VOCAB = 64, 4, 256, 32, 2, 128
@@ -167,7 +169,7 @@ def run_child(n_layers: int, xla_flags: str | None, run: bool, count: bool,
         env["XLA_FLAGS"] = xla_flags
     if count:
         env["MAKE_SCALE_PRINT_COUNT"] = "1"
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(n_layers)]
+    cmd = [sys.executable, "-m", "bench.corpus.make_scale", "--child", str(n_layers)]
     if run:
         cmd.append("--run")
     t0 = time.perf_counter()
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--xla-flag", action="append", default=[], metavar="FLAG",
                         help="one more XLA flag (repeatable), e.g. "
                              "--xla-flag=--xla_cpu_use_fusion_emitters=false --out DIR: "
-                             "the same program compiled another way (bench/compare_bench.py)")
+                             "the same program compiled another way (bench/speed/compare_bench.py)")
     args = parser.parse_args(argv)
 
     if args.child is not None:

@@ -16,7 +16,7 @@ Both profiles are of this machine (one machine here), measured at different time
 loads, so B differs from A by what calibration noise and the quick sizes make of it, not
 by another chip: a lower bound on what moving to another machine costs.
 
-    .venv/bin/python bench/transfer_bench.py [--predict-profile B.json] [--no-write]
+    .venv/bin/python -m bench.accuracy.transfer_bench [--predict-profile B.json] [--no-write]
 """
 
 from __future__ import annotations
@@ -29,15 +29,14 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import ROOT, command, machine, publish  # noqa: E402
-from bench import runtime_bench as RB  # noqa: E402
-from compiler_bridge.perf import boosted as B  # noqa: E402
-from compiler_bridge.perf.dataset import Dataset  # noqa: E402
-from compiler_bridge.perf.evaluation import median_ratio  # noqa: E402
-from compiler_bridge.perf import metrics as M  # noqa: E402
-from compiler_bridge.perf.devices import DeviceProfile, load_profile  # noqa: E402
+from bench.common import ROOT, command, machine, publish
+from bench.accuracy import runtime_bench as RB
+from compiler_bridge.perf import boosted as B
+from compiler_bridge.perf.dataset import Dataset
+from compiler_bridge.perf.evaluation import median_ratio
+from compiler_bridge.perf import metrics as M
+from compiler_bridge.perf.devices import DeviceProfile, load_profile
 
 SHOWN = ("kendall_tau", "median_ape", "top10_recall")
 

@@ -7,7 +7,7 @@ SVG. Each run uses a fresh browser context (nothing cached in the browser); the 
 has laid the view out once before (its layout cache is warm), and one cold run is timed
 too.
 
-    .venv/bin/python bench/browser_bench.py [--repeat 3] [--no-write]
+    .venv/bin/python -m bench.speed.browser_bench [--repeat 3] [--no-write]
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.common import (CHROMIUM, CHROMIUM_ARGS, NODES, ROOT, command, machine,  # noqa: E402
-                          start_app, stop_app, write_section)
+from bench.common import ROOT, command, machine, write_section
+from tests.support.browser import launch, start_app, stop_app, time_to_nodes
 
 
 
@@ -80,19 +78,10 @@ def main() -> None:
     rows = []
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                        headless=True)
+            browser = launch(p)
 
             def load(query: dict, want: int) -> tuple[float, int]:
-                ctx = browser.new_context(viewport={"width": 1600, "height": 1100})
-                page = ctx.new_page()
-                t0 = time.perf_counter()
-                page.goto(base + "?" + urllib.parse.urlencode(query), wait_until="commit")
-                page.wait_for_function(f"() => ({NODES})() >= {want}", timeout=300_000)
-                elapsed = time.perf_counter() - t0
-                n = page.evaluate(NODES)
-                ctx.close()
-                return elapsed, n
+                return time_to_nodes(browser, base + "?" + urllib.parse.urlencode(query), want)
 
             for label, (query, want) in views.items():
                 cold, n = load(query, want)

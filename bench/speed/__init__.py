@@ -1,0 +1,1 @@
+"""Speed benchmarks: parsing, views, passes, memory, comparison, TF, the browser, load."""

@@ -1,0 +1,122 @@
+"""What the browser tests do on a page of the app (Playwright): read the URL's parameters,
+wait for Streamlit to settle, find a node or a text, upload and open a dump, pick a stage,
+take a screenshot."""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.parse
+
+from tests.support.browser import GRAPH_DRAWN, IDLE
+
+def href(page) -> str:
+    return page.evaluate("location.href")
+
+
+def params(page) -> dict[str, str]:
+    q = urllib.parse.urlparse(href(page)).query
+    return {k: v[-1] for k, v in urllib.parse.parse_qs(q).items()}
+
+
+def wait_param(page, key: str, value: str | None = None, timeout: float = 20) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = params(page)
+        if key in got and (value is None or got[key] == value):
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"URL never had {key}={value}: {href(page)}")
+
+
+def wait_idle(page) -> None:
+    """Until Streamlit finished the current run."""
+    page.wait_for_function(
+        IDLE, timeout=30_000)
+
+
+VISIBLE_NODES = """() => {
+  const host = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .find(h => h.shadowRoot && h.shadowRoot.querySelector('.hl-stage svg'));
+  if (!host) return [];
+  const stage = host.shadowRoot.querySelector('.hl-stage').getBoundingClientRect();
+  return [...host.shadowRoot.querySelectorAll('g.node')].filter(g => {
+    const r = g.getBoundingClientRect();
+    return r.left >= stage.left && r.right <= stage.right && r.top >= stage.top
+      && r.bottom <= stage.bottom && r.width > 8;
+  }).map(g => g.id);
+}"""
+
+
+def visible_nodes(page) -> list[str]:
+    """Ids of the graph's nodes drawn whole inside the graph's frame."""
+    return page.evaluate(VISIBLE_NODES)
+
+
+def visible_text(page, text: str):
+    return page.get_by_text(text).filter(visible=True).first
+
+
+def svg_node(page, element_id: str):
+    return page.locator(f'[id="{element_id}"]')
+
+
+def upload(page, path: str) -> None:
+    sidebar = page.locator('section[data-testid="stSidebar"]')
+    opener = sidebar.get_by_text("Open a dump")
+    if not sidebar.locator('input[type="file"]').first.is_visible():
+        opener.click()
+    sidebar.locator('input[type="file"]').first.set_input_files(path)
+
+
+def open_uploaded(page, server: str, path: str) -> dict[str, str]:
+    """Open the app, upload ``path``, wait for the graph and a settled run: the URL's
+    parameters (the dump's share id among them)."""
+    page.goto(server)
+    page.get_by_text("See what XLA did to your program").wait_for()
+    upload(page, path)
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    params = wait_param(page, "dump")
+    wait_idle(page)
+    return params
+
+
+def shot(page, artifacts_dir: str, name: str) -> None:
+    page.screenshot(path=os.path.join(artifacts_dir, name))
+
+
+def button(page, key: str):
+    """The button of a keyed st.button (Streamlit also renders a hidden copy)."""
+    return page.locator(f".st-key-{key} button").filter(visible=True).first
+
+
+def pick_stage(page, typed: str, option: str) -> None:
+    """Choose a stage in the sidebar's stage picker by typing part of its label."""
+    picker = page.locator(".st-key-pick-stage")
+    picker.click()
+    page.keyboard.type(typed)
+    # the list filters as keys arrive: click only once it holds nothing but matches, or a
+    # re-render can move another option under the pointer
+    page.wait_for_function(
+        """t => { const o = [...document.querySelectorAll('[role="option"]')];
+                 return o.length > 0 && o.every(e => e.textContent.toLowerCase().includes(t)); }""",
+        arg=typed.lower(), timeout=10_000)
+    page.get_by_role("option").filter(has_text=option).first.click()
+
+
+def select_value(page, key: str) -> str:
+    """What a keyed selectbox shows (its text, or its search input's value). A combobox's
+    value is set just after it is drawn, and a redrawn one keeps a stale copy until the new
+    one is in: the live copy is read, once it shows something (up to 10 s)."""
+    read = f"""() => [...document.querySelectorAll('.st-key-{key}[data-stale=false]')]
+        .map(b => b.innerText + ' ' + [...b.querySelectorAll('input')].map(i => i.value)
+        .join(' ')).join(' ')"""
+    try:
+        page.wait_for_function(f"() => ({read})().trim().length > 0", timeout=10_000)
+    except Exception:              # nothing shown: the caller's assertion says so
+        pass
+    return page.evaluate(read)
+
+
+def stage_value(page) -> str:
+    return select_value(page, "pick-stage")

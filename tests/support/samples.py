@@ -1,0 +1,31 @@
+"""The committed sample dumps, for the tests: a sample's folder (a missing one fails the
+test), and a sample zipped as a user uploads it."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLES = os.path.join(ROOT, "sample_dumps")
+
+
+def sample(name: str) -> str:
+    path = os.path.join(SAMPLES, name)
+    if not os.path.isdir(path):
+        pytest.fail(f"sample dump {name} is missing; run `make samples`")
+    return path
+
+
+def sample_zip(tmp_path_factory, name: str) -> str:
+    """A sample dump zipped as a user would: one top folder named after it."""
+    out = tmp_path_factory.mktemp("zips") / f"{name}.zip"
+    src = sample(name)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for dirpath, _, files in os.walk(src):
+            for fn in files:
+                full = os.path.join(dirpath, fn)
+                z.write(full, os.path.join(name, os.path.relpath(full, src)))
+    return str(out)
