@@ -7,91 +7,17 @@ state value ``click`` (``{"id": "node:<name>", "dbl": bool, "seq": ...}``) under
 from __future__ import annotations
 
 import glob
-import json
 import os
-import re
 import shutil
 
 import pytest
-from conftest import ROOT, sample
+from conftest import sample
 from streamlit.testing.v1 import AppTest
+
+from tests.support.apptest import APP, app, click, ok, query, texts
 
 from compiler_bridge import open_dump
 from ui.kit import GRAPH_KEY
-
-APP = os.path.join(ROOT, "app.py")
-
-
-def app(dump: str, monkeypatch, query: dict | None = None) -> AppTest:
-    monkeypatch.setenv("HLOLENS_DUMP", dump)
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    ok(at)
-    return at
-
-
-def ok(at: AppTest) -> None:
-    """No exception, and no part of the page failed (``page.section`` turns a failure
-    into an error message '**<part>** failed: ...', so look for those too)."""
-    assert not at.exception, [e.value for e in at.exception]
-    failed = [e.value for e in at.error if "** failed:" in e.value]
-    assert not failed, failed
-
-
-_seq = iter(range(1, 1_000_000))
-
-
-def click(at: AppTest, target: str, dbl: bool = False) -> AppTest:
-    at.session_state[GRAPH_KEY] = {"click": {"id": target, "dbl": dbl, "seq": f"t{next(_seq)}"}}
-    at.run()
-    ok(at)
-    return at
-
-
-def _mount(at: AppTest, mode: str) -> dict:
-    """The data of the light component's mount of this ``mode`` (what the browser draws)."""
-    for c in at.get("bidi_component"):
-        data = json.loads(c.proto.json or "{}")
-        if data.get("mode") == mode:
-            return data
-    return {}
-
-
-def card(at: AppTest) -> dict:
-    """The inspector's header, which the browser draws from the card mount's data."""
-    return _mount(at, "card").get("card") or {}
-
-
-def open_popover(at: AppTest, key: str) -> AppTest:
-    """Open a popover that fills only when opened (Link, Save view, Export), as a click."""
-    at.session_state[key] = True
-    at.run()
-    ok(at)
-    return at
-
-
-def link(at: AppTest) -> str:
-    """The link the Link box is for (the browser shows its own URL, which Python wrote)."""
-    return _mount(at, "link").get("link", "")
-
-
-def texts(at: AppTest) -> str:
-    """Everything the page wrote as markdown, code, captions and messages, and the
-    inspector's header."""
-    parts = [m.value for m in at.markdown] + [c.value for c in at.code]
-    parts += [c.value for c in at.caption] + [e.value for e in at.error]
-    parts += [w.value for w in at.warning] + [i.value for i in at.info]
-    parts += [str(v) for v in card(at).values()]
-    raw = "\n".join(str(p) for p in parts)
-    # and as read on the page: without markdown's backslash escapes and word joiners
-    return raw + "\n" + re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", raw).replace("\u2060", "")
-
-
-def query(at: AppTest) -> dict:
-    return {k: at.query_params[k] for k in at.query_params}
-
 
 @pytest.fixture
 def two_module_dump(tmp_path) -> str:

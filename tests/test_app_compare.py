@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import sample
-from test_app import APP, ok, texts
+from tests.support.apptest import APP, ok, texts
 from streamlit.testing.v1 import AppTest
 
 from compiler_bridge import compare_dumps, open_dump

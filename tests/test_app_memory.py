@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from conftest import sample
-from test_app import app, query, texts
-from test_app_runtime import open_tab, plain, select_point, select_row
+from tests.support.apptest import app, open_tab, plain, query, select_point, select_row, texts
 
 from compiler_bridge.dumps import open_dump
 from compiler_bridge.memory import module_memory

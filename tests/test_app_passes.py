@@ -13,18 +13,14 @@ import shutil
 
 import pytest
 from conftest import sample
-from test_app import app, click, link, ok, open_popover, query, texts
+from tests.support.apptest import (app, click, details_key, link, ok, open_popover, query,
+                                   texts)
 
 from compiler_bridge import open_dump
 from compiler_bridge.passes import PER_PASS_FLAG, pass_timeline, step_diff
 from viz import ADDED_FILL, CHANGED_FILL
 from viz import graph_for
 from viz import ViewState
-
-def details_key(at) -> str:
-    """The detail tabs' key (it names the tabs, which other features add to)."""
-    return next(k for k in at.session_state if str(k).startswith("details:"))
-
 
 @pytest.fixture(scope="module")
 def mlp():

@@ -19,9 +19,10 @@ import shutil
 
 import pytest
 from conftest import sample
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
-from test_app import APP, app, ok, open_popover, query, texts
+
+from tests.support.apptest import (APP, app, node_svg, node_text, ok, open_popover, open_tab, plain,
+                                   query, select_point, select_row, svg_of, texts)
 
 from compiler_bridge import open_dump
 from compiler_bridge.perf import runtime_report
@@ -30,65 +31,6 @@ from viz import html_report
 
 
 # --------------------------------------------------------------------------- helpers
-
-def svg_of(at: AppTest) -> str:
-    """The SVG the graph component was given in this run ('' if none)."""
-    for el in at.get("bidi_component"):
-        data = json.loads(el.proto.json or "{}")
-        if data.get("svg"):
-            return data["svg"]
-    return ""
-
-
-def node_svg(svg: str, element_id: str) -> str:
-    """The SVG of one node (``node:<name>`` / ``group:<id>``)."""
-    m = re.search(r'<g id="' + re.escape(element_id) + r'" class="node">(.*?)</g>', svg, re.S)
-    assert m, f"{element_id} is not drawn"
-    return m.group(1)
-
-
-def node_text(svg: str, element_id: str) -> str:
-    return " ".join(re.findall(r">([^<>]*)</text>", node_svg(svg, element_id)))
-
-
-def open_tab(at: AppTest, name: str = "Runtimes") -> AppTest:
-    key = next(k for k in at.session_state if str(k).startswith("details:"))
-    at.session_state[key] = name
-    at.run()
-    ok(at)
-    return at
-
-
-def send(at: AppTest, key_prefix: str, value: dict) -> AppTest:
-    """What the browser sends when a row of a dataframe or a point of a chart (keyed
-    ``key_prefix...``) is selected: that widget's state, with every other widget's."""
-    el = next(e for e in at._tree if getattr(e, "proto", None) is not None
-              and str(getattr(e.proto, "id", "")).split("-", 2)[-1].startswith(key_prefix))
-    states = at._tree.get_widget_states()
-    w = WidgetState()
-    w.id = el.proto.id
-    w.string_value = json.dumps(value)
-    states.widgets.append(w)
-    at._run(states)
-    ok(at)
-    return at
-
-
-def select_row(at: AppTest, key_prefix: str, row: int) -> AppTest:
-    return send(at, key_prefix, {"selection": {"rows": [row], "columns": [], "cells": []}})
-
-
-def select_point(at: AppTest, key_prefix: str, name: str, module: str = "0000") -> AppTest:
-    point = {"curve_number": 3, "point_number": 0, "point_index": 0, "x": 1.0, "y": 1.0,
-             "customdata": [name, module]}
-    return send(at, key_prefix, {"selection": {"points": [point], "point_indices": [0],
-                                               "box": [], "lasso": []}})
-
-
-def plain(text: str) -> str:
-    """Markdown as read: escapes dropped."""
-    return re.sub(r"\\(.)", r"\1", text)
-
 
 def warnings(at: AppTest) -> str:
     return plain("\n".join(w.value for w in at.warning))

@@ -13,7 +13,7 @@ import textwrap
 
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
-from test_app import APP, app, click, link, ok, open_popover, query, texts
+from tests.support.apptest import APP, app, click, link, ok, open_popover, query, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.dumps import Store

@@ -9,8 +9,7 @@ import re
 import shutil
 
 from conftest import sample
-from test_app import _mount, app, ok, query, texts
-from test_app_runtime import select_row
+from tests.support.apptest import app, mount, ok, query, select_row, texts
 
 from compiler_bridge import open_dump
 from compiler_bridge.tf import graph_timeline, tf_index
@@ -80,7 +79,7 @@ def test_the_cluster_button_opens_its_module_and_the_sidebar_leads_back(monkeypa
     ok(at)
     assert query(at).get("module") == "0000"
     assert not any(h.value == "TensorFlow clusters" for h in at.subheader)
-    assert _mount(at, "card") is not None
+    assert mount(at, "card") is not None
     next(b for b in at.sidebar.button if "TensorFlow clusters" in b.label).click().run()
     ok(at)
     assert "module" not in query(at)

@@ -281,7 +281,7 @@ def test_item3_the_trace_timeline_hovers_and_clicks_to_the_graph(site, tmp_path_
                                                                   artifacts_dir):
     import zipfile
 
-    from test_tour import ASYNC
+    from tests.support.samples import ASYNC
     url, make_page = site
     out = tmp_path_factory.mktemp("zips") / "attn_async.zip"
     with zipfile.ZipFile(out, "w") as z:

@@ -12,7 +12,7 @@ from dataclasses import fields
 import pytest
 from conftest import sample
 from markdown_it import MarkdownIt
-from test_app import app
+from tests.support.apptest import app
 
 from viz import ViewState
 
@@ -47,7 +47,7 @@ def test_a_url_parameter_never_becomes_markup(monkeypatch, field):
 def test_a_saved_views_name_never_becomes_markup(monkeypatch):
     """A view saved under a name with markdown in it: the toast that confirms it and the
     sidebar's list show the name as text."""
-    from test_app import open_popover
+    from tests.support.apptest import open_popover
     at = open_popover(app(sample("transformer"), monkeypatch), "pop-save")
     at.text_input(key="save-name").input(PAYLOAD)
     at.text_input(key="save-author").input("Eve")
@@ -64,7 +64,7 @@ def test_a_notes_web_address_is_a_working_link_and_nothing_else_is(monkeypatch):
     link to exactly what it shows; markdown links and images in a note stay text."""
     import re
 
-    from test_app import open_popover
+    from tests.support.apptest import open_popover
     at = open_popover(app(sample("transformer"), monkeypatch), "pop-save")
     at.text_input(key="save-name").input("with a link")
     at.text_area(key="save-note").input("see https://example.com/a-b_(c).html for more. "
@@ -85,7 +85,7 @@ def test_a_dumps_names_op_names_sources_and_comments_never_become_markup(monkeyp
     """Issue 17, item 3 beyond the URL: a dump whose folder name, op_names and source
     files carry markdown and HTML, a node's comment too, all reach the page as text."""
     from hostile_inputs import markdown_dump
-    from test_app import query
+    from tests.support.apptest import query
 
     folder = markdown_dump(str(tmp_path))
     at = app(folder, monkeypatch, {"selected": "ynn_fusion.29"})

@@ -24,7 +24,7 @@ import textwrap
 import pytest
 from conftest import PEER, ROOT, missing, sample
 from streamlit.testing.v1 import AppTest
-from test_app import app, card, click, link, ok, open_popover, query, texts
+from tests.support.apptest import app, card, click, link, ok, open_popover, query, texts
 
 from compiler_bridge import DumpError, HloParseError, open_dump, parse_hlo
 from compiler_bridge.dumps import AFTER, BEFORE, Store, StoreError
@@ -222,9 +222,15 @@ def test_compiling_stablehlo_for_cpu_gives_what_jax_compiles():
 
 # --------------------------------------------------------------------------- a dump's module.mlir
 
-def _mlir_dumps() -> list[str]:
-    """The sample dump folders whose module has a module.mlir."""
-    return sorted({os.path.dirname(os.path.dirname(p)) for p in _mlir_files()})
+def _mlir_dumps() -> list[tuple[str, str]]:
+    """(sample dump folder, module id) of every module that has a module.mlir (not always
+    the dump's main module: the TPU samples keep one for their sharded module only)."""
+    out = set()
+    for p in _mlir_files():
+        m = re.match(r"module_(\d+)\.", os.path.basename(os.path.dirname(p)))
+        assert m, p
+        out.add((os.path.dirname(os.path.dirname(p)), m.group(1)))
+    return sorted(out)
 
 
 def _broken_mlir_dump(tmp_path) -> tuple[str, int, str]:
@@ -252,9 +258,9 @@ def test_a_dumps_module_mlir_is_the_stablehlo_stage_listed_first(monkeypatch):
         converted.append(source)
         return real(data, kind, source)
     monkeypatch.setattr(dump_module, "to_hlo_text", counting)
-    for folder in _mlir_dumps():
+    for folder, mid in _mlir_dumps():
         d = open_dump(folder)
-        m = d.main
+        m = d.module(mid)
         tl = pass_timeline(d, m)
         assert tl.stablehlo is not None and tl.stablehlo.file == m.stablehlo.path, folder
         assert m.stablehlo.path.endswith("/module.mlir")
@@ -281,13 +287,13 @@ def test_the_stablehlo_stage_is_jaxlibs_conversion_with_mlir_locations():
     from jax._src.lib import xla_client
 
     from compiler_bridge.dumps import STABLEHLO
-    for folder in _mlir_dumps():
+    for folder, mid in _mlir_dumps():
         d = open_dump(folder)
-        mlir = d.main.stablehlo
+        mlir = d.module(mid).stablehlo
         data = d.read_bytes(mlir.path)
         ref = xla_client._xla.mlir.mlir_module_to_xla_computation(
             data, use_tuple_args=False, return_tuple=False).get_hlo_module()
-        module = d.stage(d.main, STABLEHLO)
+        module = d.stage(d.module(mid), STABLEHLO)
         assert module.name == ref.name, folder
         assert module.stats()["instructions"] == _jaxlib_instructions(ref), folder
         text = data.decode("utf-8")
@@ -303,12 +309,12 @@ def test_stablehlo_to_before_optimizations_pairs_every_instruction():
     file XLA wrote): the diff pairs every one, and what XLA changed is metadata."""
     from compiler_bridge.dumps import STABLEHLO
     from compiler_bridge.passes import STABLEHLO_INDEX, pass_timeline, step_diff
-    for folder in _mlir_dumps():
+    for folder, mid in _mlir_dumps():
         d = open_dump(folder)
-        tl = pass_timeline(d, d.main)
+        tl = pass_timeline(d, d.module(mid))
         diff = step_diff(d, tl, 0, STABLEHLO_INDEX)
         assert diff is not None and not diff.added and not diff.removed, folder
-        stable, before = d.stage(d.main, STABLEHLO), d.stage(d.main, BEFORE)
+        stable, before = d.stage(d.module(mid), STABLEHLO), d.stage(d.module(mid), BEFORE)
         assert stable.stats()["instructions"] == before.stats()["instructions"], folder
         assert {k for c in diff.changed for k in c.kinds} <= {"attributes", "called_computation"}, \
             folder

@@ -5,8 +5,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -14,16 +12,8 @@ import pytest
 from compiler_bridge import open_dump
 from compiler_bridge.perf import measure
 
+from tests.support.cli import run
 from conftest import ROOT, sample
-
-
-def run(*args: str, tmp_env: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if tmp_env:
-        env["HLOLENS_CACHE"] = tmp_env      # no user-saved model or profile leaks in
-    env.setdefault("JAX_PLATFORMS", "cpu")
-    return subprocess.run([sys.executable, "-m", "compiler_bridge", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
 
 
 def trace_file(name: str) -> str:

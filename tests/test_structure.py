@@ -115,3 +115,18 @@ def test_the_checks_catch_a_lazy_cycle_and_a_long_file(tmp_path):
     assert long_files(root) == [f"viz{os.sep}grouping.py: "
                                 f"{sum(1 for _ in open(os.path.join(root, 'viz', 'grouping.py')))}"
                                 " lines"]
+
+
+def test_no_test_imports_another_test():
+    """What several tests share lives in ``tests/support`` (issue 29): a test module imports
+    no other test module (``conftest`` is pytest's own, for fixtures and the corpus path)."""
+    tests = os.path.join(ROOT, "tests")
+    names = {fn[:-3] for fn in os.listdir(tests) if fn.startswith("test_") and fn.endswith(".py")}
+    found = []
+    for fn in sorted(names):
+        tree = ast.parse(open(os.path.join(tests, fn + ".py"), encoding="utf-8").read())
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{fn} imports {m}" for m in mods if m.split(".")[-1] in names]
+    assert found == []

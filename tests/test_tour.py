@@ -18,14 +18,13 @@ from collections import defaultdict
 
 import pytest
 from conftest import ROOT, sample
-from test_app import app
-from test_app_runtime import plain
-from test_runtime_cli import run
+from tests.support.apptest import app, plain
+from tests.support.cli import run
+from tests.support.samples import ASYNC
 
 from compiler_bridge import open_dump
 from compiler_bridge.perf import measure
 
-ASYNC = os.path.join(ROOT, "tests", "fixtures", "attn_async")
 TRACED = [sample("transformer"), sample("scan_while"), ASYNC]
 
 
@@ -138,8 +137,8 @@ def _timeline_figure(at) -> dict:
 
 
 def test_item3_a_trace_timeline_of_one_step_selects_in_the_graph(monkeypatch):
-    from test_app import query, texts
-    from test_app_runtime import open_tab, select_point
+    from tests.support.apptest import query, texts
+    from tests.support.apptest import open_tab, select_point
     at = open_tab(app(ASYNC, monkeypatch))
     fig = _timeline_figure(at)
     lanes = {y for trace in fig["data"] for y in trace["y"]}
@@ -162,14 +161,14 @@ def test_item3_a_trace_timeline_of_one_step_selects_in_the_graph(monkeypatch):
 # --------------------------------------------------------------------------- item 4
 
 def _drawn(at) -> str:
-    from test_app_runtime import svg_of
+    from tests.support.apptest import svg_of
     return svg_of(at)
 
 
 def test_item4_a_search_hit_picked_with_focus_on_is_drawn(monkeypatch):
     """A wide neighbourhood (8 hops) is split into part boxes; the hit must still be a
     node of the view, and 'Show it in the graph' must keep it so."""
-    from test_app import query, texts
+    from tests.support.apptest import query, texts
     at = app(sample("transformer"), monkeypatch, {"radius": "8"})
     at.text_input(key="search-q").input("ynn_fusion.17").run()
     pick = at.selectbox(key="search-pick:False:ynn_fusion.17")
@@ -183,7 +182,7 @@ def test_item4_a_search_hit_picked_with_focus_on_is_drawn(monkeypatch):
 
 
 def test_item4_show_it_in_the_graph_with_focus_on_draws_it(monkeypatch):
-    from test_app import query
+    from tests.support.apptest import query
     from viz.grouping import neighbourhood
     dump = open_dump(sample("transformer"))
     module = dump.stage(dump.main, "after_optimizations")
@@ -217,8 +216,8 @@ def _fused_ops_in_text(dump_dir: str) -> dict[str, int]:
 
 
 def test_item5_sort_by_ops_then_one_click_to_the_biggest_fusion(monkeypatch):
-    from test_app import query, texts
-    from test_app_runtime import open_tab, select_row, svg_of, node_text
+    from tests.support.apptest import query, texts
+    from tests.support.apptest import open_tab, select_row, svg_of, node_text
     sizes = _fused_ops_in_text(sample("transformer"))
     biggest = max(sizes.values())
     at = open_tab(app(sample("transformer"), monkeypatch))
@@ -248,8 +247,8 @@ def test_item5_sort_by_ops_then_one_click_to_the_biggest_fusion(monkeypatch):
 def test_item7_a_fusion_that_changes_layout_is_flagged_at_its_node(monkeypatch):
     """copy_bitcast_fusion's fused computation holds a copy from layout {0,2,1} to
     {2,1,0} (XLA's own after-optimizations text): the fusion node says so."""
-    from test_app import card, click
-    from test_app_runtime import node_svg, node_text, svg_of
+    from tests.support.apptest import card, click
+    from tests.support.apptest import node_svg, node_text, svg_of
     text = open(glob.glob(os.path.join(sample("transformer"),
                                        "*after_optimizations.txt"))[0]).read()
     body = re.search(r"^%fused_computation\.31 .*?\n\}", text, re.S | re.M).group(0)
@@ -335,8 +334,8 @@ def test_item11_diff_colours_stand_apart_for_colour_blind_eyes():
 
 
 def test_item11_the_steps_tab_shows_no_raw_none(monkeypatch):
-    from test_app import ok
-    from test_app_passes import details_key
+    from tests.support.apptest import ok
+    from tests.support.apptest import details_key
     at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0017"})
     at.session_state[details_key(at)] = "Steps"
     at.run()
@@ -357,7 +356,7 @@ def lm8(tmp_path_factory) -> str:
     import subprocess
     import sys
     out = tmp_path_factory.mktemp("lm8") / "lm8"
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_scale.py"),
+    p = subprocess.run([sys.executable, "-m", "bench.corpus.make_scale",
                         "--layers", "8", "--out", str(out)], cwd=ROOT, capture_output=True,
                        text=True, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]

@@ -10,6 +10,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAMPLES = os.path.join(ROOT, "sample_dumps")
+# a real traced dump with asynchronous dots (tests/fixtures/attn_async/README.md)
+ASYNC = os.path.join(ROOT, "tests", "fixtures", "attn_async")
 
 
 def sample(name: str) -> str:
