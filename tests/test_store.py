@@ -467,6 +467,7 @@ def test_a_rebuilt_local_index_keeps_every_link_view_and_comment(tmp_path):
     assert [v.name for v in rebuilt.views(other.share_id)] == ["other's view"]
     assert rebuilt.comments(other.share_id) == []
     assert (rebuilt.uploader(other.share_id), rebuilt.uploader(d.share_id)) == ("bo@x.org", "")
+    assert (rebuilt.get(other.share_id), rebuilt.get(d.share_id).name) == (other, "cond_switch")
     rebuilt.remove(d.share_id)                 # a removed dump's notes go with it
     _rebuild_index(data)
     assert Store(data).list() == []
@@ -765,6 +766,8 @@ def test_the_same_bytes_from_another_visitor_get_a_link_of_their_own(tmp_path):
     note = store.add_comment(a.share_id, "0000", "conditional", "A's comment")
     b = store.add_archive(blob, "b.zip", holds=["someone-elses-id"])   # visitor B
     assert b.hash == a.hash and b.share_id != a.share_id
+    assert (b.name, store.get(b.share_id)) == ("b.zip", b)              # B's name, B's link
+    assert store.get(a.share_id).name == "a.zip"
     assert os.listdir(os.path.join(data, "dumps")) == [a.hash]         # stored once
     assert os.path.exists(os.path.join(data, "shares", b.share_id + ".json"))
     assert store.views(b.share_id) == [] and store.comments(b.share_id) == []
@@ -787,7 +790,7 @@ def test_the_same_bytes_from_another_visitor_get_a_link_of_their_own(tmp_path):
     assert store.add_path(sample("cond_switch"), holds=[b.share_id]).share_id == b.share_id
     # what each may list: their own links only; after a restart too
     again = Store(data)
-    assert [d.share_id for d in again.held([b.share_id, "gone-id-12345"])] == [b.share_id]
+    assert again.held([b.share_id, "gone-id-12345"]) == [b]
     assert [v.name for v in again.views(a.share_id)] == ["A's view"]
     assert again.views(b.share_id) == []
     store.remove(b.share_id)                    # removing the dump takes every link

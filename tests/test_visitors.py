@@ -93,7 +93,8 @@ def test_visitor_b_uploading_as_bytes_gets_a_link_of_their_own(monkeypatch):
     assert any(e.label == "Saved views (0)" for e in b.expander)
     assert not [x for x in b.button if x.key and x.key.startswith(("view:", "view-del:"))]
     assert stored_buttons(b) == {b_id}
-    assert len(baselines(b)) == 2             # nothing, and B's own dump: not A's link
+    # nothing, and B's own dump under B's name: not A's link
+    assert baselines(b) == ["nothing (no comparison)", "mine.zip (this dump: another module)"]
     # the same bytes again from B's browser: B's link again; A still sees A's view
     b_again = upload(b, "mine-again.zip", data)
     assert b_again == b_id

@@ -109,7 +109,8 @@ CREATE TABLE IF NOT EXISTS dumps (
     hash TEXT PRIMARY KEY, name TEXT NOT NULL, uploaded_at REAL NOT NULL,
     size INTEGER NOT NULL, files INTEGER NOT NULL, modules TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS shares (
-    share_id TEXT PRIMARY KEY, hash TEXT NOT NULL, created_at REAL NOT NULL, uploader TEXT);
+    share_id TEXT PRIMARY KEY, hash TEXT NOT NULL, created_at REAL NOT NULL, uploader TEXT,
+    name TEXT);
 CREATE TABLE IF NOT EXISTS views (
     id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, name TEXT NOT NULL,
     note TEXT NOT NULL, query TEXT NOT NULL, author TEXT NOT NULL, created_at REAL NOT NULL,
@@ -231,12 +232,12 @@ class Store(Notes):
             if check != "ok":
                 raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
             # indexes made before accounts, before notes kept their link, before links
-            # kept their uploader (NULL: not recorded)
+            # kept their uploader and name (NULL: not recorded)
             for table, column in (("views", "account TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "account TEXT NOT NULL DEFAULT ''"),
                                   ("views", "share_id TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "share_id TEXT NOT NULL DEFAULT ''"),
-                                  ("shares", "uploader TEXT")):
+                                  ("shares", "uploader TEXT"), ("shares", "name TEXT")):
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
                 if column.split()[0] not in cols:
                     try:
@@ -411,17 +412,24 @@ class Store(Notes):
                     rec = self._read_json("shares", n)
                 except (OSError, ValueError):
                     continue
-                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?)",
-                           (sid, rec["hash"], rec.get("created_at", 0.0), rec.get("uploader")))
+                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?,?)",
+                           (sid, rec["hash"], rec.get("created_at", 0.0), rec.get("uploader"),
+                            rec.get("name")))
         self._sync_notes()
 
-    def _hand_out(self, h: str, sid: str, now: float, uploader: str) -> None:
+    def _hand_out(self, h: str, sid: str, now: float, uploader: str, name: str) -> None:
         """Record a new link id in its own file before anyone sees it: a racing replica
-        may overwrite the manifest, never this."""
-        self._write_json({"hash": h, "created_at": now, "uploader": uploader},
+        may overwrite the manifest, never this. ``uploader`` and ``name``: who made the link
+        and what they called the upload (the same bytes uploaded by two people: each
+        sees their own name)."""
+        self._write_json({"hash": h, "created_at": now, "uploader": uploader, "name": name},
                          "shares", sid + ".json", once=True)
+        with self._db() as db:
+            db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?,?)",
+                       (sid, h, now, uploader, name))
 
-    def _handed(self, h: str, holds: Collection[str] | None, uploader: str) -> StoredDump:
+    def _handed(self, h: str, holds: Collection[str] | None, uploader: str,
+                name: str) -> StoredDump:
         """Dump ``h``, stored already, under the caller's link: with ``holds`` None (the
         command line, ``--dump``) its first link; else the first of the caller's links to
         it, or, where they hold none, a new link of their own (the same bytes uploaded by
@@ -437,10 +445,8 @@ class Store(Notes):
                                  (h, *ids)).fetchone()
             if row is not None:
                 return self._stored(h, row[0])
-        sid, now = _share_id(), time.time()
-        self._hand_out(h, sid, now, uploader)
-        with self._db() as db:
-            db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?)", (sid, h, now, uploader))
+        sid = _share_id()
+        self._hand_out(h, sid, time.time(), uploader, name)
         return self._stored(h, sid)
 
     # ------------------------------------------------------------------ adding
@@ -477,7 +483,7 @@ class Store(Notes):
             h = dump_hash(path)[0]
             if h in self._manifest_hashes() and not self._needs_restore(h):
                 self.sync()
-                return self._handed(h, holds, uploader)
+                return self._handed(h, holds, uploader, name)
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
@@ -514,7 +520,7 @@ class Store(Notes):
         if len(data) > self.max_upload_bytes:
             raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
         sha = hashlib.sha256(data).hexdigest()
-        known = self._archive_dump(sha, holds, uploader)
+        known = self._archive_dump(sha, holds, uploader, name)
         if known is not None:
             return known
         staging = self._staging()
@@ -528,8 +534,8 @@ class Store(Notes):
             db.execute("INSERT OR REPLACE INTO archives VALUES (?,?)", (sha, stored.hash))
         return stored
 
-    def _archive_dump(self, sha: str, holds: Collection[str] | None,
-                      uploader: str) -> StoredDump | None:
+    def _archive_dump(self, sha: str, holds: Collection[str] | None, uploader: str,
+                      name: str) -> StoredDump | None:
         """The stored dump an archive with these bytes unpacked to, if it is still here."""
         with self._db() as db:
             row = db.execute("SELECT hash FROM archives WHERE sha=?", (sha,)).fetchone()
@@ -542,7 +548,7 @@ class Store(Notes):
         if self._needs_restore(row[0]):   # unpack it again: it restores the lost files
             return None
         try:
-            return self._handed(row[0], holds, uploader)
+            return self._handed(row[0], holds, uploader, name)
         except StoreError:
             return None
 
@@ -600,7 +606,7 @@ class Store(Notes):
                 self.sync()
                 if self._needs_restore(h):   # files lost or changed: these restore them
                     self._restore(folder, h)
-                return self._handed(h, holds, uploader)
+                return self._handed(h, holds, uploader, name)
             self._within_quota(name, size)
             now = time.time()
             sid = _share_id()
@@ -608,7 +614,7 @@ class Store(Notes):
                 self._put_files(folder, self._path("dumps", h))
             else:
                 self._claim(folder, os.path.join(self.base, "dumps", h))
-            self._hand_out(h, sid, now, uploader)
+            self._hand_out(h, sid, now, uploader, name)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid],
                         "index": {rel: [n, digest] for rel, digest, n in entries},
@@ -617,8 +623,6 @@ class Store(Notes):
             with self._db() as db:
                 db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
                            (h, name, now, size, nfiles, json.dumps(modules)))
-                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?)",
-                           (sid, h, now, uploader))
         return self._stored(h, sid)
 
     def used_bytes(self) -> int:
@@ -787,16 +791,19 @@ class Store(Notes):
 
     # ------------------------------------------------------------------ reading
     def _stored(self, h: str, share_id: str = "") -> StoredDump:
-        """Dump ``h`` under the link ``share_id`` (its first link when not given)."""
+        """Dump ``h`` under the link ``share_id`` (its first link when not given), named as
+        that link's upload was (the dump's name for links from before links kept it)."""
         with self._db() as db:
             row = db.execute("SELECT hash, name, uploaded_at, size, files, modules FROM dumps "
                              "WHERE hash=?", (h,)).fetchone()
-            sid = (share_id,) if share_id else db.execute(
-                "SELECT share_id FROM shares WHERE hash=? ORDER BY created_at LIMIT 1",
+            sid = db.execute("SELECT share_id, name FROM shares WHERE share_id=?",
+                             (share_id,)).fetchone() if share_id else db.execute(
+                "SELECT share_id, name FROM shares WHERE hash=? ORDER BY created_at LIMIT 1",
                 (h,)).fetchone()
         if row is None or sid is None:
             raise StoreError(f"dump {h[:12]} is not in the store")
-        return StoredDump(sid[0], row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+        return StoredDump(sid[0], row[0], sid[1] or row[1], row[2], row[3], row[4],
+                          json.loads(row[5]))
 
     def list(self, *, damage: bool = False) -> list[StoredDump]:
         """The stored dumps, newest first. ``damage``: also say which local dumps lost
@@ -839,7 +846,7 @@ class Store(Notes):
         return row[0]
 
     def get(self, share_id: str) -> StoredDump:
-        return self._stored(self.resolve(share_id))
+        return self._stored(self.resolve(share_id), share_id)
 
     def folder(self, share_id: str, *, whole: bool = True) -> str:
         """A local folder holding the dump's files (downloaded once for remote stores).
