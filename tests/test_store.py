@@ -791,6 +791,9 @@ def test_the_same_bytes_from_another_visitor_get_a_link_of_their_own(tmp_path):
     # what each may list: their own links only; after a restart too
     again = Store(data)
     assert again.held([b.share_id, "gone-id-12345"]) == [b]
+    # the newest link first, each dated by its own upload
+    assert again.held([a.share_id, b.share_id]) == [b, again.get(a.share_id)]
+    assert b.uploaded_at > a.uploaded_at
     assert [v.name for v in again.views(a.share_id)] == ["A's view"]
     assert again.views(b.share_id) == []
     store.remove(b.share_id)                    # removing the dump takes every link

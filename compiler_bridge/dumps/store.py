@@ -791,18 +791,19 @@ class Store(Notes):
 
     # ------------------------------------------------------------------ reading
     def _stored(self, h: str, share_id: str = "") -> StoredDump:
-        """Dump ``h`` under the link ``share_id`` (its first link when not given), named as
-        that link's upload was (the dump's name for links from before links kept it)."""
+        """Dump ``h`` under the link ``share_id`` (its first link when not given), named and
+        dated as that link's upload was (the dump's name for links from before links kept
+        it): the same bytes uploaded by two people show each their own."""
         with self._db() as db:
             row = db.execute("SELECT hash, name, uploaded_at, size, files, modules FROM dumps "
                              "WHERE hash=?", (h,)).fetchone()
-            sid = db.execute("SELECT share_id, name FROM shares WHERE share_id=?",
+            sid = db.execute("SELECT share_id, name, created_at FROM shares WHERE share_id=?",
                              (share_id,)).fetchone() if share_id else db.execute(
-                "SELECT share_id, name FROM shares WHERE hash=? ORDER BY created_at LIMIT 1",
-                (h,)).fetchone()
+                "SELECT share_id, name, created_at FROM shares WHERE hash=? "
+                "ORDER BY created_at LIMIT 1", (h,)).fetchone()
         if row is None or sid is None:
             raise StoreError(f"dump {h[:12]} is not in the store")
-        return StoredDump(sid[0], row[0], sid[1] or row[1], row[2], row[3], row[4],
+        return StoredDump(sid[0], row[0], sid[1] or row[1], sid[2] or row[2], row[3], row[4],
                           json.loads(row[5]))
 
     def list(self, *, damage: bool = False) -> list[StoredDump]:
@@ -818,8 +819,8 @@ class Store(Notes):
         return [dataclasses.replace(d, damage=self.damage(d.hash)) for d in stored]
 
     def held(self, share_ids: Collection[str]) -> builtins.list[StoredDump]:
-        """The stored dumps these links open, each under its link, newest first (links
-        whose dump is gone are left out): what a visitor who holds them may list."""
+        """The stored dumps these links open, each under its link, the newest link first
+        (links whose dump is gone are left out): what a visitor who holds them may list."""
         self.sync()
         ids = builtins.list(dict.fromkeys(s for s in share_ids if s))
         if not ids:
@@ -827,7 +828,7 @@ class Store(Notes):
         with self._db() as db:
             rows = db.execute("SELECT s.share_id, s.hash FROM shares s JOIN dumps d ON "
                               f"d.hash = s.hash WHERE s.share_id IN ({','.join('?' * len(ids))})"
-                              " ORDER BY d.uploaded_at DESC, s.created_at DESC", ids).fetchall()
+                              " ORDER BY s.created_at DESC", ids).fetchall()
         return [self._stored(h, sid) for sid, h in rows]
 
     def resolve(self, share_id: str) -> str:
