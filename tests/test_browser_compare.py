@@ -1,7 +1,8 @@
 """Comparing two dumps in a real browser (Playwright, Debian's Chromium, headless).
 
 Two stored dumps of one program (``flags_default`` and ``flags_no_fusion_emitters``):
-open one, pick the other as the baseline in the sidebar, see the comparison, go to an
+open both (a visitor is offered the dumps they opened), pick one as the other's baseline
+in the sidebar, see the comparison, go to an
 instruction the flag took out of its fusion, share the link, open it fresh. Screenshots
 go to test-artifacts/browser-compare-*.png.
 """
@@ -69,6 +70,14 @@ def test_compare_two_stored_dumps_step_to_a_changed_fusion_and_share(stored, bro
                  and r.name == unfused.old.fusion)
 
     ctx, page = _page(browser)
+    # a visitor is offered only the dumps their browser uploaded or opened (issue 33,
+    # item 1): open the baseline's link first, and wait for the browser to remember it
+    page.goto(url.rstrip("/") + f"/?dump={base_id}")
+    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    deadline = time.time() + 30
+    while not any(c["name"] == "hlolens-mine" and base_id in c["value"]
+                  for c in ctx.cookies()) and time.time() < deadline:
+        time.sleep(0.2)
     page.goto(url.rstrip("/") + f"/?dump={new_id}")
     page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
     wait_idle(page)

@@ -452,11 +452,20 @@ def test_a_rebuilt_local_index_keeps_every_link_view_and_comment(tmp_path):
     dropped = store.add_comment(d.share_id, "0000", "conditional", "deleted comment")
     store.delete_view(d.share_id, gone.id)
     store.delete_comment(d.share_id, dropped.id)
+    # the same bytes from another visitor: a link of their own, with its own notes and
+    # uploader, which the rebuilt index keeps apart (issue 33, item 1)
+    other = store.add_archive(zip_of(sample("cond_switch")), "again.zip", holds=[],
+                              uploader="bo@x.org")
+    store.save_view(other.share_id, "other's view", {"module": "0000"})
     _rebuild_index(data)
     rebuilt = Store(data)
     assert rebuilt.open(d.share_id).main.name == "jit_route"
     assert [v.name for v in rebuilt.views(d.share_id)] == ["kept view"]
     assert [c.text for c in rebuilt.comments(d.share_id)] == ["kept comment"]
+    assert [v.name for v in rebuilt.views(other.share_id)] == ["other's view"]
+    assert rebuilt.comments(other.share_id) == []
+    assert (rebuilt.uploader(other.share_id), rebuilt.uploader(d.share_id)) == ("bo@x.org", "")
+    assert (rebuilt.get(other.share_id), rebuilt.get(d.share_id).name) == (other, "cond_switch")
     rebuilt.remove(d.share_id)                 # a removed dump's notes go with it
     _rebuild_index(data)
     assert Store(data).list() == []
@@ -640,7 +649,7 @@ def test_an_edit_that_keeps_the_file_time_is_found_by_the_hashing_thread(tmp_pat
     assert store.lost(d.share_id) == [f"{name} has other content than was uploaded"]
 
 
-@pytest.mark.parametrize("again", ["folder", "zip"])
+@pytest.mark.parametrize("again", ["folder", "zip", "another visitor's zip"])
 def test_uploading_again_repairs_an_edited_file_and_the_warning_goes(tmp_path, again):
     """Issue 33, item 9: the message says uploading the same dump again restores it, but a
     same-size edit was not repaired, and a warning once given stayed after the fix."""
@@ -652,8 +661,11 @@ def test_uploading_again_repairs_an_edited_file_and_the_warning_goes(tmp_path, a
     assert store.lost(d.share_id) == [f"{name} has other content than was uploaded"]
     if again == "folder":
         assert store.add_path(sample("cond_switch")).share_id == d.share_id
-    else:
+    elif again == "zip":
         store.add_archive(zip_of(sample("cond_switch")), "cond_switch.zip")
+    else:                                       # repaired, under a link of their own
+        assert store.add_archive(zip_of(sample("cond_switch")), "cond_switch.zip",
+                                 holds=[]).share_id != d.share_id
     assert open(os.path.join(store.folder(d.share_id), name), "rb").read() == original
     assert store.lost(d.share_id) == []
     assert Store(data).lost(d.share_id) == []
@@ -738,3 +750,98 @@ def test_share_ids_never_start_with_a_dash():
     ids = [_share_id() for _ in range(2000)]
     assert not [i for i in ids if i.startswith("-")]
     assert len(set(ids)) == len(ids) and all(len(i) == 16 for i in ids)
+
+
+def test_the_same_bytes_from_another_visitor_get_a_link_of_their_own(tmp_path):
+    """Issue 33, item 1: uploading a dump's bytes handed the uploader the first visitor's
+    link, with their saved views and comments (and, without sign-in, the right to delete
+    them). The files are stored once; the link, views and comments are per upload."""
+    data = str(tmp_path / "data")
+    store = Store(data)
+    blob = zip_of(sample("cond_switch"))
+    a = store.add_archive(blob, "a.zip", holds=[])                      # visitor A
+    view = store.save_view(a.share_id, "A's view", {"module": "0000"})
+    note = store.add_comment(a.share_id, "0000", "conditional", "A's comment")
+    b = store.add_archive(blob, "b.zip", holds=["someone-elses-id"])   # visitor B
+    assert b.hash == a.hash and b.share_id != a.share_id
+    assert (b.name, store.get(b.share_id)) == ("b.zip", b)              # B's name, B's link
+    assert store.get(a.share_id).name == "a.zip"
+    assert os.listdir(os.path.join(data, "dumps")) == [a.hash]         # stored once
+    assert os.path.exists(os.path.join(data, "shares", b.share_id + ".json"))
+    assert store.views(b.share_id) == [] and store.comments(b.share_id) == []
+    with pytest.raises(StoreError, match="no saved view"):
+        store.delete_view(b.share_id, view.id)
+    with pytest.raises(StoreError, match="no comment"):
+        store.delete_comment(b.share_id, note.id)
+    assert not store.may_delete(b.share_id, view, None)
+    # the same bytes unpacked (a folder upload), and the same zip, by either: their own link
+    src = sample("cond_switch")
+    files = [(f"cond_switch/{os.path.relpath(os.path.join(root, n), src)}",
+              open(os.path.join(root, n), "rb").read())
+             for root, _, names in os.walk(src) for n in names]
+    assert store.add_files(files, "a/", holds=[a.share_id]).share_id == a.share_id
+    assert store.add_archive(blob, "b.zip", holds=[b.share_id]).share_id == b.share_id
+    c = store.add_files(files, "c/", holds=[])
+    assert c.share_id not in (a.share_id, b.share_id)
+    # the command line (no holds): the dump's first link, as before
+    assert store.add_path(sample("cond_switch")).share_id == a.share_id
+    assert store.add_path(sample("cond_switch"), holds=[b.share_id]).share_id == b.share_id
+    # what each may list: their own links only; after a restart too
+    again = Store(data)
+    assert again.held([b.share_id, "gone-id-12345"]) == [b]
+    # the newest link first, each dated by its own upload
+    assert again.held([a.share_id, b.share_id]) == [b, again.get(a.share_id)]
+    assert b.uploaded_at > a.uploaded_at
+    assert [v.name for v in again.views(a.share_id)] == ["A's view"]
+    assert again.views(b.share_id) == []
+    store.remove(b.share_id)                    # removing the dump takes every link
+    assert not os.listdir(os.path.join(data, "shares"))
+
+
+def test_with_sign_in_the_uploader_of_each_link_deletes_its_notes(tmp_path):
+    """Issue 33, item 1: the uploader who may delete a link's notes is who made that link,
+    not the dump's first uploader."""
+    store = Store(str(tmp_path / "data"))
+    blob = zip_of(sample("cond_switch"))
+    a = store.add_archive(blob, "a.zip", uploader="ann@x.org", holds=[])
+    b = store.add_archive(blob, "b.zip", uploader="bo@x.org", holds=[])
+    assert (store.uploader(a.share_id), store.uploader(b.share_id)) == ("ann@x.org", "bo@x.org")
+    v = store.save_view(b.share_id, "cy's", {"module": "0000"}, account="cy@x.org")
+    assert not store.may_delete(b.share_id, v, "ann@x.org")
+    with pytest.raises(StoreError, match="only who wrote"):
+        store.delete_view(b.share_id, v.id, by="ann@x.org")
+    assert store.may_delete(b.share_id, v, "bo@x.org")
+    store.delete_view(b.share_id, v.id, by="bo@x.org")
+    assert store.views(b.share_id) == []
+
+
+def test_notes_from_before_links_were_kept_show_under_every_link(tmp_path):
+    """Notes written before notes recorded their link carry the hash alone: they stay
+    listed under every link to the dump, and only a link that shared them then (handed out
+    before they were written) may delete them."""
+    import json
+    data = str(tmp_path / "data")
+    store = Store(data)
+    a = store.add_path(sample("cond_switch"))
+    store.save_view(a.share_id, "old view", {"module": "0000"})
+    store.add_comment(a.share_id, "0000", "conditional", "old comment")
+    notes = os.path.join(data, "notes")
+    for n in os.listdir(notes):                 # as the store wrote them before
+        with open(os.path.join(notes, n)) as f:
+            rec = json.load(f)
+        del rec["share_id"]
+        with open(os.path.join(notes, n), "w") as f:
+            json.dump(rec, f)
+    _rebuild_index(data)
+    store = Store(data)
+    b = store.add_archive(zip_of(sample("cond_switch")), "b.zip", holds=[])
+    for link in (a.share_id, b.share_id):
+        assert [v.name for v in store.views(link)] == ["old view"]
+        assert [c.text for c in store.comments(link)] == ["old comment"]
+    (old,) = store.views(b.share_id)
+    assert not store.may_delete(b.share_id, old, None)
+    with pytest.raises(StoreError, match="another link"):
+        store.delete_view(b.share_id, old.id)
+    assert store.may_delete(a.share_id, store.views(a.share_id)[0], None)
+    store.delete_view(a.share_id, old.id)
+    assert store.views(b.share_id) == []

@@ -32,6 +32,7 @@ from viz import compare as CV
 from viz import navigation as N
 from viz import stepper as SV
 
+from . import visitor
 from .actions import on_diff_row, select_and_show
 from .data import (baseline_at, baseline_history, baseline_stored, flags, pair_report,
                    pairing, register_diff, store)
@@ -169,7 +170,7 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
     state = nav.state
     with st.sidebar.expander("Compare with…", expanded=bool(state.base)):
         try:
-            dumps = store().list()
+            dumps = visitor.dumps()            # this visitor's own, never another's
         except (DumpError, OSError) as e:
             st.caption(f"The store cannot be read: {md(describe(e))}")
             dumps = []

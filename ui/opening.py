@@ -178,22 +178,15 @@ def _dump_gone(nav: Navigator, e: StoreError) -> None:
 
 
 def dump_list(nav: Navigator, where=None, limit: int = 50, prefix: str = "stored") -> None:
-    """The dumps in the store, newest first, each a button that opens it."""
+    """The stored dumps this visitor may see (``visitor.dumps``), newest first, each a
+    button that opens it."""
     where = where or st
     try:
-        dumps = store().list()
+        dumps = visitor.dumps()
     except (DumpError, OSError) as e:
         where.caption(f"The store cannot be read: {md(describe(e))}")
         return
     everyone = visitor.list_all()
-    if not everyone:                 # links are the capability: only this visitor's own
-        own = set()
-        for share_id in visitor.mine():
-            try:
-                own.add(store().resolve(share_id))
-            except StoreError:
-                pass
-        dumps = [d for d in dumps if d.hash in own]
     if not dumps:
         where.caption("The store is empty: upload a dump." if everyone else
                       "No dumps of yours yet: upload one, or open a link to one.")
@@ -261,9 +254,11 @@ def _process_upload(nav: Navigator, files) -> None:
             data = [(f.name, f.getvalue()) for f in files]
             bar.progress(0.3, text=f"Saving {P.human_bytes(size)} in the store")
             if len(data) == 1 and data[0][0].lower().endswith(ARCHIVES):
-                stored = store().add_archive(data[0][1], label, uploader=visitor.account())
+                stored = store().add_archive(data[0][1], label, uploader=visitor.account(),
+                                             holds=visitor.mine())
             else:
-                stored = store().add_files(data, label, uploader=visitor.account())
+                stored = store().add_files(data, label, uploader=visitor.account(),
+                                           holds=visitor.mine())
             bar.progress(0.7, text="Indexing the dump")
             dump = dump_at(store().folder(stored.share_id), stored.hash)
             main = dump.main
@@ -342,7 +337,8 @@ def _process_paste(nav: Navigator, text: str) -> None:
     name = module_name(data, kind) or "module"
     file = _safe_name(name) + (".mlir" if kind == MLIR_TEXT else ".hlo")
     try:
-        stored = store().add_files([(file, data)], f"pasted {name}", uploader=visitor.account())
+        stored = store().add_files([(file, data)], f"pasted {name}", uploader=visitor.account(),
+                                   holds=visitor.mine())
     except (DumpError, OSError) as e:
         st.session_state["upload-error"] = f"Could not open the pasted text: {code(describe(e))}"
         return
@@ -385,7 +381,8 @@ def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> Non
 
 def _add_derived(nav: Navigator, box, name: str, files: list[tuple[str, bytes]]) -> None:
     try:
-        stored = store().add_files(files, name, uploader=visitor.account())
+        stored = store().add_files(files, name, uploader=visitor.account(),
+                                   holds=visitor.mine())
     except (DumpError, OSError) as e:
         box.error(f"Could not store it: {code(describe(e))}")
         return

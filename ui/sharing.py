@@ -101,7 +101,7 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
             for c in mine:
                 st.markdown(f"**{md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
-                if opened.share_id and store().may_delete(opened.share_id, c.account,
+                if opened.share_id and store().may_delete(opened.share_id, c,
                                                           visitor.deleter()):
                     _delete_control(f"comment-del:{c.id}", "this comment",
                                     _delete_comment, (opened.share_id, c.id, name))
@@ -157,7 +157,7 @@ def _add_comment(share_id: str, module_id: str, name: str) -> None:
 # --------------------------------------------------------------------------- views
 
 def saved_views(nav: Navigator, opened: Opened) -> None:
-    """Sidebar: this dump's saved views, for everyone who opens it; one click restores."""
+    """Sidebar: the saved views of this link, for everyone who opens it; one click restores."""
     if not opened.share_id:
         return
     try:
@@ -170,7 +170,7 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
     with box:
         if not views:
             st.caption("None yet: *Save view* (beside the search box) keeps this view "
-                       "under a name, for everyone who opens this dump.")
+                       "under a name, for everyone who opens this link.")
             return
         for v in reversed(views):
             # never disabled: a click in the graph changes the view without rerunning the
@@ -184,7 +184,7 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
             if v.note:
                 line += f"  \n{_text(v.note)}"
             st.caption(line)
-            if store().may_delete(opened.share_id, v.account, visitor.deleter()):
+            if store().may_delete(opened.share_id, v, visitor.deleter()):
                 _delete_control(f"view-del:{v.id}", f"the view “{md(v.name)}”", _delete_view,
                                 (opened.share_id, v.id, v.name))
         msg = st.session_state.pop("view-del-msg", "")
@@ -195,7 +195,7 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
 def _delete_control(key: str, what: str, on_click, args: tuple) -> None:
     """A small 'Delete' that asks once more: a saved view or comment is everyone's."""
     with st.popover("Delete", type="tertiary", key=key):
-        st.caption(f"Delete {what} for everyone who opens this dump?")
+        st.caption(f"Delete {what} for everyone who opens this link?")
         st.button("Delete", key=key + ":yes", type="primary", on_click=on_click, args=args)
 
 
@@ -272,7 +272,7 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
                 _link(opened, state)
         save = st.popover("Save view", icon=":material/bookmark_add:", key="pop-save",
                           on_change="rerun",
-                          help="Keep this view under a name, for everyone who opens this dump")
+                          help="Keep this view under a name, for everyone who opens this link")
         if save.open:
             with save:
                 _save_form(opened)

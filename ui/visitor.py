@@ -1,7 +1,9 @@
-"""Who sees which dumps, and who may delete what. Links are the capability: a visitor's
-Stored list holds the dumps they uploaded or opened (remembered in their browser, a cookie
-of share ids), not every dump on the server; ``HLOLENS_LIST_ALL=1`` lists all of them, for
-a trusted team.
+"""Who sees which dumps, and who may delete what. Links are the capability: every list
+and picker of stored dumps a visitor sees (``dumps``) holds the dumps they uploaded or
+opened (remembered in their browser, a cookie of share ids), each under their own link,
+not every dump on the server; ``HLOLENS_LIST_ALL=1`` lists all of them, for a trusted team.
+Uploads say which links the visitor holds (``mine``): the same bytes another visitor
+uploaded are stored once, but the second visitor gets a link of their own.
 
 Sign-in is optional: with an ``[auth]`` section in Streamlit's secrets (OpenID Connect,
 ``st.login``), the sidebar offers it, uploads, saved views and comments record the
@@ -17,8 +19,10 @@ import re
 import streamlit as st
 
 from compiler_bridge import settings
+from compiler_bridge.dumps import StoredDump
 
 from .component import remember_cookie
+from .data import store
 from .kit import md
 
 COOKIE = "hlolens-mine"
@@ -43,6 +47,18 @@ def mine() -> list[str]:
         ids = [i for i in raw.split(".") if _ID.fullmatch(i)][-_MAX:]
         st.session_state[_STATE] = ids
     return ids
+
+
+def dumps() -> list[StoredDump]:
+    """The stored dumps this visitor may see, newest first, each under the visitor's own
+    link (never another visitor's): those they uploaded or opened; under
+    ``HLOLENS_LIST_ALL=1`` every dump, under their own link where they hold one, else its
+    first. Raises what the store raises (DumpError, OSError)."""
+    own = store().held(mine())
+    if not list_all():
+        return own
+    theirs = {d.hash: d for d in reversed(own)}      # their newest link to each dump
+    return [theirs.get(d.hash, d) for d in store().list()]
 
 
 def remember(share_id: str) -> None:

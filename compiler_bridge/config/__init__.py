@@ -39,9 +39,9 @@ ENVIRONMENT: tuple[Setting, ...] = (
     Setting("HLOLENS_DATA", "`./.hlolens-data`",
             "the store: a folder or an fsspec URL (`s3://…`)"),
     Setting("HLOLENS_LIST_ALL", "off",
-            "`1`: the Stored list shows every dump to everyone (a trusted team); otherwise a "
-            "visitor sees the dumps their browser uploaded or opened, and others' open only "
-            "by link"),
+            "`1`: the lists of stored dumps (Stored, the Baseline dump picker) show every dump "
+            "to everyone (a trusted team); otherwise a visitor sees the dumps their browser "
+            "uploaded or opened, and others' open only by link"),
     Setting("HLOLENS_STORE_QUOTA", "`50G`",
             "bytes all stored dumps may take; a new dump over it is refused with a message"),
     Setting("HLOLENS_MAX_RATIO", "`200`",

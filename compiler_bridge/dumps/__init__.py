@@ -30,8 +30,9 @@ from .dump import (
     open_dump,
     path_key,
 )
-from .errors import DumpError
-from .store import Comment, SavedView, Store, StoredDump, StoreError, dump_hash
+from .errors import DumpError, StoreError
+from .notes import Comment, SavedView
+from .store import Store, StoredDump, dump_hash
 from .trace_shelf import TraceShelf, is_trace_id, trace_id
 
 __all__ = [

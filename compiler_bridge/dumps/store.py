@@ -5,15 +5,21 @@ where app replicas share storage)::
 
     dumps/<hash>/...           the dump's files as uploaded
     manifests/<hash>.json      written last: a dump exists iff its manifest does
-    shares/<share id>.json     one write-once file per link id handed out: {"hash": ...}
-    notes/<uid>.json           saved views and comments (``<uid>.deleted``: deleted)
+    shares/<share id>.json     one write-once file per link id handed out: {"hash": ...,
+                               "uploader": ...}
+    notes/<uid>.json           saved views and comments of one link (``notes``;
+                               ``<uid>.deleted``: deleted)
     traces/<hash>/...          traces uploaded for the dump (``trace_shelf``)
     tmp/                       staging for uploads in progress (local stores)
     hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
 
 ``<hash>`` is sha256 over the dump's sorted (path, sha256(content)) pairs, so the same
 dump uploaded twice is stored once. Links carry a random share id mapped to the hash
-(the hash alone would let anyone who knows a dump's content guess its link).
+(the hash alone would let anyone who knows a dump's content guess its link). The files
+are deduplicated, the capability is not: the ``add_*`` methods are told which links the
+caller holds (``holds``), and one who holds none to a dump already stored gets a link of
+their own, with its own saved views and comments (the command line, which passes no
+``holds``, gets the dump's first link: the same folder again prints the same link).
 
 The files are the truth; ``hlolens.sqlite`` is an index rebuilt from them (``sync``):
 every link id ever printed has its own file, written before it is printed, so replicas
@@ -39,11 +45,12 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Iterable, Iterator
+from typing import IO, Collection, Iterable, Iterator
 
 from . import archive
 from .dump import TF_GRAPH, Dump, open_dump, walk_folder
-from .errors import DumpError
+from .errors import DumpError, StoreError
+from .notes import Notes
 from ..hlo import EXPECTED
 from ..config import SettingsError, settings
 
@@ -80,10 +87,6 @@ def _owner(path: str) -> str:
         return ""
 
 
-class StoreError(DumpError):
-    """A store operation that cannot be done (a missing dump, a refused upload...)."""
-
-
 @dataclass(frozen=True)
 class StoredDump:
     share_id: str
@@ -101,36 +104,13 @@ class StoredDump:
                 "modules": self.modules, "damage": self.damage}
 
 
-@dataclass(frozen=True)
-class SavedView:
-    id: int
-    share_id: str
-    name: str
-    note: str
-    query: dict
-    author: str
-    created_at: float
-    account: str = ""     # the signed-in account that saved it ('' when anonymous)
-
-
-@dataclass(frozen=True)
-class Comment:
-    id: int
-    share_id: str
-    module: str
-    node: str
-    author: str
-    text: str
-    created_at: float
-    account: str = ""     # the signed-in account that wrote it ('' when anonymous)
-
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dumps (
     hash TEXT PRIMARY KEY, name TEXT NOT NULL, uploaded_at REAL NOT NULL,
     size INTEGER NOT NULL, files INTEGER NOT NULL, modules TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS shares (
-    share_id TEXT PRIMARY KEY, hash TEXT NOT NULL, created_at REAL NOT NULL);
+    share_id TEXT PRIMARY KEY, hash TEXT NOT NULL, created_at REAL NOT NULL, uploader TEXT,
+    name TEXT);
 CREATE TABLE IF NOT EXISTS views (
     id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, name TEXT NOT NULL,
     note TEXT NOT NULL, query TEXT NOT NULL, author TEXT NOT NULL, created_at REAL NOT NULL,
@@ -171,13 +151,6 @@ def _damaged(e: sqlite3.DatabaseError) -> bool:
     return type(e) is sqlite3.DatabaseError
 
 
-def _row_id(cur: sqlite3.Cursor) -> int:
-    """The id of the row an INSERT just made."""
-    if cur.lastrowid is None:
-        raise StoreError("the database did not say which row it added")
-    return cur.lastrowid
-
-
 def dump_hash(folder: str) -> tuple[str, int, int]:
     """(content hash, total bytes, file count) of a folder's files."""
     return dump_hash_of(_entries(folder))
@@ -205,8 +178,8 @@ def _entries(folder: str) -> list[tuple[str, str, int]]:
                   for rel, size, _ in walk_folder(folder))
 
 
-class Store:
-    """Dumps, share ids, saved views and comments under one data location."""
+class Store(Notes):
+    """Dumps, share ids, saved views and comments (``Notes``) under one data location."""
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
                  cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
@@ -258,12 +231,17 @@ class Store:
             check = db.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
-            for table in ("views", "comments"):     # indexes made before accounts
+            # indexes made before accounts, before notes kept their link, before links
+            # kept their uploader and name (NULL: not recorded)
+            for table, column in (("views", "account TEXT NOT NULL DEFAULT ''"),
+                                  ("comments", "account TEXT NOT NULL DEFAULT ''"),
+                                  ("views", "share_id TEXT NOT NULL DEFAULT ''"),
+                                  ("comments", "share_id TEXT NOT NULL DEFAULT ''"),
+                                  ("shares", "uploader TEXT"), ("shares", "name TEXT")):
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
-                if "account" not in cols:
+                if column.split()[0] not in cols:
                     try:
-                        db.execute(f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL "
-                                   "DEFAULT ''")
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
                     except sqlite3.OperationalError as e:
                         # processes opening a new store at once: another one added it
                         if "duplicate column" not in str(e):
@@ -420,8 +398,8 @@ class Store:
                            (h, m["name"], m["uploaded_at"], m["size"], m["files"],
                             json.dumps(m["modules"])))
                 for sid in m.get("share_ids", []):
-                    db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)",
-                               (sid, h, m["uploaded_at"]))
+                    db.execute("INSERT OR IGNORE INTO shares (share_id, hash, created_at) "
+                               "VALUES (?,?,?)", (sid, h, m["uploaded_at"]))
             for h in known - hashes:
                 db.execute("DELETE FROM dumps WHERE hash=?", (h,))
             # link ids handed out by other replicas (or before the index was rebuilt)
@@ -434,65 +412,42 @@ class Store:
                     rec = self._read_json("shares", n)
                 except (OSError, ValueError):
                     continue
-                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)",
-                           (sid, rec["hash"], rec.get("created_at", 0.0)))
+                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?,?)",
+                           (sid, rec["hash"], rec.get("created_at", 0.0), rec.get("uploader"),
+                            rec.get("name")))
         self._sync_notes()
 
-    @contextmanager
-    def _notes_lock(self) -> Iterator[None]:
-        """Deleting a note and taking notes into the index exclude each other: a sync that
-        listed the note files before a deletion landed took the deleted note back in."""
-        with self._notes_rlock:
-            if self.remote:
-                yield
-                return
-            with open(os.path.join(self.base, "notes.lock"), "a") as f:
-                fcntl.flock(f, fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(f, fcntl.LOCK_UN)
-
-    def _sync_notes(self) -> None:
-        with self._notes_lock():
-            self._sync_notes_locked()
-
-    def _sync_notes_locked(self) -> None:
-        names = self._names("notes")
-        if not names:
-            return
-        deleted = {n[:-len(".deleted")] for n in names if n.endswith(".deleted")}
-        with self._db() as db:
-            for uid in deleted:
-                db.execute("DELETE FROM views WHERE uid=?", (uid,))
-                db.execute("DELETE FROM comments WHERE uid=?", (uid,))
-            known = {r[0] for r in db.execute("SELECT uid FROM views UNION SELECT uid FROM comments")}
-            for n in names:
-                uid = n[:-5]
-                if not n.endswith(".json") or uid in known or uid in deleted:
-                    continue
-                try:
-                    rec = self._read_json("notes", n)
-                except (OSError, ValueError):
-                    continue
-                if rec.get("kind") == "view":
-                    db.execute("INSERT OR IGNORE INTO views (hash, name, note, query, author, "
-                               "created_at, uid, account) VALUES (?,?,?,?,?,?,?,?)",
-                               (rec["hash"], rec["name"], rec["note"], json.dumps(rec["query"]),
-                                rec["author"], rec["created_at"], uid, rec.get("account", "")))
-                elif rec.get("kind") == "comment":
-                    db.execute("INSERT OR IGNORE INTO comments (hash, module, node, author, "
-                               "text, created_at, uid, account) VALUES (?,?,?,?,?,?,?,?)",
-                               (rec["hash"], rec["module"], rec["node"], rec["author"],
-                                rec["text"], rec["created_at"], uid, rec.get("account", "")))
-
-    def _share_note(self, uid: str, record: dict) -> None:
-        self._write_json(record, "notes", uid + ".json")
-
-    def _hand_out(self, h: str, sid: str, now: float) -> None:
+    def _hand_out(self, h: str, sid: str, now: float, uploader: str, name: str) -> None:
         """Record a new link id in its own file before anyone sees it: a racing replica
-        may overwrite the manifest, never this."""
-        self._write_json({"hash": h, "created_at": now}, "shares", sid + ".json", once=True)
+        may overwrite the manifest, never this. ``uploader`` and ``name``: who made the link
+        and what they called the upload (the same bytes uploaded by two people: each
+        sees their own name)."""
+        self._write_json({"hash": h, "created_at": now, "uploader": uploader, "name": name},
+                         "shares", sid + ".json", once=True)
+        with self._db() as db:
+            db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?,?,?)",
+                       (sid, h, now, uploader, name))
+
+    def _handed(self, h: str, holds: Collection[str] | None, uploader: str,
+                name: str) -> StoredDump:
+        """Dump ``h``, stored already, under the caller's link: with ``holds`` None (the
+        command line, ``--dump``) its first link; else the first of the caller's links to
+        it, or, where they hold none, a new link of their own (the same bytes uploaded by
+        another visitor: whoever has the bytes gets no one else's link, views or
+        comments)."""
+        if holds is None:
+            return self._stored(h)
+        ids = builtins.list(dict.fromkeys(s for s in holds if s))
+        if ids:
+            with self._db() as db:
+                row = db.execute("SELECT share_id FROM shares WHERE hash=? AND share_id IN "
+                                 f"({','.join('?' * len(ids))}) ORDER BY created_at LIMIT 1",
+                                 (h, *ids)).fetchone()
+            if row is not None:
+                return self._stored(h, row[0])
+        sid = _share_id()
+        self._hand_out(h, sid, time.time(), uploader, name)
+        return self._stored(h, sid)
 
     # ------------------------------------------------------------------ adding
     def _staging(self) -> str:
@@ -513,8 +468,10 @@ class Store:
         if owner is not None:
             owner.close()                  # releases the lock
 
-    def add_path(self, path: str, name: str | None = None, *, uploader: str = "") -> StoredDump:
-        """Store a dump folder or archive from disk; returns it with its share id."""
+    def add_path(self, path: str, name: str | None = None, *, uploader: str = "",
+                 holds: Collection[str] | None = None) -> StoredDump:
+        """Store a dump folder or archive from disk; returns it with its share id.
+        ``holds``: the links the caller holds (see ``_handed``; None: the dump's first)."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
         listed = walk_folder(path) if os.path.isdir(path) else []
         if os.path.isdir(path):
@@ -526,7 +483,7 @@ class Store:
             h = dump_hash(path)[0]
             if h in self._manifest_hashes() and not self._needs_restore(h):
                 self.sync()
-                return self._stored(h)
+                return self._handed(h, holds, uploader, name)
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
@@ -547,12 +504,14 @@ class Store:
                 else:                       # one module's file (.hlo, .mlir, .hlo.pb): loose.py
                     os.makedirs(files)
                     shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
-            return self._commit(files, name, uploader)
+            return self._commit(files, name, uploader, holds)
         finally:
             self._unstage(staging)
 
-    def add_archive(self, data: bytes, name: str, *, uploader: str = "") -> StoredDump:
-        """Store an uploaded .zip / .tar(.gz) given as bytes.
+    def add_archive(self, data: bytes, name: str, *, uploader: str = "",
+                    holds: Collection[str] | None = None) -> StoredDump:
+        """Store an uploaded .zip / .tar(.gz) given as bytes (``holds``: as for
+        ``add_path``).
 
         The same archive bytes again (a bug-report zip uploaded by a second teammate)
         are recognised by their sha256 before anything is unpacked; other archives of
@@ -561,21 +520,22 @@ class Store:
         if len(data) > self.max_upload_bytes:
             raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
         sha = hashlib.sha256(data).hexdigest()
-        known = self._archive_dump(sha)
+        known = self._archive_dump(sha, holds, uploader, name)
         if known is not None:
             return known
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
             _all_staged(files, _extract(data, files, self.max_upload_bytes, name), name)
-            stored = self._commit(self._normalize_root(files), name, uploader)
+            stored = self._commit(self._normalize_root(files), name, uploader, holds)
         finally:
             self._unstage(staging)
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO archives VALUES (?,?)", (sha, stored.hash))
         return stored
 
-    def _archive_dump(self, sha: str) -> StoredDump | None:
+    def _archive_dump(self, sha: str, holds: Collection[str] | None, uploader: str,
+                      name: str) -> StoredDump | None:
         """The stored dump an archive with these bytes unpacked to, if it is still here."""
         with self._db() as db:
             row = db.execute("SELECT hash FROM archives WHERE sha=?", (sha,)).fetchone()
@@ -588,13 +548,14 @@ class Store:
         if self._needs_restore(row[0]):   # unpack it again: it restores the lost files
             return None
         try:
-            return self._stored(row[0])
+            return self._handed(row[0], holds, uploader, name)
         except StoreError:
             return None
 
     def add_files(self, files: Iterable[tuple[str, bytes]], name: str, *,
-                  uploader: str = "") -> StoredDump:
-        """Store a dump uploaded as many files (relative paths, e.g. from a folder upload)."""
+                  uploader: str = "", holds: Collection[str] | None = None) -> StoredDump:
+        """Store a dump uploaded as many files (relative paths, e.g. from a folder upload;
+        ``holds``: as for ``add_path``)."""
         staging = self._staging()
         try:
             root = os.path.join(staging, "files")
@@ -618,7 +579,7 @@ class Store:
                                      "folder's name); expected one file per path") from None
                 except OSError as e:           # the file's name, never the server's path
                     raise StoreError(f"{name}: {path}: {e.strerror}") from None
-            return self._commit(self._normalize_root(root), name, uploader)
+            return self._commit(self._normalize_root(root), name, uploader, holds)
         finally:
             self._unstage(staging)
 
@@ -626,7 +587,8 @@ class Store:
     def _normalize_root(files: str) -> str:
         return archive.single_top_folder(files)
 
-    def _commit(self, folder: str, name: str, uploader: str = "") -> StoredDump:
+    def _commit(self, folder: str, name: str, uploader: str,
+                holds: Collection[str] | None) -> StoredDump:
         try:
             dump = open_dump(folder)
         except DumpError as e:
@@ -644,7 +606,7 @@ class Store:
                 self.sync()
                 if self._needs_restore(h):   # files lost or changed: these restore them
                     self._restore(folder, h)
-                return self._stored(h)
+                return self._handed(h, holds, uploader, name)
             self._within_quota(name, size)
             now = time.time()
             sid = _share_id()
@@ -652,7 +614,7 @@ class Store:
                 self._put_files(folder, self._path("dumps", h))
             else:
                 self._claim(folder, os.path.join(self.base, "dumps", h))
-            self._hand_out(h, sid, now)
+            self._hand_out(h, sid, now, uploader, name)
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid],
                         "index": {rel: [n, digest] for rel, digest, n in entries},
@@ -661,8 +623,7 @@ class Store:
             with self._db() as db:
                 db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
                            (h, name, now, size, nfiles, json.dumps(modules)))
-                db.execute("INSERT OR IGNORE INTO shares VALUES (?,?,?)", (sid, h, now))
-        return self._stored(h)
+        return self._stored(h, sid)
 
     def used_bytes(self) -> int:
         with self._db() as db:
@@ -829,15 +790,21 @@ class Store:
             shutil.rmtree(aside, ignore_errors=True)
 
     # ------------------------------------------------------------------ reading
-    def _stored(self, h: str) -> StoredDump:
+    def _stored(self, h: str, share_id: str = "") -> StoredDump:
+        """Dump ``h`` under the link ``share_id`` (its first link when not given), named and
+        dated as that link's upload was (the dump's name for links from before links kept
+        it): the same bytes uploaded by two people show each their own."""
         with self._db() as db:
             row = db.execute("SELECT hash, name, uploaded_at, size, files, modules FROM dumps "
                              "WHERE hash=?", (h,)).fetchone()
-            sid = db.execute("SELECT share_id FROM shares WHERE hash=? ORDER BY created_at "
-                             "LIMIT 1", (h,)).fetchone()
+            sid = db.execute("SELECT share_id, name, created_at FROM shares WHERE share_id=?",
+                             (share_id,)).fetchone() if share_id else db.execute(
+                "SELECT share_id, name, created_at FROM shares WHERE hash=? "
+                "ORDER BY created_at LIMIT 1", (h,)).fetchone()
         if row is None or sid is None:
             raise StoreError(f"dump {h[:12]} is not in the store")
-        return StoredDump(sid[0], row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
+        return StoredDump(sid[0], row[0], sid[1] or row[1], sid[2] or row[2], row[3], row[4],
+                          json.loads(row[5]))
 
     def list(self, *, damage: bool = False) -> list[StoredDump]:
         """The stored dumps, newest first. ``damage``: also say which local dumps lost
@@ -850,6 +817,19 @@ class Store:
         if not damage or self.remote:
             return stored
         return [dataclasses.replace(d, damage=self.damage(d.hash)) for d in stored]
+
+    def held(self, share_ids: Collection[str]) -> builtins.list[StoredDump]:
+        """The stored dumps these links open, each under its link, the newest link first
+        (links whose dump is gone are left out): what a visitor who holds them may list."""
+        self.sync()
+        ids = builtins.list(dict.fromkeys(s for s in share_ids if s))
+        if not ids:
+            return []
+        with self._db() as db:
+            rows = db.execute("SELECT s.share_id, s.hash FROM shares s JOIN dumps d ON "
+                              f"d.hash = s.hash WHERE s.share_id IN ({','.join('?' * len(ids))})"
+                              " ORDER BY s.created_at DESC", ids).fetchall()
+        return [self._stored(h, sid) for sid, h in rows]
 
     def resolve(self, share_id: str) -> str:
         """The content hash a share id points to; StoreError when it is gone."""
@@ -867,7 +847,7 @@ class Store:
         return row[0]
 
     def get(self, share_id: str) -> StoredDump:
-        return self._stored(self.resolve(share_id))
+        return self._stored(self.resolve(share_id), share_id)
 
     def folder(self, share_id: str, *, whole: bool = True) -> str:
         """A local folder holding the dump's files (downloaded once for remote stores).
@@ -933,105 +913,3 @@ class Store:
                 os.remove(self._path(*parts))
         except FileNotFoundError:
             pass
-
-    # ------------------------------------------------------------------ views and comments
-    def save_view(self, share_id: str, name: str, query: dict, *, note: str = "",
-                  author: str = "", account: str = "") -> SavedView:
-        h = self.resolve(share_id)
-        if not name.strip():
-            raise StoreError("a saved view needs a name")
-        now = time.time()
-        uid = secrets.token_hex(12)
-        with self._db() as db:
-            cur = db.execute("INSERT INTO views (hash, name, note, query, author, created_at, "
-                             "uid, account) VALUES (?,?,?,?,?,?,?,?)",
-                             (h, name.strip()[:200], note[:2000], json.dumps(query),
-                              author[:100], now, uid, account))
-            vid = _row_id(cur)
-        self._share_note(uid, {"kind": "view", "hash": h, "name": name.strip()[:200],
-                               "note": note[:2000], "query": query, "author": author[:100],
-                               "created_at": now, "account": account})
-        return SavedView(vid, share_id, name.strip()[:200], note[:2000], dict(query),
-                         author[:100], now, account)
-
-    def views(self, share_id: str) -> builtins.list[SavedView]:
-        h = self.resolve(share_id)
-        if self.remote:
-            self._sync_notes()                       # another replica's new notes
-        with self._db() as db:
-            rows = db.execute("SELECT id, name, note, query, author, created_at, account "
-                              "FROM views WHERE hash=? ORDER BY created_at", (h,)).fetchall()
-        return [SavedView(r[0], share_id, r[1], r[2], json.loads(r[3]), r[4], r[5], r[6])
-                for r in rows]
-
-    def delete_view(self, share_id: str, view_id: int, *, by: str | None = None) -> None:
-        """Delete one of this dump's saved views, for every replica. ``by``: the signed-in
-        account asking (a server with sign-in), which must have saved it or uploaded the
-        dump; None: no sign-in on this server, anyone may."""
-        self._delete("views", "saved view", share_id, view_id, by)
-
-    def delete_comment(self, share_id: str, comment_id: int, *, by: str | None = None) -> None:
-        """Delete one of this dump's comments, for every replica (``by``: as for views)."""
-        self._delete("comments", "comment", share_id, comment_id, by)
-
-    def uploader(self, share_id: str) -> str:
-        """The signed-in account that first uploaded the dump ('' when anonymous)."""
-        try:
-            return str(self._read_manifest(self.resolve(share_id)).get("uploader", ""))
-        except (OSError, ValueError):
-            return ""
-
-    def may_delete(self, share_id: str, account: str, by: str | None) -> bool:
-        """Whether ``by`` may delete a note written by ``account`` (see ``delete_view``)."""
-        return by is None or bool(by) and (by == account or by == self.uploader(share_id))
-
-    def _delete(self, table: str, what: str, share_id: str, row_id: int,
-                by: str | None) -> None:
-        h = self.resolve(share_id)
-        with self._db() as db:
-            row = db.execute(f"SELECT uid, account FROM {table} WHERE id=? AND hash=?",
-                             (int(row_id), h)).fetchone()
-        if row is None:
-            raise StoreError(f"no {what} {row_id} on dump {share_id} (deleted already?)")
-        if not self.may_delete(share_id, row[1], by):
-            raise StoreError(f"only who wrote this {what}, or uploaded the dump, may "
-                             "delete it (signed in)")
-        with self._notes_lock():
-            # the tombstone first: other replicas and a rebuilt index drop the row, and
-            # a sync that sees the note file sees its tombstone too
-            self._write_json({}, "notes", row[0] + ".deleted")
-            with self._db() as db:
-                db.execute(f"DELETE FROM {table} WHERE id=?", (int(row_id),))
-
-    def add_comment(self, share_id: str, module: str, node: str, text: str,
-                    author: str = "", account: str = "") -> Comment:
-        h = self.resolve(share_id)
-        if not text.strip():
-            raise StoreError("an empty comment")
-        now = time.time()
-        uid = secrets.token_hex(12)
-        with self._db() as db:
-            cur = db.execute("INSERT INTO comments (hash, module, node, author, text, created_at, "
-                             "uid, account) VALUES (?,?,?,?,?,?,?,?)",
-                             (h, module, node, author[:100], text.strip()[:5000], now, uid,
-                              account))
-            cid = _row_id(cur)
-        self._share_note(uid, {"kind": "comment", "hash": h, "module": module, "node": node,
-                               "author": author[:100], "text": text.strip()[:5000],
-                               "created_at": now, "account": account})
-        return Comment(cid, share_id, module, node, author[:100], text.strip()[:5000], now,
-                       account)
-
-    def comments(self, share_id: str, module: str | None = None) -> builtins.list[Comment]:
-        h = self.resolve(share_id)
-        if self.remote:
-            self._sync_notes()
-        sql = ("SELECT id, module, node, author, text, created_at, account FROM comments "
-               "WHERE hash=?")
-        args: tuple = (h,)
-        if module is not None:
-            sql += " AND module=?"
-            args += (module,)
-        with self._db() as db:
-            rows = db.execute(sql + " ORDER BY created_at", args).fetchall()
-        return [Comment(r[0], share_id, r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]

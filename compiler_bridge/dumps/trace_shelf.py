@@ -24,7 +24,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from .store import Store, StoreError
+from .errors import StoreError
+from .store import Store
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
 MAX_NAME = 200
