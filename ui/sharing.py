@@ -147,7 +147,7 @@ def _add_comment(share_id: str, module_id: str, name: str) -> None:
         store().add_comment(share_id, module_id, name, text, author=author,
                             account=visitor.account())
     except (DumpError, OSError) as e:
-        st.session_state[f"comment-msg:{name}"] = f"Not saved: {describe(e)}"
+        st.session_state[f"comment-msg:{name}"] = f"Not saved: {md(describe(e))}"
         return
     _remember_author(author)
     st.session_state[f"comment-text:{name}"] = ""
@@ -203,7 +203,7 @@ def _delete_view(share_id: str, view_id: int, name: str) -> None:
     try:
         store().delete_view(share_id, view_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
-        st.session_state["view-del-msg"] = f"Not deleted: {describe(e)}"
+        st.session_state["view-del-msg"] = f"Not deleted: {md(describe(e))}"
         return
     st.toast(f"Deleted the saved view {md(name)}")
 
@@ -212,7 +212,7 @@ def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
     try:
         store().delete_comment(share_id, comment_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
-        st.session_state[f"comment-msg:{node}"] = f"Not deleted: {describe(e)}"
+        st.session_state[f"comment-msg:{node}"] = f"Not deleted: {md(describe(e))}"
         return
     st.toast(f"Deleted a comment on {md(node)}")
 
@@ -242,7 +242,7 @@ def _save_view(share_id: str) -> None:
         store().save_view(share_id, name, state.to_query(), note=note, author=author,
                           account=visitor.account())
     except (DumpError, OSError) as e:
-        st.session_state["save-msg"] = f"Not saved: {describe(e)}"
+        st.session_state["save-msg"] = f"Not saved: {md(describe(e))}"
         return
     _remember_author(author)
     st.session_state["save-name"] = ""
