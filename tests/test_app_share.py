@@ -193,6 +193,24 @@ def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
     assert Store(data_dir()).list() == []
 
 
+
+def test_an_upload_1500_folders_deep_is_a_clear_message(monkeypatch):
+    """Issue 33, item 10: a zip member 1,500 folders deep showed a raw RecursionError."""
+    import io
+    import zipfile
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("/".join(["d"] * 1500) + "/module_0000.f.before_optimizations.txt", "x")
+    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    uploader.upload("deep.zip", buf.getvalue()).run()
+    assert not at.exception
+    message = "\n".join(e.value for e in at.error)
+    assert "deep.zip" in message and "1,500 folders deep" in message, message
+    assert "RecursionError" not in message and Store(data_dir()).list() == []
+
 def test_exports_are_offered(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     open_popover(at, "pop-export")
