@@ -211,6 +211,29 @@ def test_an_upload_1500_folders_deep_is_a_clear_message(monkeypatch):
     assert "deep.zip" in message and "1,500 folders deep" in message, message
     assert "RecursionError" not in message and Store(data_dir()).list() == []
 
+
+def test_a_stored_dump_opens_on_a_full_disk(monkeypatch):
+    """Issue 33, item 10: with the store's disk full, a link to a stored dump showed
+    'disk I/O error'. It opens, with its saved views; saving one says why it cannot."""
+    from conftest import disk_full
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    store = Store(data_dir())
+    stored = store.add_path(sample("cond_switch"))
+    store.save_view(stored.share_id, "kept view", {"dump": stored.share_id})
+    disk_full(monkeypatch)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["dump"] = stored.share_id
+    at.run()
+    ok(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="pick-module").options[0].startswith("★ jit_route · 0000")
+    assert any(b.label.startswith("kept view") for b in at.button), [b.label for b in at.button]
+    open_popover(at, "pop-save")
+    at.text_input(key="save-name").input("new view")
+    submit(at, "Save")
+    assert any("cannot be written now" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+
 def test_exports_are_offered(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
     open_popover(at, "pop-export")

@@ -787,3 +787,29 @@ def test_an_archive_1500_folders_deep_is_refused_by_name_and_depth(tmp_path):
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr(_deep(archive.MAX_DEPTH), text)
     assert Store(data).add_archive(buf.getvalue(), "ok.zip").share_id
+
+
+def test_stored_dumps_views_and_comments_are_read_on_a_full_disk(tmp_path, monkeypatch,
+                                                                   caplog):
+    """Issue 33, item 10: with the disk full, even reading the stored dumps failed ('disk
+    I/O error' from SQLite opening its index). They are read; a write says why it fails;
+    a warning is logged once."""
+    import logging
+
+    from conftest import disk_full
+    data = str(tmp_path / "data")
+    store = Store(data)
+    stored = store.add_path(sample("cond_switch"))
+    store.save_view(stored.share_id, "the view", {"dump": stored.share_id}, author="ann")
+    store.add_comment(stored.share_id, "0000", "cond.6", "look here", author="bob")
+    disk_full(monkeypatch)
+    with caplog.at_level(logging.WARNING):
+        full = Store(data)
+        assert [d.share_id for d in full.list()] == [stored.share_id]
+        assert full.open(stored.share_id).modules
+        assert [v.name for v in full.views(stored.share_id)] == ["the view"]
+        assert [c.text for c in full.comments(stored.share_id)] == ["look here"]
+    warned = [r.getMessage() for r in caplog.records if "cannot be written" in r.getMessage()]
+    assert len(warned) == 1 and "disk I/O error" in warned[0]
+    with pytest.raises(StoreError, match="cannot be written now .*disk I/O error"):
+        full.add_path(sample("scan_while"))
