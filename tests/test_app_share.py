@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
 from test_app import APP, app, click, link, ok, open_popover, query, texts
@@ -233,6 +234,38 @@ def test_a_stored_dump_opens_on_a_full_disk(monkeypatch):
     submit(at, "Save")
     assert any("cannot be written now" in w.value for w in at.warning), \
         [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("sign_in", [True, False])
+def test_a_typed_author_is_marked_where_there_is_sign_in(monkeypatch, sign_in):
+    """Issue 33, item 10: with sign-in configured, a name typed into the form looked the
+    same as a signed-in account. Views and comments now say which is which; without
+    sign-in on the server every name is typed, and none is marked."""
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    store = Store(data_dir())
+    store.save_view(share_id, "typed", {"dump": share_id}, author="ann")
+    store.save_view(share_id, "signed", {"dump": share_id}, author="bo",
+                    account="bo")
+    store.add_comment(share_id, "0000", "ynn_fusion.29", "typed one", author="ann")
+    store.add_comment(share_id, "0000", "ynn_fusion.29", "signed one",
+                      author="bo", account="bo")
+    at = AppTest.from_file(APP, default_timeout=90)
+    if sign_in:
+        at.secrets["auth"] = {"client_id": "x"}
+    at.query_params.update({"dump": share_id, "selected": "ynn_fusion.29"})
+    at.run()
+    ok(at)
+    lines = [str(m.value) for m in list(at.caption) + list(at.markdown)
+             if "**ann**" in str(m.value) or "**bo**" in str(m.value)]
+    assert len(lines) == 4, lines                      # two views, two comments
+    typed = [x for x in lines if "**ann**" in x]
+    signed = [x for x in lines if "**bo**" in x]
+    if sign_in:
+        assert all("**ann** (typed, not signed in)" in x for x in typed), typed
+        assert all("**bo** ✓ signed in" in x for x in signed), signed
+    else:
+        assert not any("signed in" in x for x in lines), lines
 
 def test_exports_are_offered(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})
