@@ -204,3 +204,14 @@ def test_no_line_break_in_a_zip_members_name_makes_markup(monkeypatch, tmp_path,
     at = app(str(path), monkeypatch)
     assert _reached(at, b, url="")
     assert not _injected(at)
+
+
+def test_a_name_never_leaves_its_line_or_makes_a_heading_or_latex():
+    """md() output is one line whatever the line breaks; '=' under a note's line made it
+    a heading, '$…$' is LaTeX in Streamlit's markdown; both come out escaped."""
+    from ui.kit import code, md
+    for b in LINE_BREAKS.values():
+        assert len(md(f"a{b}b").splitlines()) == 1
+        assert code(f"a{b}b").count("```") == 2           # a block nothing in it ends
+    assert "<h1>" not in _STRICT.render("title  \n" + md("==="))
+    assert md("$x^2$") == "\\$x^2\\$"

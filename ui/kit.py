@@ -76,9 +76,9 @@ def md(text: str) -> str:
     # Streamlit's markdown is GitHub's: a bare http://…, www.… or name@host becomes a
     # link whatever is escaped; an invisible word joiner inside each keeps it text
     text = _AUTOLINK.sub("\\1\u2060", one_line(text))
-    # every ASCII punctuation character may be escaped in CommonMark: '$' would start
-    # Streamlit's LaTeX, '=' a heading's underline, '&' an entity
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+    # markdown's punctuation, and more that Streamlit's markdown reads: '$' starts LaTeX,
+    # '=' a heading's underline, '&' an entity, ':' an emoji or icon (':material/…:')
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$=&:])", r"\\\1", text)
 
 
 _AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto)(?=:)|\bwww(?=\.)|[^\s@](?=@\w))")

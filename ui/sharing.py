@@ -67,11 +67,11 @@ def _text(text: str) -> str:
     return "  \n".join(_line(line) for line in text.splitlines()) or "—"
 
 
-def _author(name: str, account: str) -> str:
+def _author(name: str, account: str, strong: bool = False) -> str:
     """Who wrote a view or comment, as markdown (marked as typed or signed in where the
     server offers sign-in)."""
     shown, mark = author(name, account, visitor.sign_in_offered())
-    return f"**{md(shown)}**{mark}"
+    return (f"**{md(shown)}**" if strong else md(shown)) + mark
 
 
 # --------------------------------------------------------------------------- comments
@@ -107,7 +107,7 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
                           key=f"comments:{shown.dump_module.id}:{name}")
         with box:
             for c in mine:
-                st.markdown(f"{_author(c.author, c.account)} · {when(c.created_at)}  \n"
+                st.markdown(f"{_author(c.author, c.account, strong=True)} · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
                 if opened.share_id and store().may_delete(opened.share_id, c.account,
                                                           visitor.deleter()):

@@ -304,8 +304,9 @@ class Store:
         """A connection to the index. One found damaged while the server runs is set aside
         and rebuilt from the files; the operation that met it fails with a StoreError
         saying so (the next one finds the index whole)."""
-        con = self._connect()
+        con: sqlite3.Connection | None = None
         try:
+            con = self._connect()
             yield con
             con.commit()
         except sqlite3.DatabaseError as e:
@@ -314,14 +315,16 @@ class Store:
                                  f"({self._read_only}): nothing was saved") from None
             if not (recover and _damaged(e)):
                 raise
-            con.close()
+            if con is not None:
+                con.close()
             self._set_index_aside(e)
             self._make_index()
             self.sync()
             raise StoreError("the store's index was damaged; it was rebuilt from the store's "
                              "files: try again") from None
         finally:
-            con.close()
+            if con is not None:
+                con.close()
 
     def _connect(self) -> sqlite3.Connection:
         """A connection to the index; on a full disk (or a folder it may not write in) one
@@ -335,9 +338,9 @@ class Store:
                 _log.info("the store's index %s can be written again", self.db_path)
                 self._read_only = ""
             return con
-        except sqlite3.OperationalError as e:
+        except sqlite3.DatabaseError as e:
             con.close()
-            if not _no_room(e):
+            if not (isinstance(e, sqlite3.OperationalError) and _no_room(e)):
                 raise
             if not self._read_only:
                 _log.warning("the store's index %s cannot be written (%s; is the disk "
