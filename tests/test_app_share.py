@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
+import pytest
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
 from tests.support.apptest import APP, app, click, link, ok, open_popover, query, texts
@@ -137,7 +139,7 @@ def test_a_comment_shows_in_the_inspector_and_as_a_badge(monkeypatch):
     assert (c.node, c.author, c.text) == ("ynn_fusion.29", "Cy", "why kCustom? <img src=x>")
     assert any(e.label == "✎ Comments (1)" for e in at.expander)
     page = texts(at)
-    assert "**Cy**" in page and "why kCustom? \\<img src=x\\>" in page
+    assert "**Cy**" in page and "why kCustom? \\<img src\\=x\\>" in page
     assert "comments on the node" in page                       # the legend
     # the graph draws the badge: on the node, and on a closed box that holds it
     dump = open_dump(sample("transformer"))
@@ -192,6 +194,80 @@ def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
     assert "big.zip" in message and "over this server's upload cap" in message
     assert Store(data_dir()).list() == []
 
+
+
+def test_an_upload_1500_folders_deep_is_a_clear_message(monkeypatch):
+    """Issue 33, item 10: a zip member 1,500 folders deep showed a raw RecursionError."""
+    import io
+    import zipfile
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("/".join(["d"] * 1500) + "/module_0000.f.before_optimizations.txt", "x")
+    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    uploader.upload("deep.zip", buf.getvalue()).run()
+    assert not at.exception
+    message = "\n".join(e.value for e in at.error)
+    assert "deep.zip" in message and "1,500 folders deep" in message, message
+    assert "RecursionError" not in message and Store(data_dir()).list() == []
+
+
+def test_a_stored_dump_opens_on_a_full_disk(monkeypatch):
+    """Issue 33, item 10: with the store's disk full, a link to a stored dump showed
+    'disk I/O error'. It opens, with its saved views; saving one says why it cannot."""
+    from tests.support.faults import disk_full
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    store = Store(data_dir())
+    stored = store.add_path(sample("cond_switch"))
+    store.save_view(stored.share_id, "kept view", {"dump": stored.share_id})
+    disk_full(monkeypatch)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["dump"] = stored.share_id
+    at.run()
+    ok(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="pick-module").options[0].startswith("★ jit_route · 0000")
+    assert any(b.label.startswith("kept view") for b in at.button), [b.label for b in at.button]
+    open_popover(at, "pop-save")
+    at.text_input(key="save-name").input("new view")
+    submit(at, "Save")
+    assert any("cannot be written now" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("sign_in", [True, False])
+def test_a_typed_author_is_marked_where_there_is_sign_in(monkeypatch, sign_in):
+    """Issue 33, item 10: with sign-in configured, a name typed into the form looked the
+    same as a signed-in account. Views and comments now say which is which; without
+    sign-in on the server every name is typed, and none is marked."""
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    store = Store(data_dir())
+    store.save_view(share_id, "typed", {"dump": share_id}, author="ann")
+    store.save_view(share_id, "signed", {"dump": share_id}, author="bo",
+                    account="bo")
+    store.add_comment(share_id, "0000", "ynn_fusion.29", "typed one", author="ann")
+    store.add_comment(share_id, "0000", "ynn_fusion.29", "signed one",
+                      author="bo", account="bo")
+    at = AppTest.from_file(APP, default_timeout=90)
+    if sign_in:
+        at.secrets["auth"] = {"client_id": "x"}
+    at.query_params.update({"dump": share_id, "selected": "ynn_fusion.29"})
+    at.run()
+    ok(at)
+    lines = [str(m.value).replace("**", "") for m in list(at.caption) + list(at.markdown)
+             if re.match(r"(\*\*)?(ann|bo)\b", str(m.value))]
+    assert len(lines) == 4, lines                      # two views, two comments
+    typed = [x for x in lines if x.startswith("ann")]
+    signed = [x for x in lines if x.startswith("bo")]
+    assert len(typed) == len(signed) == 2
+    if sign_in:
+        assert all(x.startswith("ann (typed, not signed in) · ") for x in typed), typed
+        assert all(x.startswith("bo ✓ signed in · ") for x in signed), signed
+    else:
+        assert not any("signed in" in x for x in lines), lines
 
 def test_exports_are_offered(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"selected": "ynn_fusion.29"})

@@ -108,3 +108,110 @@ def test_a_dumps_names_op_names_sources_and_comments_never_become_markup(monkeyp
                 assert href == shown, html
             assert "<a " not in re.sub(r'<a href="([^"]*)">\1</a>', "", html), html
             assert "<strong>Session expired</strong>" not in html, html
+
+
+# ----------------------------------------------------------------- line breaks (issue 33)
+
+# every line break Python's str.splitlines knows; markdown ends a line at \n, \r and \r\n
+LINE_BREAKS = {"LF": "\n", "CR": "\r", "CRLF": "\r\n", "VT": "\v", "FF": "\f", "FS": "\x1c",
+               "GS": "\x1d", "RS": "\x1e", "NEL": "\x85", "LS": "\u2028", "PS": "\u2029"}
+_URL = "http://127.0.0.1:8899/"
+
+
+def broken(b: str, url: str = _URL) -> str:
+    """Two line breaks, then an image (fetched on load) and a link: markdown of its own
+    once the text leaves its line or its inline code span."""
+    return f"z{b}{b}![i]({url}p.png) [l]({url}l)"
+
+
+def _injected(at) -> list[str]:
+    """Elements with an image, or a link that is not a bare web address shown as itself
+    (what notes and comments make of one)."""
+    return [h for h in _rendered(at)
+            if "<img" in h or "<a " in re.sub(r'<a href="([^"]*)">\1</a>', "", h)]
+
+
+def _reached(at, b: str, url: str = _URL) -> bool:
+    """The payload is on the page whole, its line breaks shown: as ↵ in a line of text, as
+    line breaks inside a code block, or as Python writes them in a quoted name ('\\r'),
+    in the text as read (escapes taken out)."""
+    from test_app import texts
+    p = broken(b, url)
+    shown = {p.replace(b, "\u21b5"), p.replace(b, "\n"), repr(p)[1:-1]}
+    page = texts(at)
+    return any(s in page for s in shown)
+
+
+@pytest.mark.parametrize("b", LINE_BREAKS.values(), ids=LINE_BREAKS.keys())
+@pytest.mark.parametrize("field", ["module", "stage", "computation", "selected", "focus",
+                                   "base"])
+def test_no_line_break_in_a_url_parameter_makes_markup(monkeypatch, field, b):
+    """Issue 33, item 2: ``?focus=z%0D%0D![i](…)`` left its inline code span at the two
+    carriage returns (the escaping knew only \\n), and the page fetched the image. Only
+    fields whose value reaches the page are here, and that it reached is asserted."""
+    at = app(sample("transformer"), monkeypatch, {field: broken(b)})
+    assert _reached(at, b), [h for h in _rendered(at) if "8899" in h]
+    assert not _injected(at)
+
+
+@pytest.mark.parametrize("b", LINE_BREAKS.values(), ids=LINE_BREAKS.keys())
+def test_no_line_break_in_a_saved_view_or_comment_makes_markup(monkeypatch, tmp_path, b):
+    """Stored text is shown to every later visitor: a saved view's name, note, author and
+    selection (the sidebar says where it points), a comment's text and author."""
+    import os
+
+    from compiler_bridge.dumps import Store
+    from test_app import query
+
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    at = app(sample("transformer"), monkeypatch)
+    share_id = query(at)["dump"]
+    store = Store(os.environ["HLOLENS_DATA"])
+    p = broken(b)
+    store.save_view(share_id, p, {"dump": share_id, "selected": p}, note=p, author=p)
+    store.add_comment(share_id, "0000", "ynn_fusion.29", p, author=p)
+    at = app(sample("transformer"), monkeypatch, {"dump": share_id,
+                                                  "selected": "ynn_fusion.29"})
+    # name (a button's label), author and selection (a caption), comment author
+    shown = [str(x.label) for x in at.button if "8899" in str(x.label)]
+    assert shown and all(s.startswith("z\u21b5\u21b5\\!\\[i\\]") for s in shown), shown
+    assert _reached(at, b)
+    # as read: the view's author, selection and note, the comment's text and author
+    read = [re.sub(r"<(http[^>]*)>|\\([!-/:-@\[-`{-~])", r"\1\2", str(m.value))
+            .replace("\u2060", "") for m in list(at.markdown) + list(at.caption)]
+    assert sum(h.count(f"![i]({_URL}p.png)") for h in read) >= 5, [h for h in read if "8899" in h]
+    assert not _injected(at)
+    for s in shown:
+        assert "<img" not in _STRICT.render(s) and "<a " not in _STRICT.render(s)
+
+
+@pytest.mark.parametrize("b", LINE_BREAKS.values(), ids=LINE_BREAKS.keys())
+def test_no_line_break_in_a_zip_members_name_makes_markup(monkeypatch, tmp_path, b):
+    """A zip whose folder and module file names hold the line breaks and markdown (a name
+    has no '/': the image and link are relative ones): the dump's name, the module's, the
+    picker and the store's list show it as text."""
+    import os
+    import zipfile
+
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    p = broken(b, url="")
+    src = sample("cond_switch")
+    path = tmp_path / (p + ".zip")
+    with zipfile.ZipFile(path, "w") as z:
+        for n in sorted(os.listdir(src)):
+            if os.path.isfile(os.path.join(src, n)):
+                z.write(os.path.join(src, n), f"{p}/{n.replace('jit_route', 'jit_' + p)}")
+    at = app(str(path), monkeypatch)
+    assert _reached(at, b, url="")
+    assert not _injected(at)
+
+
+def test_a_name_never_leaves_its_line_or_makes_a_heading_or_latex():
+    """md() output is one line whatever the line breaks; '=' under a note's line made it
+    a heading, '$…$' is LaTeX in Streamlit's markdown; both come out escaped."""
+    from ui.kit import code, md
+    for b in LINE_BREAKS.values():
+        assert len(md(f"a{b}b").splitlines()) == 1
+        assert code(f"a{b}b").count("```") == 2           # a block nothing in it ends
+    assert "<h1>" not in _STRICT.render("title  \n" + md("==="))
+    assert md("$x^2$") == "\\$x^2\\$"

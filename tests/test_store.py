@@ -845,3 +845,76 @@ def test_notes_from_before_links_were_kept_show_under_every_link(tmp_path):
     assert store.may_delete(a.share_id, store.views(a.share_id)[0], None)
     store.delete_view(a.share_id, old.id)
     assert store.views(b.share_id) == []
+
+
+def _deep(levels: int) -> str:
+    return "/".join(["d"] * levels) + "/module_0000.jit_route.before_optimizations.txt"
+
+
+def test_an_archive_1500_folders_deep_is_refused_by_name_and_depth(tmp_path):
+    """Issue 33, item 10: a zip member 1,500 folders deep overflowed Python's stack in
+    os.makedirs: a raw RecursionError in the app, a traceback from the CLI. It is refused
+    naming the archive and the depth; a folder as deep (a dump given by path) too."""
+    from compiler_bridge.dumps import archive
+    from compiler_bridge.dumps.errors import DumpError
+    text = open(os.path.join(sample("cond_switch"),
+                             "module_0000.jit_route.before_optimizations.txt"), "rb").read()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(_deep(1500), text)
+    data = str(tmp_path / "data")
+    with pytest.raises(DumpError) as e:
+        Store(data).add_archive(buf.getvalue(), "deep.zip")
+    assert str(e.value).startswith("deep.zip: ") and "1,500 folders deep" in str(e.value)
+    assert f"at most {archive.MAX_DEPTH}" in str(e.value)
+    with pytest.raises(archive.ArchiveError, match=r"^deep\.tgz: .*1,500 folders deep"):
+        archive.extract(_tar([(_deep(1500), text)]), str(tmp_path / "t"), label="deep.tgz")
+    # the CLI: one line, no traceback
+    (tmp_path / "deep.zip").write_bytes(buf.getvalue())
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "store", "--data", data, "add",
+                        str(tmp_path / "deep.zip")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "deep.zip" in p.stderr and "1,500 folders deep" in p.stderr
+    # a folder as deep: made one level at a time (os.makedirs itself recurses)
+    folder = tmp_path / "deepdir"
+    at = str(folder)
+    os.mkdir(at)
+    for _ in range(1500):
+        at = os.path.join(at, "d")
+        os.mkdir(at)
+    with open(os.path.join(at, "module_0000.jit_route.before_optimizations.txt"), "wb") as f:
+        f.write(text)
+    with pytest.raises(DumpError, match=r"deepdir: folder .* is 65 folders deep"):
+        Store(data).add_path(str(folder))
+    # as deep as a real dump is nested in a zip still opens
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(_deep(archive.MAX_DEPTH), text)
+    assert Store(data).add_archive(buf.getvalue(), "ok.zip").share_id
+
+
+def test_stored_dumps_views_and_comments_are_read_on_a_full_disk(tmp_path, monkeypatch,
+                                                                   caplog):
+    """Issue 33, item 10: with the disk full, even reading the stored dumps failed ('disk
+    I/O error' from SQLite opening its index). They are read; a write says why it fails;
+    a warning is logged once."""
+    import logging
+
+    from tests.support.faults import disk_full
+    data = str(tmp_path / "data")
+    store = Store(data)
+    stored = store.add_path(sample("cond_switch"))
+    store.save_view(stored.share_id, "the view", {"dump": stored.share_id}, author="ann")
+    store.add_comment(stored.share_id, "0000", "cond.6", "look here", author="bob")
+    disk_full(monkeypatch)
+    with caplog.at_level(logging.WARNING):
+        full = Store(data)
+        assert [d.share_id for d in full.list()] == [stored.share_id]
+        assert full.open(stored.share_id).modules
+        assert [v.name for v in full.views(stored.share_id)] == ["the view"]
+        assert [c.text for c in full.comments(stored.share_id)] == ["look here"]
+    warned = [r.getMessage() for r in caplog.records if "cannot be written" in r.getMessage()]
+    assert len(warned) == 1 and "disk I/O error" in warned[0]
+    with pytest.raises(StoreError, match="cannot be written now .*disk I/O error"):
+        full.add_path(sample("scan_while"))

@@ -194,7 +194,7 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
                        "shapes: " + "; ".join(f"{code(m)} {md(d)}" for m, d in
                                               zip(r.modules, r.differences())))
             a, b = r.modules[0], r.modules[1]
-            st.button(f"Compare {a} → {b}", key=f"recompiled:{r.name}", type="tertiary",
+            st.button(f"Compare {md(a)} → {md(b)}", key=f"recompiled:{r.name}", type="tertiary",
                       on_click=go, args=(N.compare_recompilation, a, b),
                       disabled=not opened.key)
 
@@ -401,7 +401,7 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
     name = inspected.name
     if shown.path != cmp.report.comparison.file_b:
         return
-    with inspected.slot, st.expander(f"In the baseline ({cmp.base_name} · {cmp.pair.a})",
+    with inspected.slot, st.expander(f"In the baseline ({md(cmp.base_name)} · {md(cmp.pair.a)})",
                                      expanded=True):
         if inspected.info is None:
             ref = d.removed_ref(name)

@@ -212,7 +212,7 @@ def search_box(nav: Navigator, shown: Shown) -> None:
         return
     result = search(shown.module, query, regex)
     if result.error:
-        st.warning(result.error)
+        st.warning(md(result.error))
         return
     if not result.hits:
         st.caption(f"No instruction matches {code(query)}.")
@@ -248,7 +248,7 @@ def breadcrumb(nav: Navigator, shown: Shown) -> None:
     state = nav.state
     comp = state.computation
     if comp and module.get_computation(comp) is None:
-        st.warning(f"{module.name} has no computation {code(comp)}; showing the ENTRY.")
+        st.warning(f"{md(module.name)} has no computation {code(comp)}; showing the ENTRY.")
         comp = ""
     crumbs = P.breadcrumb(module, comp or None)
     left, right = st.columns([3, 2], vertical_alignment="center")
@@ -310,7 +310,7 @@ def details(nav: Navigator, opened: Opened, shown: Shown,
     if files_tab.open:
         with files_tab, section("Files"):
             files = shown.dump_module.files
-            st.caption(f"{len(files)} files of module {shown.dump_module.label}")
+            st.caption(f"{len(files)} files of module {md(shown.dump_module.label)}")
             st.dataframe([{"file": f.path, "kind": f.kind, "bytes": f.size} for f in files],
                          hide_index=True)
 

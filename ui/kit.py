@@ -57,22 +57,39 @@ def section(what: str) -> Iterator[None]:
         st.error(f"**{what}** failed: {code(describe(e))}")
 
 
+# Every line break Python's ``str.splitlines`` knows. Markdown ends a line at \n, \r and
+# \r\n (and a paragraph at two of them): a name holding a bare \r left its inline code
+# span or heading and the rest of it became markdown of its own (issue 33, item 2). The
+# others are treated alike, so no line break of any kind reaches markdown from a name.
+LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+SHOWN_BREAK = "\u21b5"       # ↵: where a one-line text had a line break
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each line break (any kind) shown as ↵."""
+    return LINE_BREAK.sub(SHOWN_BREAK, text)
+
+
 def md(text: str) -> str:
-    """Text shown as is in markdown (names with '_', '*', '<' stay what they are)."""
+    """Text shown as is in markdown, on one line (names with '_', '*', '<' stay what they
+    are; a line break is shown as ↵, so the text never leaves its line, heading or span)."""
     # Streamlit's markdown is GitHub's: a bare http://…, www.… or name@host becomes a
     # link whatever is escaped; an invisible word joiner inside each keeps it text
-    text = _AUTOLINK.sub("\\1\u2060", text)
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~])", r"\\\1", text)
+    text = _AUTOLINK.sub("\\1\u2060", one_line(text))
+    # markdown's punctuation, and more that Streamlit's markdown reads: '$' starts LaTeX,
+    # '=' a heading's underline, '&' an entity, ':' an emoji or icon (':material/…:')
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$=&:])", r"\\\1", text)
 
 
 _AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto)(?=:)|\bwww(?=\.)|[^\s@](?=@\w))")
 
 
 def code(text: str) -> str:
-    """Text shown verbatim inside markdown (file names are full of underscores)."""
+    """Text shown verbatim inside markdown (file names are full of underscores); text of
+    several lines (any line break) as a block of its own, which nothing in it can end."""
     text = text.replace("`", "'")
-    if "\n" in text:
-        return "\n```\n" + text + "\n```"
+    if LINE_BREAK.search(text):
+        return "\n```\n" + LINE_BREAK.sub("\n", text) + "\n```\n"
     return f"`{text}`"
 
 # --------------------------------------------------------------------------- labels

@@ -165,7 +165,7 @@ def _opened(info, opened: Opened, cli: str, cli_share: str) -> Opened:
     if note and opened.key and opened.key != cli_share:
         info.caption(f"✓ {md(note)}")
     if cli and cli_share and opened.key != cli_share:
-        info.button(f"Back to {os.path.basename(cli.rstrip('/'))}", type="tertiary",
+        info.button(f"Back to {md(os.path.basename(cli.rstrip('/')))}", type="tertiary",
                     on_click=go, args=(N.choose_dump, cli_share))
     return opened
 
@@ -243,7 +243,7 @@ def _process_upload(nav: Navigator, files) -> None:
     label = files[0].name if len(files) == 1 else _folder_label(files)
     st.session_state.pop("upload-error", None)
     st.session_state.pop("upload-note", None)
-    with st.status(f"Opening {label}…", expanded=True) as status:
+    with st.status(f"Opening {md(label)}…", expanded=True) as status:
         try:
             size = sum(f.size for f in files)
             cap = upload_cap()
@@ -268,7 +268,7 @@ def _process_upload(nav: Navigator, files) -> None:
                 bar.progress(0.9, text=f"Parsing {main.name}")
                 dump.try_parse(f.path)
         except (DumpError, OSError, ValueError) as e:   # StoreError is a DumpError
-            status.update(label=f"Could not open {label}", state="error", expanded=False)
+            status.update(label=f"Could not open {md(label)}", state="error", expanded=False)
             message = describe(e)
             if message.startswith(label + ": "):
                 message = message[len(label) + 2:]
@@ -276,7 +276,7 @@ def _process_upload(nav: Navigator, files) -> None:
             return
         n = len(dump.modules)
         note = f"Opened {label}: {n} module{'s' if n != 1 else ''}"
-        status.update(label=note, state="complete", expanded=False)
+        status.update(label=md(note), state="complete", expanded=False)
     st.session_state["upload-note"] = note
     nav.go(N.choose_dump(nav.state, stored.share_id))
 

@@ -25,6 +25,7 @@ from viz import (
     DIFF_LEGEND,
     REMOVED_BORDER,
     GraphView,
+    author,
     ViewState,
     diff_for,
     diff_summary,
@@ -66,6 +67,13 @@ def _text(text: str) -> str:
     return "  \n".join(_line(line) for line in text.splitlines()) or "—"
 
 
+def _author(name: str, account: str, strong: bool = False) -> str:
+    """Who wrote a view or comment, as markdown (marked as typed or signed in where the
+    server offers sign-in)."""
+    shown, mark = author(name, account, visitor.sign_in_offered())
+    return (f"**{md(shown)}**" if strong else md(shown)) + mark
+
+
 # --------------------------------------------------------------------------- comments
 
 def comments_of(opened: Opened, module_id: str) -> list[Comment]:
@@ -99,7 +107,7 @@ def comments(nav: Navigator, opened: Opened, shown: Shown, inspected: Inspected,
                           key=f"comments:{shown.dump_module.id}:{name}")
         with box:
             for c in mine:
-                st.markdown(f"**{md(c.author or 'anonymous')}** · {when(c.created_at)}  \n"
+                st.markdown(f"{_author(c.author, c.account, strong=True)} · {when(c.created_at)}  \n"
                             f"{_text(c.text)}")
                 if opened.share_id and store().may_delete(opened.share_id, c,
                                                           visitor.deleter()):
@@ -147,7 +155,7 @@ def _add_comment(share_id: str, module_id: str, name: str) -> None:
         store().add_comment(share_id, module_id, name, text, author=author,
                             account=visitor.account())
     except (DumpError, OSError) as e:
-        st.session_state[f"comment-msg:{name}"] = f"Not saved: {describe(e)}"
+        st.session_state[f"comment-msg:{name}"] = f"Not saved: {md(describe(e))}"
         return
     _remember_author(author)
     st.session_state[f"comment-text:{name}"] = ""
@@ -180,7 +188,7 @@ def saved_views(nav: Navigator, opened: Opened) -> None:
                       type="tertiary",
                       on_click=go, args=(N.restore_view, v.query),
                       help=_view_help(v), width="stretch")
-            line = f"{md(v.author or 'anonymous')} · {when(v.created_at)} · {_where(v)}"
+            line = f"{_author(v.author, v.account)} · {when(v.created_at)} · {_where(v)}"
             if v.note:
                 line += f"  \n{_text(v.note)}"
             st.caption(line)
@@ -203,7 +211,7 @@ def _delete_view(share_id: str, view_id: int, name: str) -> None:
     try:
         store().delete_view(share_id, view_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
-        st.session_state["view-del-msg"] = f"Not deleted: {describe(e)}"
+        st.session_state["view-del-msg"] = f"Not deleted: {md(describe(e))}"
         return
     st.toast(f"Deleted the saved view {md(name)}")
 
@@ -212,7 +220,7 @@ def _delete_comment(share_id: str, comment_id: int, node: str) -> None:
     try:
         store().delete_comment(share_id, comment_id, by=visitor.deleter())
     except (DumpError, OSError) as e:
-        st.session_state[f"comment-msg:{node}"] = f"Not deleted: {describe(e)}"
+        st.session_state[f"comment-msg:{node}"] = f"Not deleted: {md(describe(e))}"
         return
     st.toast(f"Deleted a comment on {md(node)}")
 
@@ -242,7 +250,7 @@ def _save_view(share_id: str) -> None:
         store().save_view(share_id, name, state.to_query(), note=note, author=author,
                           account=visitor.account())
     except (DumpError, OSError) as e:
-        st.session_state["save-msg"] = f"Not saved: {describe(e)}"
+        st.session_state["save-msg"] = f"Not saved: {md(describe(e))}"
         return
     _remember_author(author)
     st.session_state["save-name"] = ""
@@ -393,5 +401,6 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     if runtime_legend is not None:
         legend = runtime_legend() + legend
     return html_report(title=f"{m.name} · {where}", svg=svg, view_query=state.to_query(),
-                       inspector=report_inspector(info, mine) if info is not None else None,
+                       inspector=report_inspector(info, mine, visitor.sign_in_offered())
+                       if info is not None else None,
                        runtime_rows=rows, legend=legend, notes=notes)

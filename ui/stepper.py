@@ -282,7 +282,7 @@ def _step_name(tl: Timeline, index: int | None) -> str:
         return "nothing"
     s = tl.step(index)
     if tl.source == TF_GRAPH:
-        return f"step {index} ({s.pass_name})"
+        return f"step {index} ({md(s.pass_name)})"
     return f"step {index}" if s.kind == "pass" else STAGES.get(s.kind, s.kind)
 
 

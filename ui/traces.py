@@ -97,7 +97,7 @@ def pick_trace(choices: list[TraceChoice], wanted: str) -> tuple[TraceChoice | N
     if not wanted:
         return default, ""
     instead = f"showing {default.label}" if default is not None else "nothing is measured"
-    return default, (f"The trace `{md(wanted)}` this link names is not stored with this "
+    return default, (f"The trace {code(wanted)} this link names is not stored with this "
                      f"dump (removed, or uploaded on another server): {md(instead)}.")
 
 
@@ -261,7 +261,7 @@ def add_trace(opened: Opened, name: str, data: bytes) -> tuple[str, str]:
         except (DumpError, OSError) as e:
             log.warning("trace %s not stored: %s", name, e)
             _session_traces(opened)[tid] = (name, data, time.time())
-            where = f"kept for this session only (the store refused it: {e})"
+            where = f"kept for this session only (the store refused it: {md(str(e))})"
     else:
         _session_traces(opened)[tid] = (name, data, time.time())
         where = "kept for this session only"

@@ -29,7 +29,8 @@ from .stepper import (
     timeline_rows,
 )
 from .render import compare_step, diff_for, graph_for, runtime_overlay
-from .share import COMMENT_BORDER, COMMENT_LEGEND, file_stem, report_inspector, share_link, when
+from .share import (COMMENT_BORDER, COMMENT_LEGEND, author, file_stem, report_inspector,
+                    share_link, when)
 from .state import GROUPINGS, MEMORY_OVERLAYS, OVERLAYS, ViewState
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "OVERLAYS",
     "REMOVED_BORDER",
     "ViewState",
+    "author",
     "build_graph",
     "changed_nodes",
     "compare",

@@ -105,8 +105,20 @@ def closed_groups(grouped: Grouping, decorations: Mapping[str, Mapping[str, str]
 
 # --------------------------------------------------------------------------- report
 
-def report_inspector(info: Inspector, comments: Iterable = ()) -> dict[str, object]:
-    """The selected instruction as the HTML report's table (plain strings, escaped there)."""
+def author(name: str, account: str, sign_in: bool) -> tuple[str, str]:
+    """Who wrote a view or comment: (the name, what follows it). Where the server offers
+    sign-in, a name typed into the form is marked as typed (anyone can type any name) and
+    an account, shown by its own name, as signed in: they looked the same (issue 33)."""
+    shown = account or name or "anonymous"
+    if not sign_in:
+        return shown, ""
+    return shown, " ✓ signed in" if account else " (typed, not signed in)"
+
+
+def report_inspector(info: Inspector, comments: Iterable = (),
+                     sign_in: bool = False) -> dict[str, object]:
+    """The selected instruction as the HTML report's table (plain strings, escaped there);
+    ``sign_in``: the server offers it (comments' authors say whether they signed in)."""
     out: dict[str, object] = {
         "instruction": info.name, "opcode": info.opcode + (f" ({info.fusion_kind})"
                                                            if info.fusion_kind else ""),
@@ -128,7 +140,8 @@ def report_inspector(info: Inspector, comments: Iterable = ()) -> dict[str, obje
         out["backend_config"] = info.backend_config
     if info.fused_lines:
         out[f"fused computation {info.fused_computation}"] = "\n".join(info.fused_lines)
-    notes = [f"{c.author or 'anonymous'} ({when(c.created_at)}): {c.text}" for c in comments]
+    notes = ["".join(author(c.author, c.account, sign_in)) + f" ({when(c.created_at)}): {c.text}"
+             for c in comments]
     if notes:
         out["comments"] = "\n".join(notes)
     return out

@@ -26,6 +26,10 @@ DEFAULT_MAX_BYTES = 2 << 30     # 2 GiB unpacked, the app's default upload cap
 # repeats); a 1 MB zip holding 1 GiB of zeros (1000x) was stored and took the server to
 # 3.9 GB (issue 17). HLOLENS_MAX_RATIO sets it (settings().max_ratio, default 200).
 RATIO_FLOOR = 16 << 20          # archives that unpack to less are not held to the ratio
+# the most folders a file may sit in, inside an archive or a dump folder: XLA writes a flat
+# folder (a zipped one is a level or two deep); a member 1,500 folders deep overflowed
+# Python's stack in os.makedirs and showed a RecursionError (issue 33, item 10)
+MAX_DEPTH = 64
 
 
 class ArchiveError(DumpError):
@@ -43,7 +47,17 @@ def member_path(name: str) -> str:
     norm = posixpath.normpath(name)
     if norm == ".." or norm.startswith("../"):
         raise ArchiveError(f"member {raw!r} points outside the archive (zip-slip)")
+    too_deep(norm, "member")
     return norm
+
+
+def too_deep(path: str, what: str) -> None:
+    """Raise ArchiveError when ``path`` (posix, relative) is in more than MAX_DEPTH folders."""
+    depth = path.count("/")
+    if depth > MAX_DEPTH:
+        shown = path if len(path) <= 80 else path[:60] + "…" + path[-19:]
+        raise ArchiveError(f"{what} {shown!r} is {depth:,} folders deep; at most {MAX_DEPTH} "
+                           "are read (a dump folder is flat)")
 
 
 def kind(path_or_bytes: str | bytes) -> str:

@@ -322,6 +322,10 @@ def walk_folder(root: str, skipped: list[tuple[str, str]] | None = None
                             skipped.append((p, "a link to a folder it is inside (a cycle); "
                                                "not followed"))
                         continue
+                    try:                   # as deep as an archive's members may be
+                        archive.too_deep(p + "/", "folder")
+                    except archive.ArchiveError as err:
+                        raise DumpError(f"{root}: {err}") from None
                     stack.append((p, above | {ident}))
                 elif stat.S_ISREG(st.st_mode):
                     out.append((p, st.st_size, st.st_mtime_ns))

@@ -46,6 +46,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Collection, Iterable, Iterator
+from urllib.parse import quote
 
 from . import archive
 from .dump import TF_GRAPH, Dump, open_dump, walk_folder
@@ -151,6 +152,13 @@ def _damaged(e: sqlite3.DatabaseError) -> bool:
     return type(e) is sqlite3.DatabaseError
 
 
+def _no_room(e: sqlite3.OperationalError) -> bool:
+    """SQLite could not write: a full disk (WAL's shared-memory file cannot grow: 'disk
+    I/O error'; or 'database or disk is full') or a folder it may not write in."""
+    text = str(e)
+    return text in ("disk I/O error", "database or disk is full") or "readonly" in text
+
+
 def dump_hash(folder: str) -> tuple[str, int, int]:
     """(content hash, total bytes, file count) of a folder's files."""
     return dump_hash_of(_entries(folder))
@@ -214,6 +222,7 @@ class Store(Notes):
         self._owners: dict[str, IO[str]] = {}      # staging folder -> its locked owner file
         self._checked: dict[str, float] = {}       # dump hash -> when its files were whole
         self._hashed: dict[str, builtins.list[str]] = {}   # dump hash -> files hashed wrong
+        self._read_only = ""        # why the index is read as it is on disk, when it is
         try:
             self._make_index()
         except sqlite3.DatabaseError as e:
@@ -221,7 +230,14 @@ class Store(Notes):
                 raise
             self._set_index_aside(e)
             self._make_index()
-        self.sync()
+        try:
+            self.sync()
+        except StoreError:
+            if not self._read_only:
+                raise
+            _log.warning("the store's index %s could not take in what is new in its files "
+                         "(%s); what it holds already can be read", self.db_path,
+                         self._read_only)
 
     def _make_index(self) -> None:
         """The index's tables (made where missing), checked: a file that is not SQLite,
@@ -266,22 +282,50 @@ class Store(Notes):
         """A connection to the index. One found damaged while the server runs is set aside
         and rebuilt from the files; the operation that met it fails with a StoreError
         saying so (the next one finds the index whole)."""
-        con = sqlite3.connect(self.db_path, timeout=30)
+        con: sqlite3.Connection | None = None
         try:
-            con.execute("PRAGMA journal_mode=WAL")
+            con = self._connect()
             yield con
             con.commit()
         except sqlite3.DatabaseError as e:
+            if self._read_only and isinstance(e, sqlite3.OperationalError) and _no_room(e):
+                raise StoreError("the store cannot be written now "
+                                 f"({self._read_only}): nothing was saved") from None
             if not (recover and _damaged(e)):
                 raise
-            con.close()
+            if con is not None:
+                con.close()
             self._set_index_aside(e)
             self._make_index()
             self.sync()
             raise StoreError("the store's index was damaged; it was rebuilt from the store's "
                              "files: try again") from None
         finally:
+            if con is not None:
+                con.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection to the index; on a full disk (or a folder it may not write in) one
+        that reads the index as it is on disk: SQLite cannot make even a reader's WAL
+        files there, and the stored dumps, views and comments must stay readable (issue
+        33, item 10). Writes through it fail with a StoreError that says why."""
+        con = sqlite3.connect(self.db_path, timeout=30)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            if self._read_only:
+                _log.info("the store's index %s can be written again", self.db_path)
+                self._read_only = ""
+            return con
+        except sqlite3.DatabaseError as e:
             con.close()
+            if not (isinstance(e, sqlite3.OperationalError) and _no_room(e)):
+                raise
+            if not self._read_only:
+                _log.warning("the store's index %s cannot be written (%s; is the disk "
+                             "full?): it is read as it is on disk", self.db_path, e)
+            self._read_only = f"SQLite: {e}; is the disk full?"
+        # immutable: no WAL or lock files (a writer cannot write there either)
+        return sqlite3.connect(f"file:{quote(self.db_path)}?immutable=1", uri=True, timeout=30)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

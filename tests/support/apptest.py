@@ -81,7 +81,7 @@ def texts(at: AppTest) -> str:
     parts += [str(v) for v in card(at).values()]
     raw = "\n".join(str(p) for p in parts)
     # and as read on the page: without markdown's backslash escapes and word joiners
-    return raw + "\n" + re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", raw).replace("\u2060", "")
+    return raw + "\n" + re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", raw).replace("\u2060", "")
 
 
 def query(at: AppTest) -> dict:
