@@ -14,7 +14,7 @@ import pytest
 from conftest import sample
 from streamlit.testing.v1 import AppTest
 
-from tests.support.apptest import APP, app, click, ok, query, texts
+from tests.support.apptest import APP, app, click, ok, query, texts, uploader
 
 from compiler_bridge import open_dump
 from ui.kit import GRAPH_KEY
@@ -221,10 +221,6 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def _uploader(at: AppTest, prefix: str):
-    return next(u for u in at.get("file_uploader") if u.key.startswith(prefix))
-
-
 def test_a_folder_upload_opens_in_the_store(monkeypatch, tmp_path):
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
     monkeypatch.delenv("HLOLENS_DUMP", raising=False)
@@ -233,7 +229,7 @@ def test_a_folder_upload_opens_in_the_store(monkeypatch, tmp_path):
     src = sample("cond_switch")
     files = [(f"cond_switch/{n}", _read(os.path.join(src, n)), "text/plain")
              for n in sorted(os.listdir(src)) if os.path.isfile(os.path.join(src, n))]
-    _uploader(at, "upload-folder").set_value(files).run()
+    uploader(at, "upload-folder").set_value(files).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     share_id = query(at)["dump"]
     assert at.selectbox(key="pick-module").options[0].startswith("★ jit_route · 0000")
@@ -264,7 +260,7 @@ def test_an_archive_with_a_broken_module_names_the_file(monkeypatch, tmp_path):
             z.writestr(f"dump/{n}", data)
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
-    _uploader(at, "upload-files").upload("cond_switch.zip", buf.getvalue()).run()
+    uploader(at, "upload-files").upload("cond_switch.zip", buf.getvalue()).run()
     assert not at.exception
     errors = "\n".join(e.value for e in at.error)
     assert broken in errors
@@ -278,7 +274,7 @@ def test_a_non_dump_upload_is_an_error_banner(monkeypatch, tmp_path):
     monkeypatch.delenv("HLOLENS_DUMP", raising=False)
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
-    _uploader(at, "upload-files").upload("picture.png", b"\x89PNG\r\n").run()
+    uploader(at, "upload-files").upload("picture.png", b"\x89PNG\r\n").run()
     assert not at.exception
     assert any("picture.png" in e.value and "no XLA dump files" in e.value for e in at.error)
     assert "dump" not in query(at)

@@ -135,7 +135,7 @@ def _reached(at, b: str, url: str = _URL) -> bool:
     """The payload is on the page whole, its line breaks shown: as ↵ in a line of text, as
     line breaks inside a code block, or as Python writes them in a quoted name ('\\r'),
     in the text as read (escapes taken out)."""
-    from test_app import texts
+    from tests.support.apptest import texts
     p = broken(b, url)
     shown = {p.replace(b, "\u21b5"), p.replace(b, "\n"), repr(p)[1:-1]}
     page = texts(at)
@@ -161,7 +161,7 @@ def test_no_line_break_in_a_saved_view_or_comment_makes_markup(monkeypatch, tmp_
     import os
 
     from compiler_bridge.dumps import Store
-    from test_app import query
+    from tests.support.apptest import query
 
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
     at = app(sample("transformer"), monkeypatch)

@@ -11,7 +11,7 @@ import zipfile
 
 from conftest import sample
 from streamlit.testing.v1 import AppTest
-from test_app import APP, _uploader, ok, query
+from tests.support.apptest import APP, ok, query, uploader
 
 from compiler_bridge.dumps import Store
 
@@ -40,7 +40,7 @@ def visitor(monkeypatch) -> AppTest:
 
 def upload(at: AppTest, name: str, data: bytes) -> str:
     """Upload an archive from the sidebar; the share id the page then shows."""
-    _uploader(at, "upload-files").upload(name, data).run()
+    uploader(at, "upload-files").upload(name, data).run()
     ok(at)
     assert not at.error, [e.value for e in at.error]
     return query(at)["dump"]

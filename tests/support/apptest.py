@@ -150,3 +150,8 @@ def node_svg(svg: str, element_id: str) -> str:
 
 def node_text(svg: str, element_id: str) -> str:
     return " ".join(re.findall(r">([^<>]*)</text>", node_svg(svg, element_id)))
+
+
+def uploader(at: AppTest, prefix: str):
+    """The file uploader whose key starts with ``prefix``."""
+    return next(u for u in at.get("file_uploader") if u.key.startswith(prefix))
