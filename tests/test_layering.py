@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 
 from conftest import ROOT
+from tests.support.sources import PRODUCT as FIRST_PARTY
+from tests.support.sources import append, copy_sources, product_modules
 
-FIRST_PARTY = ("compiler_bridge", "viz", "ui", "hlolens")
 # sub-package of compiler_bridge -> the siblings it may import
 MAY_IMPORT: dict[str, set[str]] = {
     "config": set(),        # the settings object: every layer reads it, it reads none
@@ -59,21 +59,6 @@ PAGES = frozenset({"ui.opening", "ui.explorer", "ui.graph", "ui.inspector", "ui.
                    "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf"})
 
 
-def _sources(root: str) -> dict[str, str]:
-    """Module name -> path, for the first-party packages and app.py under ``root``."""
-    out = {}
-    for package in FIRST_PARTY:
-        for dirpath, _, files in os.walk(os.path.join(root, package)):
-            for fn in files:
-                if fn.endswith(".py"):
-                    path = os.path.join(dirpath, fn)
-                    mod = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
-                    out[mod.removesuffix(".__init__")] = path
-    if os.path.exists(os.path.join(root, "app.py")):
-        out["app"] = os.path.join(root, "app.py")
-    return out
-
-
 def _exports(path: str) -> set[str]:
     """The names in a face's ``__all__``."""
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
@@ -90,7 +75,7 @@ def _within(mod: str, prefix: str) -> bool:
 
 def violations(root: str) -> list[str]:
     """Every import under ``root`` that breaks a rule, as 'path:line: what'."""
-    modules = _sources(root)
+    modules = product_modules(root)
     packages = {m for m, p in modules.items() if p.endswith("__init__.py")}
     out: list[str] = []
     alias_of: dict[str, tuple[str, str]] = {}    # target -> (alias, where), the first seen
@@ -165,36 +150,22 @@ def test_the_sources_follow_the_layering_rules():
     assert violations(ROOT) == []
 
 
-def _copy_sources(tmp_path) -> str:
-    root = str(tmp_path / "tree")
-    for package in FIRST_PARTY:
-        shutil.copytree(os.path.join(ROOT, package), os.path.join(root, package),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.js", "*.css"))
-    shutil.copy(os.path.join(ROOT, "app.py"), root)
-    return root
-
-
-def _add(root: str, rel: str, line: str) -> None:
-    with open(os.path.join(root, rel), "a", encoding="utf-8") as f:
-        f.write("\n" + line + "\n")
-
-
 def test_each_kind_of_violation_is_caught(tmp_path):
     """The checker is not vacuous: a copy of the tree with one deliberate violation of each
     rule reports exactly those."""
-    root = _copy_sources(tmp_path)
+    root = copy_sources(tmp_path)
     assert violations(root) == []
-    _add(root, "viz/state.py", "import streamlit as st")
-    _add(root, "viz/state.py", "from compiler_bridge.hlo.parser import parse_hlo")
-    _add(root, "ui/kit.py", "from compiler_bridge.hlo import _no_such_private")
-    _add(root, "ui/kit.py", "from compiler_bridge.perf import not_exported")
-    _add(root, "compiler_bridge/hlo/shapes.py", "from ..dumps import Dump")
-    _add(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
-    _add(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
-    _add(root, "compiler_bridge/tf/index.py", "from ..compare import pair_modules")
-    _add(root, "ui/memory.py", "from .graph import legend")
-    _add(root, "ui/graph.py", "from viz import stepper as N")
-    _add(root, "ui/tf.py", "from viz import panels as PANELS")
+    append(root, "viz/state.py", "import streamlit as st")
+    append(root, "viz/state.py", "from compiler_bridge.hlo.parser import parse_hlo")
+    append(root, "ui/kit.py", "from compiler_bridge.hlo import _no_such_private")
+    append(root, "ui/kit.py", "from compiler_bridge.perf import not_exported")
+    append(root, "compiler_bridge/hlo/shapes.py", "from ..dumps import Dump")
+    append(root, "compiler_bridge/perf/costs.py", "from viz import ViewState")
+    append(root, "compiler_bridge/passes/diff.py", "from .timeline import _private_helper")
+    append(root, "compiler_bridge/tf/index.py", "from ..compare import pair_modules")
+    append(root, "ui/memory.py", "from .graph import legend")
+    append(root, "ui/graph.py", "from viz import stepper as N")
+    append(root, "ui/tf.py", "from viz import panels as PANELS")
     found = violations(root)
     expected = [
         "only ui imports streamlit (viz.state imports streamlit)",

@@ -8,29 +8,13 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 
 import networkx as nx
 
 from conftest import ROOT
+from tests.support.sources import append, copy_sources, product_modules
 
-PRODUCT = ("compiler_bridge", "viz", "ui", "hlolens")
 MAX_LINES = 1000
-
-
-def product_files(root: str) -> dict[str, str]:
-    """Module name -> path for every product module under ``root`` (app.py included)."""
-    out = {}
-    for package in PRODUCT:
-        for dirpath, _, files in os.walk(os.path.join(root, package)):
-            for fn in sorted(files):
-                if fn.endswith(".py"):
-                    path = os.path.join(dirpath, fn)
-                    mod = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
-                    out[mod.removesuffix(".__init__")] = path
-    if os.path.exists(os.path.join(root, "app.py")):
-        out["app"] = os.path.join(root, "app.py")
-    return out
 
 
 def import_graph(root: str) -> nx.DiGraph:
@@ -40,7 +24,7 @@ def import_graph(root: str) -> nx.DiGraph:
     a parent package that Python initialises on the way is no edge of its own (every submodule
     would otherwise make a cycle with the ``__init__`` that imports it).
     """
-    modules = product_files(root)
+    modules = product_modules(root)
     packages = {m for m, p in modules.items() if p.endswith("__init__.py")}
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
@@ -75,7 +59,7 @@ def cycles(root: str) -> list[list[str]]:
 
 def long_files(root: str) -> list[str]:
     out = []
-    for mod, path in product_files(root).items():
+    for mod, path in product_modules(root).items():
         with open(path, encoding="utf-8") as f:
             n = sum(1 for _ in f)
         if n > MAX_LINES:
@@ -91,27 +75,16 @@ def test_no_product_file_over_a_thousand_lines():
     assert long_files(ROOT) == []
 
 
-def _copy(tmp_path) -> str:
-    root = str(tmp_path / "tree")
-    for package in PRODUCT:
-        shutil.copytree(os.path.join(ROOT, package), os.path.join(root, package),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.js", "*.css", "models"))
-    shutil.copy(os.path.join(ROOT, "app.py"), root)
-    return root
-
-
 def test_the_checks_catch_a_lazy_cycle_and_a_long_file(tmp_path):
-    root = _copy(tmp_path)
+    root = copy_sources(tmp_path)
     assert cycles(root) == [] and long_files(root) == []
     # a cycle closed by an import inside a function, two packages apart
-    with open(os.path.join(root, "compiler_bridge", "hlo", "shapes.py"), "a") as f:
-        f.write("\n\ndef _late():\n    from viz import state  # noqa: F401\n")
-    with open(os.path.join(root, "viz", "state.py"), "a") as f:
-        f.write("\nfrom compiler_bridge.hlo import shapes  # noqa: F401\n")
+    append(root, "compiler_bridge/hlo/shapes.py",
+           "\ndef _late():\n    from viz import state  # noqa: F401")
+    append(root, "viz/state.py", "from compiler_bridge.hlo import shapes  # noqa: F401")
     found = cycles(root)
     assert len(found) == 1 and {"compiler_bridge.hlo.shapes", "viz.state"} <= set(found[0])
-    with open(os.path.join(root, "viz", "grouping.py"), "a") as f:
-        f.write("\n" * (MAX_LINES + 1))
+    append(root, "viz/grouping.py", "\n" * MAX_LINES)
     assert long_files(root) == [f"viz{os.sep}grouping.py: "
                                 f"{sum(1 for _ in open(os.path.join(root, 'viz', 'grouping.py')))}"
                                 " lines"]
