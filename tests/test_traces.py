@@ -236,7 +236,7 @@ def test_a_gzip_that_unpacks_past_the_cap_is_refused(monkeypatch):
     import gzip
 
     monkeypatch.setenv("HLOLENS_MAX_TRACE_BYTES", str(1 << 20))
-    bomb = gzip.compress(b"\0" * (4 << 20))
+    bomb = gzip.compress(b" " * (4 << 20))   # white space: JSON so far, read to the cap
     assert len(bomb) < 10_000
     with pytest.raises(TraceError) as e:
         read_trace(bomb, "bomb.json.gz")
@@ -244,3 +244,70 @@ def test_a_gzip_that_unpacks_past_the_cap_is_refused(monkeypatch):
     # a real trace followed by a second (empty) gzip member still reads, as gzip allows
     real = open(trace_file("transformer"), "rb").read()
     assert read_trace(real + gzip.compress(b""), "two.json.gz").events
+
+
+# A child process reads the trace and says its peak memory (VmHWM, MB) and event count.
+PEAK_CHILD = """
+import sys
+from compiler_bridge.perf import read_trace_file
+n = len(read_trace_file(sys.argv[1]).events)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status")
+            if line.startswith("VmHWM"))
+print(n, peak // 1024)
+"""
+
+
+def test_a_trace_of_a_million_events_is_read_in_bounded_memory(tmp_path):
+    """Issue 33: a 533 MB trace of 5.3M events took `runtimes` to 5.7 GB (``json.loads``
+    of the whole text). Read as a stream, memory is the op events kept: for 1M events
+    (150 MB of JSON, 147k op events) 120 MB here, where json.loads took 900 MB."""
+    import subprocess
+    import sys
+
+    from tests.support.big_trace import write_big_trace
+
+    path = str(tmp_path / "perfetto_trace.json.gz")
+    ops = write_big_trace(path, 1_000_000)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", PEAK_CHILD, path], capture_output=True,
+                         text=True, cwd=root, env={**os.environ, "PYTHONPATH": root},
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    events, peak_mb = map(int, out.stdout.split())
+    assert events == ops == 147_400
+    assert peak_mb < 300, f"reading the trace peaked at {peak_mb} MB"
+
+
+def test_a_trace_over_the_event_cap_is_refused_by_name(monkeypatch):
+    """The op events kept are capped (HLOLENS_MAX_TRACE_EVENTS), so that no trace, however
+    many events it holds, takes the server's memory; the message names the cap."""
+    data = open(trace_file("transformer"), "rb").read()
+    whole = read_trace(data, "big.json.gz")
+    kept = len(whole.events) + sum(len(m) for m in whole.markers.values())
+    assert len(whole.events) == 430 and kept > 430      # XLA:CPU marks completions too
+    monkeypatch.setenv("HLOLENS_MAX_TRACE_EVENTS", str(kept - 1))
+    with pytest.raises(TraceError) as e:
+        read_trace(data, "big.json.gz")
+    assert str(e.value).startswith(f"big.json.gz: holds more than {kept - 1:,} per-op events")
+    assert "HLOLENS_MAX_TRACE_EVENTS" in str(e.value)
+    monkeypatch.setenv("HLOLENS_MAX_TRACE_EVENTS", str(kept))
+    assert len(read_trace(data, "big.json.gz").events) == 430
+
+
+def test_streamed_json_errors_name_line_and_column():
+    """What json.loads said of a broken document, the stream says too."""
+    for text in (b'{"traceEvents": [{"ph": "X"},\n {"ph": }]}', b'{"traceEvents": [1 2]}',
+                 b'{"traceEvents": [{}], "x": 1} extra', b'[{"a": "\\u00e9"}, tru]'):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as err:
+            expected = f"line {err.lineno} column {err.colno}"
+        with pytest.raises(TraceError, match=expected):
+            read_trace(text, "x.json")
+    with pytest.raises(TraceError, match="not a Chrome trace: expected a JSON object"):
+        read_trace(b"12", "x.json")
+    with pytest.raises(TraceError, match="'traceEvents' is not a list"):
+        read_trace(b'{"traceEvents": {}}', "x.json")
+    with pytest.raises(TraceError, match="not UTF-8"):
+        read_trace(b'{"traceEvents": ["\xff"]}', "x.json")
+    assert read_trace(b'{"metadata": {"a": [1, 2]}, "traceEvents": [ ] }', "x.json").events == []

@@ -6,8 +6,9 @@ tab's row that picks a trace or adds one (``trace_row``).
 Traces: the dump's own (``plugins/profile/<session>/`` inside it) are used without
 asking. A trace uploaded apart is checked against the dump first (a corrupt file, one
 without per-op events or one of another program is refused with the reason), then kept
-in the store beside the dump (``compiler_bridge.dumps.TraceShelf``) and named in the URL
-(``trace=<id>``), so a link shows the same runtimes to anyone who opens it. A dump that
+in the store beside the dump, under the link it was uploaded under (another link to the
+same bytes does not see it: ``compiler_bridge.dumps.TraceShelf``), and named in the URL
+(``trace=<id>``), so that link shows the same runtimes to anyone who opens it. A dump that
 is not in the store keeps uploads in the session only.
 
 The report is computed when something needs it (the overlay, the open tab, an export),
@@ -234,7 +235,7 @@ def trace_row(nav: Navigator, rt: Runtimes) -> None:
 def _uploader(rt: Runtimes) -> None:
     gen = st.session_state.setdefault(UPLOAD_GEN, 0)
     key = f"rt-upload:{gen}"
-    kept = "kept with the dump in the store, so links show it too" if rt.opened.share_id \
+    kept = "kept with the dump in the store, so this link shows it too" if rt.opened.share_id \
         else "kept for this session (this dump is not in the store)"
     st.file_uploader(
         "Add a profiler trace of this program", type=TRACE_TYPES, key=key,
@@ -254,7 +255,7 @@ def add_trace(opened: Opened, name: str, data: bytes) -> tuple[str, str]:
         raise TraceError(name, "the file is empty")
     m = measure(opened.dump, [uploaded(name, data)])
     tid = trace_id(data)
-    where = "kept with the dump in the store, so the link shows it to anyone"
+    where = "kept with the dump in the store, so this link shows it to anyone who has it"
     if opened.share_id:
         try:
             shelf().add(opened.share_id, name, data)

@@ -43,12 +43,16 @@ ENVIRONMENT: tuple[Setting, ...] = (
             "to everyone (a trusted team); otherwise a visitor sees the dumps their browser "
             "uploaded or opened, and others' open only by link"),
     Setting("HLOLENS_STORE_QUOTA", "`50G`",
-            "bytes all stored dumps may take; a new dump over it is refused with a message"),
+            "bytes all stored dumps and the traces uploaded beside them may take; a new "
+            "dump or trace over it is refused with a message"),
     Setting("HLOLENS_MAX_RATIO", "`200`",
             "an archive that unpacks to more than this many times its size (past 16 MB) is "
             "refused"),
     Setting("HLOLENS_MAX_TRACE_BYTES", "512 MB",
             "the most a compressed trace may expand to"),
+    Setting("HLOLENS_MAX_TRACE_EVENTS", "`1000000`",
+            "the most per-op events (and XLA:CPU completion markers) a trace may hold; one "
+            "with more is refused, so that reading it stays within about 1.5 GB of memory"),
     Setting("HLOLENS_CACHE", "`~/.cache/hlolens`",
             "this machine's calibrated device profile, its trained cost models, a remote "
             "store's local index and file cache"),
@@ -71,6 +75,7 @@ class Settings:
     store_quota: int = 50 << 30
     max_ratio: float = 200.0
     max_trace_bytes: int = 512 << 20
+    max_trace_events: int = 1_000_000
     cache_dir: str = os.path.expanduser("~/.cache/hlolens")
     graphviz: str = ""              # '' (dot if installed) | 'wasm'
     dump: str = ""                  # --dump or $HLOLENS_DUMP
@@ -99,6 +104,7 @@ class Settings:
             store_quota=_bytes("HLOLENS_STORE_QUOTA", env, 50 << 30),
             max_ratio=_number("HLOLENS_MAX_RATIO", env, 200.0),
             max_trace_bytes=int(_number("HLOLENS_MAX_TRACE_BYTES", env, 512 << 20)),
+            max_trace_events=int(_number("HLOLENS_MAX_TRACE_EVENTS", env, 1_000_000)),
             cache_dir=os.path.expanduser(env("HLOLENS_CACHE") or "~/.cache/hlolens"),
             graphviz=env("HLOLENS_GRAPHVIZ").lower(),
             dump=args.dump or env("HLOLENS_DUMP"),

@@ -9,7 +9,7 @@ where app replicas share storage)::
                                "uploader": ...}
     notes/<uid>.json           saved views and comments of one link (``notes``;
                                ``<uid>.deleted``: deleted)
-    traces/<hash>/...          traces uploaded for the dump (``trace_shelf``)
+    traces/<hash>/<share id>/  traces uploaded under one link to the dump (``trace_shelf``)
     tmp/                       staging for uploads in progress (local stores)
     hlolens.sqlite             metadata, share ids, saved views, comments (local stores)
 
@@ -670,16 +670,38 @@ class Store(Notes):
         return self._stored(h, sid)
 
     def used_bytes(self) -> int:
+        """Bytes the quota counts: every stored dump, and every trace uploaded beside one
+        (``trace_shelf``: its bytes and records)."""
         with self._db() as db:
-            return int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
+            dumps = int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
+        return dumps + self._traces_bytes()
 
-    def _within_quota(self, name: str, size: int) -> None:
+    def _traces_bytes(self) -> int:
+        folder = self._path("traces")
+        if self.remote:
+            try:
+                return int(self.fs.du(folder, total=True))
+            except FileNotFoundError:
+                return 0
+        return sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(folder)
+                   for n in names if os.path.isfile(os.path.join(d, n)))
+
+    @contextmanager
+    def room(self, name: str, size: int, what: str = "trace") -> Iterator[None]:
+        """Hold the store's write lock while ``size`` more bytes are written, or refuse
+        them (StoreError naming the quota) when the store has no room for them. A 58 MB
+        trace went into a full store while dumps were held to the quota (issue 33)."""
+        with self._writing():
+            self._within_quota(name, size, what)
+            yield
+
+    def _within_quota(self, name: str, size: int, what: str = "dump") -> None:
         self.sync()
         used = self.used_bytes()
         if used + size > self.quota_bytes:
             raise StoreError(
                 f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
-                f"used; this dump has {size:,} bytes). Remove dumps no longer needed "
+                f"used; this {what} has {size:,} bytes). Remove dumps no longer needed "
                 "(python -m compiler_bridge store remove ID), or raise HLOLENS_STORE_QUOTA")
 
     def _restore(self, folder: str, h: str) -> None:

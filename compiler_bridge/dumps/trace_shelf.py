@@ -1,16 +1,23 @@
-"""Traces uploaded for a stored dump, kept beside it so that a link shows them to anyone.
+"""Traces uploaded for a stored dump under one link, kept beside the dump so that the link
+shows them to anyone who has it.
 
 A stored dump is content-addressed and never changes, so a profiler trace recorded apart
 from it (``perfetto_trace.json.gz``, ``<host>.trace.json.gz``, ``<host>.xplane.pb``) is
-kept next to it in the same data location::
+kept next to it in the same data location, under the link (share id) it was uploaded
+under, like saved views and comments (``notes``): the same bytes uploaded by two people
+are one dump with two links, and a trace added under one is not listed, read or named
+(``?trace=<id>``) under the other::
 
-    traces/<dump hash>/<trace id>.bin     the bytes as uploaded
-    traces/<dump hash>/<trace id>.json    written last: name, size, sha256, when
+    traces/<dump hash>/<share id>/<trace id>.bin     the bytes as uploaded
+    traces/<dump hash>/<share id>/<trace id>.json    written last: name, size, sha256, when
 
 ``<trace id>`` is the first 16 hex digits of the bytes' sha256, so the same trace
-uploaded twice is kept once and a link can name it (``?trace=<id>``). Traces hang on the
-dump's hash, not on one share id, like saved views and comments. Works on local and
-fsspec stores alike. Checking that a trace fits the dump is the caller's job
+uploaded twice under a link is kept once and the link can name it. Traces that came
+inside the dump are files of the dump, shown under every link. Traces shelved before
+traces were kept per link lie in ``traces/<dump hash>/`` itself: they stay listed and
+readable under every link to the dump, as they were when shelved. Every byte written
+counts against the store's quota (``Store.room``). Works on local and fsspec stores
+alike. Checking that a trace fits the dump is the caller's job
 (:func:`compiler_bridge.perf.measure`); the shelf only keeps bytes.
 """
 
@@ -65,11 +72,25 @@ class TraceShelf:
         self.store = store
 
     # ------------------------------------------------------------------ paths
-    def _folder(self, share_id: str) -> str:
+    def _folders(self, share_id: str) -> tuple[str, str]:
+        """The link's own folder, and the dump's (where traces shelved before traces were
+        kept per link lie)."""
         h = self.store.resolve(share_id)          # StoreError for an unknown share id
         if self.store.remote:
-            return "/".join([self.store.base.rstrip("/"), "traces", h])
-        return os.path.join(self.store.base, "traces", h)
+            dump = "/".join([self.store.base.rstrip("/"), "traces", h])
+        else:
+            dump = os.path.join(self.store.base, "traces", h)
+        return self._join(dump, share_id), dump
+
+    def _find(self, share_id: str, tid: str) -> tuple[str, StoredTrace]:
+        """The folder of the link's trace ``tid`` and its record (its own before a
+        shared one of the same bytes)."""
+        for folder in self._folders(share_id):
+            try:
+                return folder, self._record(folder, tid)
+            except (OSError, ValueError, KeyError):
+                continue
+        raise StoreError(f"trace {tid} is not stored with this dump")
 
     def _join(self, folder: str, name: str) -> str:
         return f"{folder}/{name}" if self.store.remote else os.path.join(folder, name)
@@ -106,7 +127,7 @@ class TraceShelf:
         if len(data) > self.store.max_upload_bytes:
             raise StoreError(f"{_clean_name(name)}: over the {self.store.max_upload_bytes:,}"
                              "-byte upload cap")
-        folder = self._folder(share_id)
+        folder = self._folders(share_id)[0]
         sha = hashlib.sha256(data).hexdigest()    # the id is its head: hash once
         tid = sha[:16]
         try:
@@ -114,40 +135,43 @@ class TraceShelf:
         except (OSError, ValueError, KeyError):
             pass
         record = StoredTrace(tid, _clean_name(name), len(data), sha, time.time())
-        self._write(self._join(folder, tid + ".bin"), data)
-        self._write(self._join(folder, tid + ".json"), json.dumps(record.to_json()).encode())
+        meta = json.dumps(record.to_json()).encode()
+        with self.store.room(record.name, len(data) + len(meta)):
+            self._write(self._join(folder, tid + ".bin"), data)
+            self._write(self._join(folder, tid + ".json"), meta)
         return record
 
     def list(self, share_id: str) -> list[StoredTrace]:
-        """The dump's uploaded traces, newest first."""
-        folder = self._folder(share_id)
-        out = []
-        for n in self._names(folder):
-            if n.endswith(".json") and is_trace_id(n[:-5]):
-                try:
-                    out.append(self._record(folder, n[:-5]))
-                except (OSError, ValueError, KeyError):
-                    continue
-        return sorted(out, key=lambda t: -t.uploaded_at)
+        """The traces uploaded under this link (and those shelved for every link before
+        traces were kept per link), newest first."""
+        out: dict[str, StoredTrace] = {}
+        for folder in self._folders(share_id):
+            for n in self._names(folder):
+                tid = n[:-5]
+                if n.endswith(".json") and is_trace_id(tid) and tid not in out:
+                    try:
+                        out[tid] = self._record(folder, tid)
+                    except (OSError, ValueError, KeyError):
+                        continue
+        return sorted(out.values(), key=lambda t: -t.uploaded_at)
 
     def get(self, share_id: str, tid: str) -> StoredTrace:
         if not is_trace_id(tid):
             raise StoreError(f"{tid!r} is not a trace id")
-        try:
-            return self._record(self._folder(share_id), tid)
-        except (OSError, ValueError, KeyError):
-            raise StoreError(f"trace {tid} is not stored with this dump") from None
+        return self._find(share_id, tid)[1]
 
     def read(self, share_id: str, tid: str) -> bytes:
         self.get(share_id, tid)
+        folder, _ = self._find(share_id, tid)
         try:
-            return self._read(self._join(self._folder(share_id), tid + ".bin"))
+            return self._read(self._join(folder, tid + ".bin"))
         except OSError as e:
             raise StoreError(f"trace {tid} cannot be read ({e})") from None
 
     def remove(self, share_id: str, tid: str) -> None:
+        """Remove the link's trace (a trace shelved for every link: for every link)."""
         self.get(share_id, tid)
-        folder = self._folder(share_id)
+        folder, _ = self._find(share_id, tid)
         for suffix in (".json", ".bin"):          # the record first: gone means gone
             path = self._join(folder, tid + suffix)
             try:

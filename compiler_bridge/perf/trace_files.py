@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .attribution import async_completions, self_times
-from .chrome_trace import decompress, read_chrome
+from .chrome_trace import read_chrome, unpacked
 from .trace_events import RawTrace, TraceError
 from .xplane_trace import read_xplane
 from ..dumps import TRACE, XPLANE, Dump, DumpFile
@@ -37,7 +37,7 @@ def read_trace(data: bytes, source: str = "<trace>", session: str = "") -> RawTr
     if looks_like_xplane(data, source):
         trace = read_xplane(data, source, session)
     else:
-        trace = read_chrome(decompress(data, source), source, session)
+        trace = read_chrome(unpacked(data, source), source, session)
     self_times(trace.events)
     async_completions(trace.events, trace.markers)
     return trace
