@@ -34,9 +34,11 @@ import builtins
 import dataclasses
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 import sqlite3
@@ -105,6 +107,7 @@ class StoredDump:
                 "modules": self.modules, "damage": self.damage}
 
 
+_DUMP_COLUMNS = "hash, name, uploaded_at, size, files, modules, disk, inodes"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dumps (
     hash TEXT PRIMARY KEY, name TEXT NOT NULL, uploaded_at REAL NOT NULL,
@@ -128,12 +131,28 @@ CREATE TABLE IF NOT EXISTS archives (
 """
 
 
-def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> int:
+def _extract(src: str | bytes, dest: str, max_bytes: int, name: str, max_files: int) -> int:
     """Unpack an archive into ``dest``; the number of files it held."""
     try:
-        return len(archive.extract(src, dest, max_bytes=max_bytes, label=name))
+        return len(archive.extract(src, dest, max_bytes=max_bytes, label=name,
+                                   max_files=max_files))
     except archive.ArchiveError as e:
         raise StoreError(str(e)) from None
+
+
+def _copy_capped(src: IO[bytes], target: str, left: int, name: str, *,
+                 cap: int | None = None) -> int:
+    """Copy a file object to a new file 1 MiB at a time, at most ``left`` bytes (the upload
+    cap, ``cap`` when part of it is spent); the bytes copied."""
+    cap = left if cap is None else cap
+    copied = 0
+    with open(target, "xb") as out:
+        while chunk := src.read(1 << 20):
+            copied += len(chunk)
+            if copied > left:
+                raise StoreError(f"{name}: over the {cap:,}-byte upload cap")
+            out.write(chunk)
+    return copied
 
 
 def _all_staged(folder: str, expected: int, name: str) -> None:
@@ -157,6 +176,22 @@ def _no_room(e: sqlite3.OperationalError) -> bool:
     I/O error'; or 'database or disk is full') or a folder it may not write in."""
     text = str(e)
     return text in ("disk I/O error", "database or disk is full") or "readonly" in text
+
+
+def disk_usage(folder: str) -> tuple[int, int]:
+    """(bytes, inodes) a folder takes on disk: each file and folder by the blocks it holds
+    (``st_blocks``; its size rounded up to the file system's block where there is none), and
+    one inode each. The bytes of the files alone let a 695 KB tar of 100k members take
+    394 MB of disk while the quota counted 121 KB (issue 33, item 6)."""
+    block = os.statvfs(folder).f_frsize or 4096
+    used, inodes = 0, 0
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            st = os.lstat(os.path.join(root, name))
+            blocks = getattr(st, "st_blocks", None)
+            used += blocks * 512 if blocks is not None else -(-st.st_size // block) * block
+            inodes += 1
+    return used, inodes
 
 
 def dump_hash(folder: str) -> tuple[str, int, int]:
@@ -190,7 +225,8 @@ class Store(Notes):
     """Dumps, share ids, saved views and comments (``Notes``) under one data location."""
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
-                 cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
+                 cache_dir: str | None = None, quota_bytes: int | None = None,
+                 quota_files: int | None = None) -> None:
         try:
             given = settings()
         except SettingsError as e:
@@ -199,6 +235,8 @@ class Store(Notes):
         self.location = location
         self.max_upload_bytes = max_upload_bytes
         self.quota_bytes = quota_bytes if quota_bytes is not None else given.store_quota
+        self.quota_files = quota_files if quota_files is not None else given.store_files
+        self.max_files = given.max_files
         self.remote = "://" in location and not location.startswith("file://")
         if self.remote:
             import fsspec
@@ -248,12 +286,16 @@ class Store(Notes):
             if check != "ok":
                 raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
             # indexes made before accounts, before notes kept their link, before links
-            # kept their uploader and name (NULL: not recorded)
+            # kept their uploader and name (NULL: not recorded), before dumps kept their
+            # disk use
             for table, column in (("views", "account TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "account TEXT NOT NULL DEFAULT ''"),
                                   ("views", "share_id TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "share_id TEXT NOT NULL DEFAULT ''"),
-                                  ("shares", "uploader TEXT"), ("shares", "name TEXT")):
+                                  ("shares", "uploader TEXT"), ("shares", "name TEXT"),
+                                  # what it takes on disk (NULL: stored before it was
+                                  # counted; its size and files stand in)
+                                  ("dumps", "disk INTEGER"), ("dumps", "inodes INTEGER")):
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
                 if column.split()[0] not in cols:
                     try:
@@ -438,9 +480,10 @@ class Store(Notes):
                     m = self._read_manifest(h)
                 except (OSError, ValueError):
                     continue
-                db.execute("INSERT OR IGNORE INTO dumps VALUES (?,?,?,?,?,?)",
+                db.execute(f"INSERT OR IGNORE INTO dumps ({_DUMP_COLUMNS}) VALUES "
+                           "(?,?,?,?,?,?,?,?)",
                            (h, m["name"], m["uploaded_at"], m["size"], m["files"],
-                            json.dumps(m["modules"])))
+                            json.dumps(m["modules"]), m.get("disk"), m.get("inodes")))
                 for sid in m.get("share_ids", []):
                     db.execute("INSERT OR IGNORE INTO shares (share_id, hash, created_at) "
                                "VALUES (?,?,?)", (sid, h, m["uploaded_at"]))
@@ -517,12 +560,19 @@ class Store(Notes):
         """Store a dump folder or archive from disk; returns it with its share id.
         ``holds``: the links the caller holds (see ``_handed``; None: the dump's first)."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
+        if not os.path.isdir(path):
+            if os.path.getsize(path) > self.max_upload_bytes:
+                raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+            if archive.kind(path):
+                return self._add_archive(path, _sha256(path), name, uploader, holds)
         listed = walk_folder(path) if os.path.isdir(path) else []
         if os.path.isdir(path):
             size = sum(s for _, s, _ in listed)
             if size > self.max_upload_bytes:
                 raise StoreError(f"{name}: {size:,} bytes is over the "
                                  f"{self.max_upload_bytes:,}-byte upload cap")
+            if len(listed) > self.max_files:
+                raise StoreError(str(archive.too_many(name, self.max_files)))
             # the same folder again (an app restarted with --dump): no copy, no staging
             h = dump_hash(path)[0]
             if h in self._manifest_hashes() and not self._needs_restore(h):
@@ -539,38 +589,52 @@ class Store(Notes):
                     shutil.copy2(os.path.join(path, rel), target)
                 os.makedirs(files, exist_ok=True)
                 _all_staged(files, len(listed), name)
-            else:
-                if os.path.getsize(path) > self.max_upload_bytes:
-                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
-                if archive.kind(path):
-                    _all_staged(files, _extract(path, files, self.max_upload_bytes, name), name)
-                    files = self._normalize_root(files)
-                else:                       # one module's file (.hlo, .mlir, .hlo.pb): loose.py
-                    os.makedirs(files)
-                    shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
+            else:                           # one module's file (.hlo, .mlir, .hlo.pb): loose.py
+                os.makedirs(files)
+                shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
             return self._commit(files, name, uploader, holds)
+        finally:
+            self._unstage(staging)
+
+    def add_upload(self, src: IO[bytes], filename: str, name: str | None = None, *,
+                   uploader: str = "", holds: Collection[str] | None = None) -> StoredDump:
+        """Store one uploaded file (an archive, or one module's file), read from ``src`` in
+        bounded chunks into the staging folder and stored from there as ``add_path`` stores
+        it: the upload is never copied whole in memory (a 1.88 GB zip peaked at 3.95 GB,
+        issue 33, item 4). ``filename``: its name as uploaded (only its last part is used)."""
+        try:
+            base = posixpath.basename(archive.member_path(filename)) or "upload"
+        except archive.ArchiveError as e:
+            raise StoreError(f"{name or filename}: {e}") from None
+        staging = self._staging()
+        try:
+            target = os.path.join(staging, "upload", base)
+            os.makedirs(os.path.dirname(target))
+            _copy_capped(src, target, self.max_upload_bytes, name or base)
+            return self.add_path(target, name or base, uploader=uploader, holds=holds)
         finally:
             self._unstage(staging)
 
     def add_archive(self, data: bytes, name: str, *, uploader: str = "",
                     holds: Collection[str] | None = None) -> StoredDump:
-        """Store an uploaded .zip / .tar(.gz) given as bytes (``holds``: as for
-        ``add_path``).
-
-        The same archive bytes again (a bug-report zip uploaded by a second teammate)
-        are recognised by their sha256 before anything is unpacked; other archives of
-        the same files are found by the content hash after unpacking, as before.
-        """
+        """Store a .zip / .tar(.gz) given as bytes (``holds``: as for ``add_path``)."""
         if len(data) > self.max_upload_bytes:
             raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
-        sha = hashlib.sha256(data).hexdigest()
+        return self._add_archive(data, hashlib.sha256(data).hexdigest(), name, uploader, holds)
+
+    def _add_archive(self, src: str | bytes, sha: str, name: str, uploader: str,
+                     holds: Collection[str] | None) -> StoredDump:
+        """The same archive bytes again (a bug-report zip uploaded by a second teammate)
+        are recognised by their sha256 before anything is unpacked; other archives of
+        the same files are found by the content hash after unpacking."""
         known = self._archive_dump(sha, holds, uploader, name)
         if known is not None:
             return known
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
-            _all_staged(files, _extract(data, files, self.max_upload_bytes, name), name)
+            _all_staged(files, _extract(src, files, self.max_upload_bytes, name,
+                                        self.max_files), name)
             stored = self._commit(self._normalize_root(files), name, uploader, holds)
         finally:
             self._unstage(staging)
@@ -596,28 +660,30 @@ class Store(Notes):
         except StoreError:
             return None
 
-    def add_files(self, files: Iterable[tuple[str, bytes]], name: str, *,
+    def add_files(self, files: Iterable[tuple[str, bytes | IO[bytes]]], name: str, *,
                   uploader: str = "", holds: Collection[str] | None = None) -> StoredDump:
         """Store a dump uploaded as many files (relative paths, e.g. from a folder upload;
-        ``holds``: as for ``add_path``)."""
+        each file's bytes, or a file object read in bounded chunks; ``holds``: as for
+        ``add_path``)."""
         staging = self._staging()
         try:
             root = os.path.join(staging, "files")
             os.makedirs(root)
-            total = 0
+            total = count = 0
             for rel, data in files:
                 try:
                     path = archive.member_path(rel)
                 except archive.ArchiveError as e:
                     raise StoreError(f"{name}: {e}") from None
-                total += len(data)
-                if total > self.max_upload_bytes:
-                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+                count += 1
+                if count > self.max_files:
+                    raise StoreError(str(archive.too_many(name, self.max_files)))
                 target = os.path.join(root, *path.split("/"))
                 try:
                     os.makedirs(os.path.dirname(target), exist_ok=True)
-                    with open(target, "xb") as f:
-                        f.write(data)
+                    total += _copy_capped(io.BytesIO(data) if isinstance(data, bytes) else data,
+                                          target, self.max_upload_bytes - total, name,
+                                          cap=self.max_upload_bytes)
                 except FileExistsError:
                     raise StoreError(f"{name}: {path} is uploaded twice (or is also a "
                                      "folder's name); expected one file per path") from None
@@ -644,6 +710,7 @@ class Store(Notes):
                              f"{EXPECTED.removeprefix('expected ')})")
         entries = _entries(folder)
         h, size, nfiles = dump_hash_of(entries)
+        disk, inodes = disk_usage(folder)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
         with self._writing():
             if h in self._manifest_hashes():
@@ -651,7 +718,7 @@ class Store(Notes):
                 if self._needs_restore(h):   # files lost or changed: these restore them
                     self._restore(folder, h)
                 return self._handed(h, holds, uploader, name)
-            self._within_quota(name, size)
+            self._within_quota(name, disk, inodes)
             now = time.time()
             sid = _share_id()
             if self.remote:
@@ -662,25 +729,39 @@ class Store(Notes):
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid],
                         "index": {rel: [n, digest] for rel, digest, n in entries},
-                        "uploader": uploader}
+                        "uploader": uploader, "disk": disk, "inodes": inodes}
             self._write_manifest(h, manifest)
             with self._db() as db:
-                db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
-                           (h, name, now, size, nfiles, json.dumps(modules)))
+                db.execute(f"INSERT OR REPLACE INTO dumps ({_DUMP_COLUMNS}) VALUES "
+                           "(?,?,?,?,?,?,?,?)",
+                           (h, name, now, size, nfiles, json.dumps(modules), disk, inodes))
         return self._stored(h, sid)
 
-    def used_bytes(self) -> int:
+    def used(self) -> tuple[int, int]:
+        """(bytes on disk, inodes) the stored dumps take."""
         with self._db() as db:
-            return int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
+            row = db.execute("SELECT COALESCE(SUM(COALESCE(disk, size)), 0), "
+                             "COALESCE(SUM(COALESCE(inodes, files)), 0) FROM dumps").fetchone()
+        return int(row[0]), int(row[1])
 
-    def _within_quota(self, name: str, size: int) -> None:
+    def used_bytes(self) -> int:
+        return self.used()[0]
+
+    def _within_quota(self, name: str, disk: int, inodes: int) -> None:
+        """Both quotas, on what the dump takes on disk: bytes by the blocks its files and
+        folders hold, and inodes (empty files hold no block)."""
         self.sync()
-        used = self.used_bytes()
-        if used + size > self.quota_bytes:
+        used, files = self.used()
+        how = ("Remove dumps no longer needed (python -m compiler_bridge store remove ID), "
+               "or raise ")
+        if used + disk > self.quota_bytes:
             raise StoreError(
                 f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
-                f"used; this dump has {size:,} bytes). Remove dumps no longer needed "
-                "(python -m compiler_bridge store remove ID), or raise HLOLENS_STORE_QUOTA")
+                f"used; this dump takes {disk:,} bytes on disk). {how}HLOLENS_STORE_QUOTA")
+        if files + inodes > self.quota_files:
+            raise StoreError(
+                f"{name}: the store is full ({files:,} of its {self.quota_files:,} files and "
+                f"folders used; this dump has {inodes:,}). {how}HLOLENS_STORE_FILES")
 
     def _restore(self, folder: str, h: str) -> None:
         if self.remote:
