@@ -86,3 +86,65 @@ def test_an_archive_of_too_many_files_stops_unpacking(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="HLOLENS_MAX_FILES"):
         store.add_files(files, "many files")
     assert store.list() == [] and staged(data) == []
+
+
+def test_an_upload_reaches_the_store_as_a_file_and_its_memory_is_released(
+        tmp_path, tmp_path_factory, monkeypatch):
+    """The page handed the store ``getvalue()`` (a whole copy in memory) and kept Streamlit's
+    copy for the session after storing it. Now the archive is unpacked from a file in the
+    staging folder, and the uploaded file is removed from Streamlit's manager."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.testing.v1 import AppTest
+
+    from compiler_bridge.dumps import archive
+    from tests.support.apptest import APP, query, uploader
+    from tests.support.samples import sample_zip
+
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    unpacked, removed = [], []
+    real_extract, real_remove = archive.extract, MemoryUploadedFileManager.remove_file
+    monkeypatch.setattr(archive, "extract", lambda src, *a, **k: (
+        unpacked.append((src, os.path.getsize(src) if isinstance(src, str) else None)),
+        real_extract(src, *a, **k))[1])
+    monkeypatch.setattr(MemoryUploadedFileManager, "remove_file", lambda self, sid, fid: (
+        removed.append(fid), real_remove(self, sid, fid))[1])
+    with open(sample_zip(tmp_path_factory, "cond_switch"), "rb") as f:
+        data = f.read()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    widget = uploader(at, "upload-files")
+    widget.upload("cond_switch.zip", data).run()
+    assert not at.exception and not at.error
+    assert query(at).get("dump")                              # stored and opened
+    (src, size), = unpacked
+    assert isinstance(src, str) and size == len(data)       # a file, not the bytes
+    assert len(removed) == 1                                  # Streamlit's copy dropped
+
+
+def test_a_second_upload_at_once_waits_for_the_first(tmp_path, tmp_path_factory, monkeypatch):
+    """One upload is stored at a time (each unpacks to disk and hashes); one that waits past
+    the limit is told the server is busy, and its memory is released all the same."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support.apptest import APP, query, uploader
+    from tests.support.samples import sample_zip
+    from ui import opening
+
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    monkeypatch.setattr(opening, "WAIT_SECONDS", 0.5)
+    with open(sample_zip(tmp_path_factory, "cond_switch"), "rb") as f:
+        data = f.read()
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert opening.STORING.acquire(timeout=5)          # another upload is being stored
+    try:
+        uploader(at, "upload-files").upload("cond_switch.zip", data).run()
+    finally:
+        opening.STORING.release()
+    assert not at.exception
+    assert any("busy storing other uploads" in e.value for e in at.error)
+    assert "dump" not in query(at)
+    uploader(at, "upload-files").upload("cond_switch.zip", data).run()
+    assert not at.exception and query(at).get("dump")

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import IO, Collection, Iterable, Iterator
 from urllib.parse import quote
 
-from . import archive
+from . import archive, usage
 from .dump import TF_GRAPH, Dump, open_dump, walk_folder
 from .errors import DumpError, StoreError
 from .notes import Notes
@@ -140,21 +140,6 @@ def _extract(src: str | bytes, dest: str, max_bytes: int, name: str, max_files: 
         raise StoreError(str(e)) from None
 
 
-def _copy_capped(src: IO[bytes], target: str, left: int, name: str, *,
-                 cap: int | None = None) -> int:
-    """Copy a file object to a new file 1 MiB at a time, at most ``left`` bytes (the upload
-    cap, ``cap`` when part of it is spent); the bytes copied."""
-    cap = left if cap is None else cap
-    copied = 0
-    with open(target, "xb") as out:
-        while chunk := src.read(1 << 20):
-            copied += len(chunk)
-            if copied > left:
-                raise StoreError(f"{name}: over the {cap:,}-byte upload cap")
-            out.write(chunk)
-    return copied
-
-
 def _all_staged(folder: str, expected: int, name: str) -> None:
     """Every file of an upload reached its staging folder; else nothing is stored (a link
     to part of a dump looks whole to whoever opens it)."""
@@ -176,22 +161,6 @@ def _no_room(e: sqlite3.OperationalError) -> bool:
     I/O error'; or 'database or disk is full') or a folder it may not write in."""
     text = str(e)
     return text in ("disk I/O error", "database or disk is full") or "readonly" in text
-
-
-def disk_usage(folder: str) -> tuple[int, int]:
-    """(bytes, inodes) a folder takes on disk: each file and folder by the blocks it holds
-    (``st_blocks``; its size rounded up to the file system's block where there is none), and
-    one inode each. The bytes of the files alone let a 695 KB tar of 100k members take
-    394 MB of disk while the quota counted 121 KB (issue 33, item 6)."""
-    block = os.statvfs(folder).f_frsize or 4096
-    used, inodes = 0, 0
-    for root, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            st = os.lstat(os.path.join(root, name))
-            blocks = getattr(st, "st_blocks", None)
-            used += blocks * 512 if blocks is not None else -(-st.st_size // block) * block
-            inodes += 1
-    return used, inodes
 
 
 def dump_hash(folder: str) -> tuple[str, int, int]:
@@ -610,7 +579,7 @@ class Store(Notes):
         try:
             target = os.path.join(staging, "upload", base)
             os.makedirs(os.path.dirname(target))
-            _copy_capped(src, target, self.max_upload_bytes, name or base)
+            usage.copy_capped(src, target, self.max_upload_bytes, name or base)
             return self.add_path(target, name or base, uploader=uploader, holds=holds)
         finally:
             self._unstage(staging)
@@ -681,7 +650,7 @@ class Store(Notes):
                 target = os.path.join(root, *path.split("/"))
                 try:
                     os.makedirs(os.path.dirname(target), exist_ok=True)
-                    total += _copy_capped(io.BytesIO(data) if isinstance(data, bytes) else data,
+                    total += usage.copy_capped(io.BytesIO(data) if isinstance(data, bytes) else data,
                                           target, self.max_upload_bytes - total, name,
                                           cap=self.max_upload_bytes)
                 except FileExistsError:
@@ -710,7 +679,7 @@ class Store(Notes):
                              f"{EXPECTED.removeprefix('expected ')})")
         entries = _entries(folder)
         h, size, nfiles = dump_hash_of(entries)
-        disk, inodes = disk_usage(folder)
+        disk, inodes = usage.disk_usage(folder)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
         with self._writing():
             if h in self._manifest_hashes():
@@ -748,20 +717,9 @@ class Store(Notes):
         return self.used()[0]
 
     def _within_quota(self, name: str, disk: int, inodes: int) -> None:
-        """Both quotas, on what the dump takes on disk: bytes by the blocks its files and
-        folders hold, and inodes (empty files hold no block)."""
         self.sync()
-        used, files = self.used()
-        how = ("Remove dumps no longer needed (python -m compiler_bridge store remove ID), "
-               "or raise ")
-        if used + disk > self.quota_bytes:
-            raise StoreError(
-                f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
-                f"used; this dump takes {disk:,} bytes on disk). {how}HLOLENS_STORE_QUOTA")
-        if files + inodes > self.quota_files:
-            raise StoreError(
-                f"{name}: the store is full ({files:,} of its {self.quota_files:,} files and "
-                f"folders used; this dump has {inodes:,}). {how}HLOLENS_STORE_FILES")
+        usage.within_quota(name, self.used(), (disk, inodes), self.quota_bytes,
+                           self.quota_files)
 
     def _restore(self, folder: str, h: str) -> None:
         if self.remote:
