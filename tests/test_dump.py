@@ -13,7 +13,7 @@ import zipfile
 import pytest
 
 from compiler_bridge import DumpError, HloParseError, Store, measure, open_dump
-from compiler_bridge.dumps.store import dump_hash
+from compiler_bridge.dumps import dump_hash
 from compiler_bridge.dumps import dump as D
 
 from conftest import ROOT, sample

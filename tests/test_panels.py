@@ -267,3 +267,42 @@ def test_a_regex_feature_the_engine_lacks_is_a_message(transformer):
     _, module = transformer
     got = P.search(module, r"(dot)\1", regex=True)
     assert got.hits == [] and "bad regular expression" in got.error and "\\1" in got.error
+
+
+# RE2 runs it in linear time, at thousands of steps per character: about 30 s over the
+# deep op_name's 1.5 MB (a catastrophic search burned 113-176 s of CPU, issue 33)
+COSTLY = "[s/0-9].{1000}[s/0-9].{1000}[s/0-9]{1000}#"
+
+
+@pytest.fixture(scope="module")
+def deep_module(tmp_path_factory):
+    from hostile_inputs import deep_op_name_dump
+    dump = open_dump(deep_op_name_dump(str(tmp_path_factory.mktemp("deep"))))
+    main = dump.main
+    return dump.parse(main.after_optimizations.path)
+
+
+def test_a_costly_regex_stops_at_its_budget_and_says_so(deep_module):
+    import time
+    start = time.monotonic()
+    got = P.search(deep_module, COSTLY, regex=True, budget=0.5)
+    assert time.monotonic() - start < 10                  # not the 30 s it would take
+    assert got.error == "" and "stopped after its 0.5 s budget" in got.stopped
+    assert "instructions searched" in got.stopped
+    # a pattern within the budget searches everything, and the hits are those of the text
+    whole = P.search(deep_module, "s199999/op", regex=True, budget=30)
+    assert whole.stopped == "" and whole.total == 1
+
+
+def test_the_page_says_a_regex_search_stopped(monkeypatch, tmp_path):
+    from hostile_inputs import deep_op_name_dump
+
+    from tests.support.apptest import app, plain
+    monkeypatch.setattr(P, "SEARCH_BUDGET", 0.5)
+    at = app(deep_op_name_dump(str(tmp_path)), monkeypatch)
+    at.toggle(key="search-re").set_value(True)
+    at.text_input(key="search-q").input(COSTLY).run()
+    assert not at.exception
+    warned = [plain(w.value) for w in at.warning]
+    assert any("Search stopped" in w and "stopped after its 0.5 s budget" in w and
+               "instructions searched" in w for w in warned), warned

@@ -64,11 +64,12 @@ def test_defaults_and_the_forms_each_variable_takes():
     s = Settings.read({"HLOLENS_DATA": "s3://b/x", "HLOLENS_LIST_ALL": "Yes",
                        "HLOLENS_STORE_QUOTA": "500M", "HLOLENS_MAX_RATIO": "50",
                        "HLOLENS_MAX_TRACE_BYTES": "1048576", "HLOLENS_CACHE": "/c",
-                       "HLOLENS_GRAPHVIZ": "wasm", "HLOLENS_DUMP": "/d"},
+                       "HLOLENS_GRAPHVIZ": "wasm", "HLOLENS_DUMP": "/d",
+                       "HLOLENS_STORE_FILES": "200_000", "HLOLENS_MAX_FILES": "9,000"},
                       ["--compare", "/b", "--server.port", "1"])
     assert s == Settings(data="s3://b/x", list_all=True, store_quota=500 << 20, max_ratio=50.0,
                          max_trace_bytes=1 << 20, cache_dir="/c", graphviz="wasm", dump="/d",
-                         compare="/b")
+                         compare="/b", store_files=200_000, max_files=9_000)
     assert s.calibrated_profile == os.path.join("/c", "device.json")
     # the command line wins over the environment, as `streamlit run app.py -- --dump X` does
     assert Settings.read({"HLOLENS_DUMP": "/env"}, ["--dump", "/argv"]).dump == "/argv"
@@ -77,7 +78,9 @@ def test_defaults_and_the_forms_each_variable_takes():
 
 @pytest.mark.parametrize("variable,value", [("HLOLENS_STORE_QUOTA", "lots"),
                                             ("HLOLENS_MAX_RATIO", "x"),
-                                            ("HLOLENS_MAX_TRACE_BYTES", "1e")])
+                                            ("HLOLENS_MAX_TRACE_BYTES", "1e"),
+                                            ("HLOLENS_STORE_FILES", "many"),
+                                            ("HLOLENS_MAX_FILES", "-1")])
 def test_a_malformed_value_names_its_variable(variable, value):
     with pytest.raises(SettingsError) as e:
         Settings.read({variable: value})

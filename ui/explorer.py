@@ -214,8 +214,11 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     if result.error:
         st.warning(md(result.error))
         return
+    if result.stopped:
+        st.warning(f"**Search stopped.** {md(result.stopped)}.")
     if not result.hits:
-        st.caption(f"No instruction matches {code(query)}.")
+        st.caption(f"No instruction matches {code(query)}" +
+                   (" in what was searched." if result.stopped else "."))
         return
     hits = {h.name: h for h in result.hits}
     more = f" (showing the first {len(result.hits)})" if result.total > len(result.hits) else ""

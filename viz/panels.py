@@ -7,7 +7,11 @@ touches Streamlit, so every panel can be tested and reused by the CLI and export
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -462,6 +466,8 @@ class SearchResult:
     hits: list[Hit]
     total: int
     error: str = ""
+    stopped: str = ""   # why the search stopped before the end (its time budget): the hits
+    #                     are those found until then
 
 
 _RE2_OPTIONS = re2.Options()
@@ -469,10 +475,16 @@ _RE2_OPTIONS.case_sensitive = False
 _RE2_OPTIONS.never_capture = True
 _RE2_OPTIONS.log_errors = False           # the message goes to the user, not to stderr
 _RE2_OPTIONS.max_mem = 8 << 20            # a pattern that compiles bigger is refused
+# seconds of work a regex search may take: RE2 is linear in the text, but a pattern such as
+# [s/0-9].{1000}[s/0-9].{1000}[s/0-9]{1000}# costs thousands of steps per character, and a
+# catastrophic search burned 113-176 s of CPU per tab (issue 33)
+SEARCH_BUDGET = 2.0
+_FIELDS = ("name", "opcode", "op_name", "shape", "source")
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_search_worker.py")
 
 
 def search(module: HloModule, query: str, *, regex: bool = False,
-           limit: int = 500) -> SearchResult:
+           limit: int = 500, budget: float | None = None) -> SearchResult:
     r"""Instructions whose name, opcode, op_name, shape or source location (file:line and
     function) matches, case-insensitive.
 
@@ -480,44 +492,83 @@ def search(module: HloModule, query: str, *, regex: bool = False,
     expression is reported in ``error``, never raised. Patterns run on RE2, whose time is
     linear in the text: Python's ``re`` backtracks, and one pattern such as ``(\w+\W?)+#``
     held the interpreter (and every visitor's page) for minutes. RE2 has no
-    backreferences or lookaround; such a pattern is reported as unsupported.
+    backreferences or lookaround; such a pattern is reported as unsupported. A regex search
+    runs in a child process stopped after ``budget`` seconds (default ``SEARCH_BUDGET``;
+    ``stopped`` says so; the hits
+    are those found by then): one RE2 call cannot be interrupted.
     """
     query = query.strip()
     if not query:
         return SearchResult(query, [], 0)
+    texts = [(inst, _op_name(inst), str(inst.shape)) for inst in module.instructions()]
     if regex:
         try:
-            pattern = re2.compile(query, _RE2_OPTIONS)
+            re2.compile(query, _RE2_OPTIONS)
         except re2.error as e:
             why = e.args[0] if e.args else e
             why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
             return SearchResult(query, [], 0, f"bad regular expression (RE2 syntax): {why}")
-
-        def match(text: str) -> bool:
-            return pattern.search(text) is not None
+        matched, stopped = _regex_matches(module, query, texts,
+                                          SEARCH_BUDGET if budget is None else budget)
     else:
         needle = query.lower()
-
-        def match(text: str) -> bool:
-            return needle in text.lower()
+        matched, stopped = {}, ""
+        for idx, (inst, op_name, shape) in enumerate(texts):
+            for field, text in enumerate((inst.name, inst.opcode, op_name, shape)):
+                if text and needle in text.lower():
+                    matched[idx] = _FIELDS[field]
+                    break
+            else:
+                loc = _source_location(module, inst)
+                if loc is not None and needle in str(loc).lower():
+                    matched[idx] = "source"
     exact = query.lower().lstrip("%")
     ranked: list[tuple[int, int, Hit]] = []
-    for idx, inst in enumerate(module.instructions()):
-        op_name = _op_name(inst)
-        shape = str(inst.shape)
-        which = ("name" if match(inst.name) else "opcode" if match(inst.opcode)
-                 else "op_name" if op_name and match(op_name) else "shape" if match(shape)
-                 else "")
-        if not which:
-            loc = _source_location(module, inst)
-            if loc is None or not match(str(loc)):
-                continue
-            which = "source"
+    for idx, which in matched.items():
+        inst, op_name, shape = texts[idx]
         rank = 0 if inst.name.lower() == exact else 1 if inst.opcode == exact else 2
         comp = inst.computation.name if inst.computation is not None else ""
         ranked.append((rank, idx, Hit(inst.name, inst.opcode, shape, op_name, comp, which)))
     ranked.sort(key=lambda t: (t[0], t[1]))
-    return SearchResult(query, [h for _, _, h in ranked[:limit]], len(ranked))
+    return SearchResult(query, [h for _, _, h in ranked[:limit]], len(ranked),
+                        stopped=stopped)
+
+
+def _regex_matches(module: HloModule, query: str, texts: list, budget: float
+                   ) -> tuple[dict[int, str], str]:
+    """{instruction index: field matched} from the worker process, and why it stopped
+    early ('' when it searched them all)."""
+    job = json.dumps({"pattern": query, "max_mem": _RE2_OPTIONS.max_mem, "texts": [
+        [inst.name, inst.opcode, op_name, shape,
+         str(loc) if (loc := _source_location(module, inst)) is not None else ""]
+        for inst, op_name, shape in texts]})
+    proc = subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    killed = False
+    try:
+        out, _ = proc.communicate(job.encode(), timeout=budget)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        killed = True
+        out, _ = proc.communicate()
+    matched: dict[int, str] = {}
+    done = 0
+    for line in out.decode().splitlines():
+        if line.startswith("@"):
+            done = int(line[1:])
+        elif line:
+            idx, field = line.split()
+            matched[int(idx)] = _FIELDS[int(field)]
+            done = max(done, int(idx) + 1)
+    if done >= len(texts):
+        return matched, ""
+    if not killed:
+        return matched, (f"the search failed after {done:,} of {len(texts):,} instructions "
+                         f"(its process ended with status {proc.returncode})")
+    return matched, (f"the search stopped after its {budget:g} s budget, {done:,} of "
+                     f"{len(texts):,} instructions searched: this pattern costs too much on "
+                     "this module's text (a long repeat such as .{1000}); a simpler one "
+                     "searches it all")
 
 
 # --------------------------------------------------------------------------- kernels

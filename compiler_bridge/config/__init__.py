@@ -43,8 +43,15 @@ ENVIRONMENT: tuple[Setting, ...] = (
             "to everyone (a trusted team); otherwise a visitor sees the dumps their browser "
             "uploaded or opened, and others' open only by link"),
     Setting("HLOLENS_STORE_QUOTA", "`50G`",
-            "bytes all stored dumps and the traces uploaded beside them may take; a new "
-            "dump or trace over it is refused with a message"),
+            "disk space all stored dumps and the traces uploaded beside them may take (each "
+            "file counted by the blocks it takes on disk); a new dump or trace over it is "
+            "refused with a message"),
+    Setting("HLOLENS_STORE_FILES", "`1000000`",
+            "files and folders (inodes) all stored dumps may take; a new dump over it is "
+            "refused with a message"),
+    Setting("HLOLENS_MAX_FILES", "`50000`",
+            "the most files one dump may hold (an archive is refused as soon as it unpacks "
+            "more)"),
     Setting("HLOLENS_MAX_RATIO", "`200`",
             "an archive that unpacks to more than this many times its size (past 16 MB) is "
             "refused"),
@@ -73,6 +80,8 @@ class Settings:
     data: str = ""                  # '' -> the store's default location
     list_all: bool = False
     store_quota: int = 50 << 30
+    store_files: int = 1_000_000
+    max_files: int = 50_000
     max_ratio: float = 200.0
     max_trace_bytes: int = 512 << 20
     max_trace_events: int = 1_000_000
@@ -102,6 +111,8 @@ class Settings:
             data=env("HLOLENS_DATA"),
             list_all=env("HLOLENS_LIST_ALL").lower() in ("1", "true", "yes"),
             store_quota=_bytes("HLOLENS_STORE_QUOTA", env, 50 << 30),
+            store_files=_count("HLOLENS_STORE_FILES", env, 1_000_000),
+            max_files=_count("HLOLENS_MAX_FILES", env, 50_000),
             max_ratio=_number("HLOLENS_MAX_RATIO", env, 200.0),
             max_trace_bytes=int(_number("HLOLENS_MAX_TRACE_BYTES", env, 512 << 20)),
             max_trace_events=int(_number("HLOLENS_MAX_TRACE_EVENTS", env, 1_000_000)),
@@ -120,6 +131,19 @@ def _number(name: str, env: Callable[[str], str], default: float) -> float:
         return float(text)
     except ValueError:
         raise SettingsError(f"{name}={text!r}: expected a number") from None
+
+
+def _count(name: str, env: Callable[[str], str], default: int) -> int:
+    text = env(name)
+    if not text:
+        return default
+    try:
+        n = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise SettingsError(f"{name}={text!r}: expected a whole number, e.g. 50000")
+    return n
 
 
 def _bytes(name: str, env: Callable[[str], str], default: int) -> int:

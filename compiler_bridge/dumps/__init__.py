@@ -32,7 +32,8 @@ from .dump import (
 )
 from .errors import DumpError, StoreError
 from .notes import Comment, SavedView
-from .store import Store, StoredDump, dump_hash
+from .content import dump_hash
+from .store import Store, StoredDump
 from .trace_shelf import TraceShelf, is_trace_id, trace_id
 
 __all__ = [

@@ -87,10 +87,17 @@ def zip_is_link(info: zipfile.ZipInfo) -> bool:
     return stat.S_ISLNK(info.external_attr >> 16)
 
 
-def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipfile.ZipInfo]:
+def too_many(label: str, limit: int) -> ArchiveError:
+    return ArchiveError(f"{label}: holds more than {limit:,} files (HLOLENS_MAX_FILES, the most "
+                        "one dump may hold); nothing was stored")
+
+
+def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int,
+              max_files: int | None = None) -> dict[str, zipfile.ZipInfo]:
     """Validate every member of an open zip; returns safe path -> ZipInfo for files."""
     out: dict[str, zipfile.ZipInfo] = {}
     total = packed = 0
+    limit = settings().max_files if max_files is None else max_files
     for info in zf.infolist():
         try:
             path = member_path(info.filename)
@@ -104,6 +111,8 @@ def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipf
         if path in out:
             raise ArchiveError(f"{label}: member {info.filename!r} appears twice; "
                                "nothing was extracted")
+        if len(out) >= limit:
+            raise too_many(label, limit)
         total += info.file_size
         packed += info.compress_size
         if total > max_bytes:
@@ -119,18 +128,21 @@ def check_zip(zf: zipfile.ZipFile, label: str, max_bytes: int) -> dict[str, zipf
 
 
 def extract(src: str | bytes, dest: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
-            label: str = "archive") -> list[str]:
+            label: str = "archive", max_files: int | None = None) -> list[str]:
     """Unpack a zip or tar archive into the new folder ``dest``; returns the member paths.
 
-    Raises ArchiveError (and removes ``dest``) for anything unsafe or over the cap.
+    Raises ArchiveError (and removes ``dest``) for anything unsafe or over the caps: bytes
+    and files (``max_files``, default ``settings().max_files``: a 695 KB tar of 100k empty
+    members took 394 MB of disk, issue 33, item 6).
     """
     os.makedirs(dest, exist_ok=False)
+    limit = settings().max_files if max_files is None else max_files
     try:
         k = kind(src)
         if k == "zip":
-            return _extract_zip(src, dest, max_bytes, label)
+            return _extract_zip(src, dest, max_bytes, label, limit)
         if k == "tar":
-            return _extract_tar(src, dest, max_bytes, label)
+            return _extract_tar(src, dest, max_bytes, label, limit)
         raise ArchiveError(f"{label}: not a .zip or .tar(.gz/.xz/.bz2) archive")
     except ArchiveError:
         shutil.rmtree(dest, ignore_errors=True)
@@ -177,10 +189,11 @@ def _target(dest: str, path: str, label: str) -> str:
     return target
 
 
-def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
+def _extract_zip(src: str | bytes, dest: str, max_bytes: int, label: str,
+                 max_files: int) -> list[str]:
     budget = _Budget(label, max_bytes)
     with zipfile.ZipFile(_open(src)) as zf:
-        members = check_zip(zf, label, max_bytes)
+        members = check_zip(zf, label, max_bytes, max_files)
         for path, info in members.items():
             with zf.open(info) as f:
                 _copy_member(budget, f, dest, path, label)
@@ -197,7 +210,8 @@ def _copy_member(budget: _Budget, src: IO[bytes], dest: str, path: str, label: s
                            f"({e.strerror or type(e).__name__})") from None
 
 
-def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> list[str]:
+def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str,
+                 max_files: int) -> list[str]:
     packed = len(src) if isinstance(src, bytes) else os.path.getsize(src)
     ratio = settings().max_ratio
     budget = _Budget(label, max_bytes, ratio_cap=max(RATIO_FLOOR, int(ratio * packed)),
@@ -219,6 +233,8 @@ def _extract_tar(src: str | bytes, dest: str, max_bytes: int, label: str) -> lis
                 raise ArchiveError(f"{label}: member {m.name!r} is not a regular file")
             if path in seen:               # the second copy would overwrite the first
                 raise ArchiveError(f"{label}: member {m.name!r} appears twice")
+            if len(seen) >= max_files:     # counted before it is written: a tar's count is
+                raise too_many(label, max_files)   # known only while reading it
             seen.add(path)
             f = tar.extractfile(m)
             if f is None:

@@ -34,9 +34,11 @@ import builtins
 import dataclasses
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 import sqlite3
@@ -48,7 +50,8 @@ from dataclasses import dataclass, field
 from typing import IO, Collection, Iterable, Iterator
 from urllib.parse import quote
 
-from . import archive
+from . import archive, usage
+from .content import content_entries, dump_hash, dump_hash_of, sha256_file
 from .dump import TF_GRAPH, Dump, open_dump, walk_folder
 from .errors import DumpError, StoreError
 from .notes import Notes
@@ -105,6 +108,7 @@ class StoredDump:
                 "modules": self.modules, "damage": self.damage}
 
 
+_DUMP_COLUMNS = "hash, name, uploaded_at, size, files, modules, disk, inodes"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dumps (
     hash TEXT PRIMARY KEY, name TEXT NOT NULL, uploaded_at REAL NOT NULL,
@@ -128,10 +132,11 @@ CREATE TABLE IF NOT EXISTS archives (
 """
 
 
-def _extract(src: str | bytes, dest: str, max_bytes: int, name: str) -> int:
+def _extract(src: str | bytes, dest: str, max_bytes: int, name: str, max_files: int) -> int:
     """Unpack an archive into ``dest``; the number of files it held."""
     try:
-        return len(archive.extract(src, dest, max_bytes=max_bytes, label=name))
+        return len(archive.extract(src, dest, max_bytes=max_bytes, label=name,
+                                   max_files=max_files))
     except archive.ArchiveError as e:
         raise StoreError(str(e)) from None
 
@@ -159,38 +164,12 @@ def _no_room(e: sqlite3.OperationalError) -> bool:
     return text in ("disk I/O error", "database or disk is full") or "readonly" in text
 
 
-def dump_hash(folder: str) -> tuple[str, int, int]:
-    """(content hash, total bytes, file count) of a folder's files."""
-    return dump_hash_of(_entries(folder))
-
-
-def dump_hash_of(entries: list[tuple[str, str, int]]) -> tuple[str, int, int]:
-    top = hashlib.sha256()
-    for rel, digest, _ in entries:
-        top.update(rel.encode() + b"\0" + digest.encode() + b"\n")
-    return top.hexdigest(), sum(e[2] for e in entries), len(entries)
-
-
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _entries(folder: str) -> list[tuple[str, str, int]]:
-    """(relative path, sha256, size) of a folder's files, sorted (links followed, as the
-    dump opened from the folder lists them)."""
-    return sorted((rel, _sha256(os.path.join(folder, rel)), size)
-                  for rel, size, _ in walk_folder(folder))
-
-
 class Store(Notes):
     """Dumps, share ids, saved views and comments (``Notes``) under one data location."""
 
     def __init__(self, location: str | None = None, *, max_upload_bytes: int = MAX_UPLOAD_BYTES,
-                 cache_dir: str | None = None, quota_bytes: int | None = None) -> None:
+                 cache_dir: str | None = None, quota_bytes: int | None = None,
+                 quota_files: int | None = None) -> None:
         try:
             given = settings()
         except SettingsError as e:
@@ -199,6 +178,8 @@ class Store(Notes):
         self.location = location
         self.max_upload_bytes = max_upload_bytes
         self.quota_bytes = quota_bytes if quota_bytes is not None else given.store_quota
+        self.quota_files = quota_files if quota_files is not None else given.store_files
+        self.max_files = given.max_files
         self.remote = "://" in location and not location.startswith("file://")
         if self.remote:
             import fsspec
@@ -248,12 +229,16 @@ class Store(Notes):
             if check != "ok":
                 raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
             # indexes made before accounts, before notes kept their link, before links
-            # kept their uploader and name (NULL: not recorded)
+            # kept their uploader and name (NULL: not recorded), before dumps kept their
+            # disk use
             for table, column in (("views", "account TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "account TEXT NOT NULL DEFAULT ''"),
                                   ("views", "share_id TEXT NOT NULL DEFAULT ''"),
                                   ("comments", "share_id TEXT NOT NULL DEFAULT ''"),
-                                  ("shares", "uploader TEXT"), ("shares", "name TEXT")):
+                                  ("shares", "uploader TEXT"), ("shares", "name TEXT"),
+                                  # what it takes on disk (NULL: stored before it was
+                                  # counted; its size and files stand in)
+                                  ("dumps", "disk INTEGER"), ("dumps", "inodes INTEGER")):
                 cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
                 if column.split()[0] not in cols:
                     try:
@@ -438,9 +423,10 @@ class Store(Notes):
                     m = self._read_manifest(h)
                 except (OSError, ValueError):
                     continue
-                db.execute("INSERT OR IGNORE INTO dumps VALUES (?,?,?,?,?,?)",
+                db.execute(f"INSERT OR IGNORE INTO dumps ({_DUMP_COLUMNS}) VALUES "
+                           "(?,?,?,?,?,?,?,?)",
                            (h, m["name"], m["uploaded_at"], m["size"], m["files"],
-                            json.dumps(m["modules"])))
+                            json.dumps(m["modules"]), m.get("disk"), m.get("inodes")))
                 for sid in m.get("share_ids", []):
                     db.execute("INSERT OR IGNORE INTO shares (share_id, hash, created_at) "
                                "VALUES (?,?,?)", (sid, h, m["uploaded_at"]))
@@ -517,12 +503,19 @@ class Store(Notes):
         """Store a dump folder or archive from disk; returns it with its share id.
         ``holds``: the links the caller holds (see ``_handed``; None: the dump's first)."""
         name = name or os.path.basename(os.fspath(path).rstrip("/"))
+        if not os.path.isdir(path):
+            if os.path.getsize(path) > self.max_upload_bytes:
+                raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+            if archive.kind(path):
+                return self._add_archive(path, sha256_file(path), name, uploader, holds)
         listed = walk_folder(path) if os.path.isdir(path) else []
         if os.path.isdir(path):
             size = sum(s for _, s, _ in listed)
             if size > self.max_upload_bytes:
                 raise StoreError(f"{name}: {size:,} bytes is over the "
                                  f"{self.max_upload_bytes:,}-byte upload cap")
+            if len(listed) > self.max_files:
+                raise StoreError(str(archive.too_many(name, self.max_files)))
             # the same folder again (an app restarted with --dump): no copy, no staging
             h = dump_hash(path)[0]
             if h in self._manifest_hashes() and not self._needs_restore(h):
@@ -539,38 +532,52 @@ class Store(Notes):
                     shutil.copy2(os.path.join(path, rel), target)
                 os.makedirs(files, exist_ok=True)
                 _all_staged(files, len(listed), name)
-            else:
-                if os.path.getsize(path) > self.max_upload_bytes:
-                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
-                if archive.kind(path):
-                    _all_staged(files, _extract(path, files, self.max_upload_bytes, name), name)
-                    files = self._normalize_root(files)
-                else:                       # one module's file (.hlo, .mlir, .hlo.pb): loose.py
-                    os.makedirs(files)
-                    shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
+            else:                           # one module's file (.hlo, .mlir, .hlo.pb): loose.py
+                os.makedirs(files)
+                shutil.copyfile(path, os.path.join(files, os.path.basename(path)))
             return self._commit(files, name, uploader, holds)
+        finally:
+            self._unstage(staging)
+
+    def add_upload(self, src: IO[bytes], filename: str, name: str | None = None, *,
+                   uploader: str = "", holds: Collection[str] | None = None) -> StoredDump:
+        """Store one uploaded file (an archive, or one module's file), read from ``src`` in
+        bounded chunks into the staging folder and stored from there as ``add_path`` stores
+        it: the upload is never copied whole in memory (a 1.88 GB zip peaked at 3.95 GB,
+        issue 33, item 4). ``filename``: its name as uploaded (only its last part is used)."""
+        try:
+            base = posixpath.basename(archive.member_path(filename)) or "upload"
+        except archive.ArchiveError as e:
+            raise StoreError(f"{name or filename}: {e}") from None
+        staging = self._staging()
+        try:
+            target = os.path.join(staging, "upload", base)
+            os.makedirs(os.path.dirname(target))
+            usage.copy_capped(src, target, self.max_upload_bytes, name or base)
+            return self.add_path(target, name or base, uploader=uploader, holds=holds)
         finally:
             self._unstage(staging)
 
     def add_archive(self, data: bytes, name: str, *, uploader: str = "",
                     holds: Collection[str] | None = None) -> StoredDump:
-        """Store an uploaded .zip / .tar(.gz) given as bytes (``holds``: as for
-        ``add_path``).
-
-        The same archive bytes again (a bug-report zip uploaded by a second teammate)
-        are recognised by their sha256 before anything is unpacked; other archives of
-        the same files are found by the content hash after unpacking, as before.
-        """
+        """Store a .zip / .tar(.gz) given as bytes (``holds``: as for ``add_path``)."""
         if len(data) > self.max_upload_bytes:
             raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
-        sha = hashlib.sha256(data).hexdigest()
+        return self._add_archive(data, hashlib.sha256(data).hexdigest(), name, uploader, holds)
+
+    def _add_archive(self, src: str | bytes, sha: str, name: str, uploader: str,
+                     holds: Collection[str] | None) -> StoredDump:
+        """The same archive bytes again (a bug-report zip uploaded by a second teammate)
+        are recognised by their sha256 before anything is unpacked; other archives of
+        the same files are found by the content hash after unpacking."""
         known = self._archive_dump(sha, holds, uploader, name)
         if known is not None:
             return known
         staging = self._staging()
         try:
             files = os.path.join(staging, "files")
-            _all_staged(files, _extract(data, files, self.max_upload_bytes, name), name)
+            _all_staged(files, _extract(src, files, self.max_upload_bytes, name,
+                                        self.max_files), name)
             stored = self._commit(self._normalize_root(files), name, uploader, holds)
         finally:
             self._unstage(staging)
@@ -596,28 +603,30 @@ class Store(Notes):
         except StoreError:
             return None
 
-    def add_files(self, files: Iterable[tuple[str, bytes]], name: str, *,
+    def add_files(self, files: Iterable[tuple[str, bytes | IO[bytes]]], name: str, *,
                   uploader: str = "", holds: Collection[str] | None = None) -> StoredDump:
         """Store a dump uploaded as many files (relative paths, e.g. from a folder upload;
-        ``holds``: as for ``add_path``)."""
+        each file's bytes, or a file object read in bounded chunks; ``holds``: as for
+        ``add_path``)."""
         staging = self._staging()
         try:
             root = os.path.join(staging, "files")
             os.makedirs(root)
-            total = 0
+            total = count = 0
             for rel, data in files:
                 try:
                     path = archive.member_path(rel)
                 except archive.ArchiveError as e:
                     raise StoreError(f"{name}: {e}") from None
-                total += len(data)
-                if total > self.max_upload_bytes:
-                    raise StoreError(f"{name}: over the {self.max_upload_bytes:,}-byte upload cap")
+                count += 1
+                if count > self.max_files:
+                    raise StoreError(str(archive.too_many(name, self.max_files)))
                 target = os.path.join(root, *path.split("/"))
                 try:
                     os.makedirs(os.path.dirname(target), exist_ok=True)
-                    with open(target, "xb") as f:
-                        f.write(data)
+                    total += usage.copy_capped(io.BytesIO(data) if isinstance(data, bytes) else data,
+                                          target, self.max_upload_bytes - total, name,
+                                          cap=self.max_upload_bytes)
                 except FileExistsError:
                     raise StoreError(f"{name}: {path} is uploaded twice (or is also a "
                                      "folder's name); expected one file per path") from None
@@ -642,8 +651,9 @@ class Store(Notes):
                              "module_NNNN.<name>.*, as --xla_dump_to writes, TF graph "
                              "dumps *.pbtxt from TF_DUMP_GRAPH_PREFIX, or "
                              f"{EXPECTED.removeprefix('expected ')})")
-        entries = _entries(folder)
+        entries = content_entries(folder)
         h, size, nfiles = dump_hash_of(entries)
+        disk, inodes = usage.disk_usage(folder)
         modules = [{"id": m.id, "name": m.name} for m in dump.modules]
         with self._writing():
             if h in self._manifest_hashes():
@@ -651,7 +661,7 @@ class Store(Notes):
                 if self._needs_restore(h):   # files lost or changed: these restore them
                     self._restore(folder, h)
                 return self._handed(h, holds, uploader, name)
-            self._within_quota(name, size)
+            self._within_quota(name, disk, inodes)
             now = time.time()
             sid = _share_id()
             if self.remote:
@@ -662,47 +672,49 @@ class Store(Notes):
             manifest = {"name": name, "uploaded_at": now, "size": size, "files": nfiles,
                         "modules": modules, "share_ids": [sid],
                         "index": {rel: [n, digest] for rel, digest, n in entries},
-                        "uploader": uploader}
+                        "uploader": uploader, "disk": disk, "inodes": inodes}
             self._write_manifest(h, manifest)
             with self._db() as db:
-                db.execute("INSERT OR REPLACE INTO dumps VALUES (?,?,?,?,?,?)",
-                           (h, name, now, size, nfiles, json.dumps(modules)))
+                db.execute(f"INSERT OR REPLACE INTO dumps ({_DUMP_COLUMNS}) VALUES "
+                           "(?,?,?,?,?,?,?,?)",
+                           (h, name, now, size, nfiles, json.dumps(modules), disk, inodes))
         return self._stored(h, sid)
 
-    def used_bytes(self) -> int:
-        """Bytes the quota counts: every stored dump, and every trace uploaded beside one
+    def used(self) -> tuple[int, int]:
+        """(bytes on disk, inodes) the stored dumps and the traces uploaded beside them take
         (``trace_shelf``: its bytes and records)."""
         with self._db() as db:
-            dumps = int(db.execute("SELECT COALESCE(SUM(size), 0) FROM dumps").fetchone()[0])
-        return dumps + self._traces_bytes()
+            row = db.execute("SELECT COALESCE(SUM(COALESCE(disk, size)), 0), "
+                             "COALESCE(SUM(COALESCE(inodes, files)), 0) FROM dumps").fetchone()
+        traces = self._traces_usage()
+        return int(row[0]) + traces[0], int(row[1]) + traces[1]
 
-    def _traces_bytes(self) -> int:
+    def used_bytes(self) -> int:
+        return self.used()[0]
+
+    def _traces_usage(self) -> tuple[int, int]:
         folder = self._path("traces")
         if self.remote:
             try:
-                return int(self.fs.du(folder, total=True))
+                return int(self.fs.du(folder, total=True)), len(self.fs.find(folder))
             except FileNotFoundError:
-                return 0
-        return sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(folder)
-                   for n in names if os.path.isfile(os.path.join(d, n)))
+                return 0, 0
+        return usage.disk_usage(folder) if os.path.isdir(folder) else (0, 0)
 
     @contextmanager
     def room(self, name: str, size: int, what: str = "trace") -> Iterator[None]:
-        """Hold the store's write lock while ``size`` more bytes are written, or refuse
-        them (StoreError naming the quota) when the store has no room for them. A 58 MB
-        trace went into a full store while dumps were held to the quota (issue 33)."""
+        """Hold the store's write lock while ``size`` more bytes (in one or two files) are
+        written, or refuse them (StoreError naming the quota) when the store has no room
+        for them. A 58 MB trace went into a full store while dumps were held to the quota
+        (issue 33)."""
         with self._writing():
-            self._within_quota(name, size, what)
+            self._within_quota(name, size, 2, what)
             yield
 
-    def _within_quota(self, name: str, size: int, what: str = "dump") -> None:
+    def _within_quota(self, name: str, disk: int, inodes: int, what: str = "dump") -> None:
         self.sync()
-        used = self.used_bytes()
-        if used + size > self.quota_bytes:
-            raise StoreError(
-                f"{name}: the store is full ({used:,} of its {self.quota_bytes:,}-byte quota "
-                f"used; this {what} has {size:,} bytes). Remove dumps no longer needed "
-                "(python -m compiler_bridge store remove ID), or raise HLOLENS_STORE_QUOTA")
+        usage.within_quota(name, self.used(), (disk, inodes), self.quota_bytes,
+                           self.quota_files, what)
 
     def _restore(self, folder: str, h: str) -> None:
         if self.remote:
@@ -759,7 +771,7 @@ class Store(Notes):
             elif found[rel] != size:
                 problems.append(f"{rel} has {found[rel]:,} bytes, not {size:,}")
             elif (hashes or (touched and rel in later)) and not self.remote and \
-                    _sha256(os.path.join(root, *rel.split("/"))) != digest:
+                    sha256_file(os.path.join(root, *rel.split("/"))) != digest:
                 problems.append(f"{rel} has other content than was uploaded")
         return problems
 
@@ -778,10 +790,13 @@ class Store(Notes):
         now = time.monotonic()
         if now - self._checked.get(h, -1e9) < _RECHECK_SECONDS:
             return self._changed_messages(h)
-        if self._hashed.get(h):
-            self._hashed[h] = self._still_changed(h, self._hashed[h])
+        # the thread's findings hashed again (a file put right is no longer named); read
+        # once, as the thread may still be writing them
+        hashed = self._hashed.get(h) or []
+        if hashed:
+            hashed = self._hashed[h] = self._still_changed(h, hashed)
         problems = self.damage(h, touched=True)
-        problems += [p for p in self._changed_messages(h) if p not in problems]
+        problems += [p for p in self._changed_messages(h, hashed) if p not in problems]
         if problems:
             self._checked.pop(h, None)
         else:
@@ -793,8 +808,10 @@ class Store(Notes):
         resized, written since, or hashed wrong by this process."""
         return bool(self.damage(h, touched=True) or self._hashed.get(h))
 
-    def _changed_messages(self, h: str) -> builtins.list[str]:
-        return [f"{rel} has other content than was uploaded" for rel in self._hashed.get(h, [])]
+    def _changed_messages(self, h: str,
+                          rels: builtins.list[str] | None = None) -> builtins.list[str]:
+        rels = self._hashed.get(h, []) if rels is None else rels
+        return [f"{rel} has other content than was uploaded" for rel in rels]
 
     def _still_changed(self, h: str, rels: builtins.list[str]) -> builtins.list[str]:
         """Of files once hashed wrong, those that still are."""
@@ -805,7 +822,7 @@ class Store(Notes):
         out = []
         for rel in rels:
             try:
-                wrong = _sha256(os.path.join(self.base, "dumps", h, *rel.split("/"))) != \
+                wrong = sha256_file(os.path.join(self.base, "dumps", h, *rel.split("/"))) != \
                     index.get(rel, [0, ""])[1]
             except OSError:
                 wrong = False                  # missing: damage() names it
