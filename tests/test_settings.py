@@ -80,7 +80,8 @@ def test_defaults_and_the_forms_each_variable_takes():
                                             ("HLOLENS_MAX_RATIO", "x"),
                                             ("HLOLENS_MAX_TRACE_BYTES", "1e"),
                                             ("HLOLENS_STORE_FILES", "many"),
-                                            ("HLOLENS_MAX_FILES", "-1")])
+                                            ("HLOLENS_MAX_FILES", "-1"),
+                                            ("HLOLENS_MAX_TRACE_EVENTS", "-5")])
 def test_a_malformed_value_names_its_variable(variable, value):
     with pytest.raises(SettingsError) as e:
         Settings.read({variable: value})

@@ -115,7 +115,7 @@ class Settings:
             max_files=_count("HLOLENS_MAX_FILES", env, 50_000),
             max_ratio=_number("HLOLENS_MAX_RATIO", env, 200.0),
             max_trace_bytes=int(_number("HLOLENS_MAX_TRACE_BYTES", env, 512 << 20)),
-            max_trace_events=int(_number("HLOLENS_MAX_TRACE_EVENTS", env, 1_000_000)),
+            max_trace_events=_count("HLOLENS_MAX_TRACE_EVENTS", env, 1_000_000),
             cache_dir=os.path.expanduser(env("HLOLENS_CACHE") or "~/.cache/hlolens"),
             graphviz=env("HLOLENS_GRAPHVIZ").lower(),
             dump=args.dump or env("HLOLENS_DUMP"),
