@@ -18,7 +18,7 @@ $(STAMP): requirements.txt
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true \
+	$(PY) -m ui.serve --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false -- --dump $(DUMP)
 
 # lint and types first: they take seconds and name the line

@@ -189,7 +189,7 @@ def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool 
     env = dict(os.environ, HLOLENS_DATA=store.location if store.remote
                else os.path.abspath(store.base))
     log = open(os.path.join(store.local_root, "app.log"), "ab")
-    cmd = [sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(port),
+    cmd = [sys.executable, "-m", "ui.serve", "--server.port", str(port),
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if dump:
         cmd += ["--", "--dump", os.path.abspath(dump)]

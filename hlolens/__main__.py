@@ -15,7 +15,7 @@ import sys
 
 from compiler_bridge.dumps import Store
 
-from . import APP, ROOT, app_url
+from . import ROOT, app_url
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dump({"pid": os.getpid(), "port": args.port}, f)     # exec keeps the pid
     os.environ["HLOLENS_DATA"] = data
     os.chdir(ROOT)
-    cmd = [sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(args.port),
+    cmd = [sys.executable, "-m", "ui.serve", "--server.port", str(args.port),
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     if args.dump:
         cmd += ["--", "--dump", os.path.abspath(args.dump)]

@@ -29,7 +29,7 @@ from compiler_bridge.hlo import (
 from viz import navigation as N
 from viz import panels as P
 
-from . import visitor
+from . import upload_spool, visitor
 from .data import cli_stored, dump_at, store, upload_cap
 from .kit import Navigator, code, describe, go, go_pick, md
 from .model import Opened
@@ -247,7 +247,7 @@ def _process_upload(nav: Navigator, files) -> None:
     st.session_state.pop("upload-note", None)
     with st.status(f"Opening {md(label)}…", expanded=True) as status:
         try:
-            size = sum(f.size for f in files)
+            size = sum(upload_spool.size(f) for f in files)
             cap = upload_cap()
             if size > cap:
                 raise StoreError(f"{P.human_bytes(size)} is over this server's upload cap of "
@@ -293,13 +293,16 @@ def _store_upload(bar, files, label: str, size: int) -> StoredDump:
                                  "again in a few minutes")
         try:
             bar.progress(0.3, text=f"Saving {P.human_bytes(size)} in the store")
-            for f in files:
-                f.seek(0)
-            if len(files) == 1 and files[0].name.lower().endswith(ARCHIVES):
-                return store().add_upload(files[0], files[0].name, label,
-                                          uploader=visitor.account(), holds=visitor.mine())
-            return store().add_files([(f.name, f) for f in files], label,
-                                     uploader=visitor.account(), holds=visitor.mine())
+            sources = [upload_spool.source(f) for f in files]
+            try:
+                if len(files) == 1 and files[0].name.lower().endswith(ARCHIVES):
+                    return store().add_upload(sources[0], files[0].name, label,
+                                              uploader=visitor.account(), holds=visitor.mine())
+                return store().add_files([(f.name, s) for f, s in zip(files, sources)], label,
+                                         uploader=visitor.account(), holds=visitor.mine())
+            finally:
+                for s in sources:
+                    s.close()
         finally:
             STORING.release()
     finally:
@@ -317,6 +320,8 @@ def _release(files) -> None:
     for f in files:
         if remove is not None and ctx is not None:
             remove(ctx.session_id, f.file_id)
+        if ctx is not None:
+            upload_spool.discard(ctx.session_id, f.file_id)
         f.close()                          # its buffer: the bytes Streamlit handed out
 
 

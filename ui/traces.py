@@ -41,6 +41,7 @@ from viz import navigation as N
 from viz import panels as P
 from viz import runtime as RV
 
+from . import upload_spool
 from .data import runtime_report_of, store, upload_cap
 from .kit import Navigator, code, controlled, go, go_option, md
 from .model import Opened, Shown, TraceChoice
@@ -281,7 +282,10 @@ def _on_upload(key: str, opened: Opened) -> None:
         return
     name = f.name
     try:
-        tid, message = add_trace(opened, name, f.getvalue())
+        if upload_spool.size(f) > upload_cap():    # before reading it whole
+            raise TraceError(name, f"{P.human_bytes(upload_spool.size(f))} is over this "
+                                   f"server's upload cap of {P.human_bytes(upload_cap())}")
+        tid, message = add_trace(opened, name, upload_spool.read(f))
     except TraceError as e:
         st.session_state[MESSAGE] = ("error", f"**{md(name)} cannot be used**: "
                                               f"{md(e.message)}")
