@@ -5,7 +5,8 @@ its peak while the upload is received and stored, once the dump is shown, and af
 browser has closed. ``--root`` measures another checkout (e.g. a worktree of the commit
 before), ``--label`` names its row. Nothing large is committed: the zip is made here.
 
-    .venv/bin/python -m bench.speed.upload_memory [--mb 400] [--root DIR --label before]
+    .venv/bin/python -m bench.speed.upload_memory [--mb 400] [--sessions 2]
+        [--root DIR --label before]
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def rss(pid: int) -> int:
     return 0
 
 
-def make_zip(out: str, mb: int) -> str:
-    path = os.path.join(out, "big_dump.zip")
+def make_zip(out: str, mb: int, n: int = 0) -> str:
+    path = os.path.join(out, f"big_dump_{n}.zip")
     src = os.path.join(ROOT, "sample_dumps", "transformer")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for fn in sorted(os.listdir(src)):
@@ -49,11 +50,12 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=400)
     ap.add_argument("--root", default=ROOT)
     ap.add_argument("--label", default="this checkout")
+    ap.add_argument("--sessions", type=int, default=1,
+                    help="browsers uploading zips of --mb each (different bytes) at once")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    from playwright.sync_api import sync_playwright
     with tempfile.TemporaryDirectory() as tmp:
-        blob = make_zip(tmp, args.mb)
+        blobs = [make_zip(tmp, args.mb, n) for n in range(args.sessions)]
         env = dict(os.environ, HLOLENS_DATA=os.path.join(tmp, "data"))
         env.pop("HLOLENS_DUMP", None)
         with open(os.path.join(tmp, "app.log"), "w") as log:
@@ -65,27 +67,27 @@ def main() -> None:
                     peak[0] = max(peak[0], rss(proc.pid))
                     time.sleep(0.05)
             try:
-                with sync_playwright() as pw:
-                    browser = launch(pw)
-                    page = browser.new_page()
-                    page.set_default_timeout(600_000)
-                    page.goto(url)
-                    time.sleep(2)
-                    before = rss(proc.pid)
-                    threading.Thread(target=sample, daemon=True).start()
-                    start = time.time()
-                    open_uploaded(page, url, blob)
-                    took = time.time() - start
-                    time.sleep(3)
-                    shown = rss(proc.pid)
-                    browser.close()
+                time.sleep(2)
+                before = rss(proc.pid)
+                threading.Thread(target=sample, daemon=True).start()
+                start = time.time()
+                # each browser in a thread of its own (Playwright's sync API is per thread)
+                threads = [threading.Thread(target=_upload, args=(url, b)) for b in blobs]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                took = time.time() - start
+                time.sleep(3)
+                shown = rss(proc.pid)
                 time.sleep(10)
                 closed = rss(proc.pid)
                 stop.set()
             finally:
                 stop_app(proc)
     mb = 1 << 20
-    row = (f"| {args.label} | {args.mb:,} MB | "
+    zips = f"{args.mb:,} MB" + (f" × {args.sessions} at once" if args.sessions > 1 else "")
+    row = (f"| {args.label} | {zips} | "
            f"{before / mb:,.0f} | {peak[0] / mb:,.0f} | {shown / mb:,.0f} | "
            f"{closed / mb:,.0f} | {took:.1f} s |")
     print(row)
@@ -93,8 +95,18 @@ def main() -> None:
         write_section(f"upload_memory:{args.label}", "\n".join([
             f"### Upload memory ({args.label}): {command()}", "", machine(), "",
             "| checkout | zip | RSS before (MB) | peak (MB) | dump shown (MB) | "
-            "browser closed +10 s (MB) | upload to graph |", "|---|---|---|---|---|---|---|",
+            "browsers closed +10 s (MB) | upload to graph |", "|---|---|---|---|---|---|---|",
             row]))
+
+
+def _upload(url: str, blob: str) -> None:
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_page()
+        page.set_default_timeout(900_000)
+        open_uploaded(page, url, blob, timeout=900_000)
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -69,13 +69,13 @@ def upload(page, path: str) -> None:
     sidebar.locator('input[type="file"]').first.set_input_files(path)
 
 
-def open_uploaded(page, server: str, path: str) -> dict[str, str]:
-    """Open the app, upload ``path``, wait for the graph and a settled run: the URL's
-    parameters (the dump's share id among them)."""
+def open_uploaded(page, server: str, path: str, timeout: float = 60_000) -> dict[str, str]:
+    """Open the app, upload ``path``, wait (``timeout`` ms) for the graph and a settled run:
+    the URL's parameters (the dump's share id among them)."""
     page.goto(server)
     page.get_by_text("See what XLA did to your program").wait_for()
     upload(page, path)
-    page.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    page.wait_for_function(GRAPH_DRAWN, timeout=timeout)
     params = wait_param(page, "dump")
     wait_idle(page)
     return params
