@@ -60,7 +60,8 @@ class Sample:
     binary: bool = False     # TF_DUMP_GRAPH_FMT=BIN: binary GraphDefs (*.pb)
     log: bool = True         # keep stderr (with TF_CPP_VMODULE) as tf_log.txt
     trace: bool = False      # the program writes a profiler trace to <sample>/trace
-    graphs: str = ""         # a regex: only the graph dumps it matches are kept ('' all)
+    graphs: str = ""         # a regex: only the graph dumps it matches are kept ('' all;
+                             # tf_keras: two small rounds, the step graph's, the big string one)
     memory: bool = False     # keep the XLA modules' buffer assignment and memory-usage report
 
 
@@ -77,7 +78,7 @@ SAMPLES = [
            binary=True, log=False),
     Sample("tf_keras", "tf_keras.py", AUTO_JIT,
            "Keras model.fit auto-clustered: many rounds, remapper fusions, memory reports",
-           graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$", memory=True),
+           graphs=r"^mark_for_compilation(_1|_23|_29)?\.pbtxt$", memory=True),
 ]
 
 

@@ -85,8 +85,9 @@ class JitUnit:
 class TfIndex:
     files: list[GraphFile]
     groups: list[GraphGroup]
-    step: GraphGroup | None           # the step graph: the largest
-    main: GraphFile | None            # the step graph as mark_for_compilation left it
+    step: GraphGroup | None           # the step graph's dumps: the group of main
+    main: GraphFile | None            # the step graph as mark_for_compilation left it: the
+                                      # round TF clustered (else the largest graph)
     clusters: list[Cluster]
     log: TfLog | None
     run: LogRun | None                # the log's run of the step graph
@@ -303,11 +304,16 @@ def build_index(dump: Dump) -> TfIndex:
             continue
         files.append(GraphFile(f.path, graph, pass_of(posixpath.basename(f.path))))
     groups = group_files(files)
-    marked = [g for g in groups if g.of_pass(MARK) is not None]
-    step = max(marked or groups, key=lambda g: g.largest, default=None)
-    main = step.of_pass(MARK) if step is not None else None
-    if main is not None and main.graph.kind == FUNCTION:
-        main = None
+    main = _clustered_step(files)
+    step: GraphGroup | None
+    if main is not None:
+        step = next(g for g in groups if main in g.files)
+    else:       # TF clustered nothing: the largest graph it looked at
+        marked = [g for g in groups if g.of_pass(MARK) is not None]
+        step = max(marked or groups, key=lambda g: g.largest, default=None)
+        main = step.of_pass(MARK) if step is not None else None
+        if main is not None and main.graph.kind == FUNCTION:
+            main = None
     clusters = []
     if main is not None:
         for name, nodes in main.graph.clusters().items():
@@ -320,6 +326,18 @@ def build_index(dump: Dump) -> TfIndex:
         run = log.run_of(main.path)
     return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
                    errors)
+
+
+def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
+    """The step graph as mark_for_compilation left it: of the rounds TF clustered, the one
+    with most nodes in clusters (then the larger), whatever its round number — a run
+    dumps a round per function TF optimizes, and a small one can look like any part of
+    the step graph by its node names (issue 32, item 4)."""
+    def clustered(f: GraphFile) -> int:
+        return sum(len(nodes) for nodes in f.graph.clusters().values())
+    marks = [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
+             and clustered(f)]
+    return max(marks, key=lambda f: (clustered(f), len(f.graph.nodes)), default=None)
 
 
 def _log_order(groups: list[GraphGroup], log: TfLog) -> None:
