@@ -188,7 +188,9 @@ def test_clusters_cli_json():
     assert all(set(c) == {"name", "nodes", "ops", "module"} for c in main["clusters"])
     d = open_dump(sample("tf_autocluster"))
     assert [c["module"] for c in main["clusters"]] == [d.modules[0].id]
-    assert all(set(u) == {"node", "op", "reason"} for u in main["unclustered"])
+    # 'reason': TF's 'Found uncompilable node' words; 'why': the page's answer (issue 32)
+    assert all(set(u) == {"node", "op", "reason", "why"} for u in main["unclustered"])
+    assert all(u["why"] for u in main["unclustered"])
     assert main["nodes"] + 2 == size
     g = next(g for g in out["graphs"] if g["file"] == main["file"])
     assert g["pass"] == "mark_for_compilation" and g["clusters"] == {"cluster_0": 30}

@@ -12,7 +12,7 @@ import re
 
 from compiler_bridge import open_dump
 from compiler_bridge.memory import module_memory
-from compiler_bridge.tf import tf_index
+from compiler_bridge.tf import reason_groups, tf_index, why_not_clustered
 
 from conftest import read, sample
 
@@ -78,3 +78,80 @@ def test_the_step_graph_is_the_round_tf_clustered():
     assert main["file"] == clustered[0]
     assert len(main["unclustered"]) == main["nodes"] - sum(c["nodes"] for c in
                                                            main["clusters"]) > 0
+
+
+def _step_run_lines() -> list[str]:
+    """The log's lines of the run that dumped the step graph (Starting fuel to Starting
+    fuel around 'Dumped Graph to .../mark_for_compilation_23.pbtxt')."""
+    lines = _log_lines()
+    at = next(i for i, line in enumerate(lines)
+              if line.endswith("/mark_for_compilation_23.pbtxt"))
+    start = max(i for i in range(at) if "Starting fuel" in lines[i])
+    end = next((i for i in range(at, len(lines)) if "Starting fuel" in lines[i]), len(lines))
+    return lines[start:end]
+
+
+def test_every_could_not_contract_reason_of_tf_2_21_is_read():
+    """TF 2.21 logs why two parts were not merged in more words than 'cycle via [...]':
+    'cycle via (all clusters) [...]' and 'the new cluster would break resource variable
+    semantics'. Each such line's unclustered node gets that reason, in TF's words."""
+    ix = tf_index(open_dump(sample("tf_keras")))
+    cycles = resource = 0
+    for line in _step_run_lines():
+        m = re.match(r"Could not contract <(.+?)(?: \+ \d+ others)? #\d+> -> <(.+?)(?: \+ \d+ "
+                     r"others)? #\d+> because (.*)\.$", line)
+        if m is None:
+            continue
+        cycles += "cycle via" in m.group(3)
+        out = [x for x in m.group(1, 2) if ix.cluster_of(x) is None]
+        for node in out:
+            why = why_not_clustered(ix, node)
+            assert why is not None and "the log gives no reason" not in why, (node, why)
+            if "resource variable semantics" in m.group(3):
+                resource += 1
+                assert "resource variable semantics" in why
+            else:
+                assert "cycle" in why
+    assert resource >= 2 and cycles >= 4
+    # the 'cycle via (all clusters) [...]' form is a cycle note too, its cluster named by
+    # the node TF names it by
+    loss = "StatefulPartitionedCall/compile_loss/sparse_categorical_crossentropy/" \
+           "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits"
+    assert any("(all clusters)" in line and loss in line for line in _step_run_lines())
+    assert [c.via for c in ix.cycles if c.source == loss] == [("StatefulPartitionedCall/Add",)]
+
+
+def test_a_log_appended_by_two_runs_still_gives_the_reasons(tmp_path):
+    """`python prog.py 2>> log` twice: the graph files on disk are the last run's, and so
+    are the reasons."""
+    import shutil
+    folder = tmp_path / "tf_keras"
+    shutil.copytree(sample("tf_keras"), folder)
+    log = folder / "tf_log.txt"
+    log.write_text(log.read_text() * 2)
+    ix = tf_index(open_dump(folder))
+    fused = [n.name for n in ix.main.graph.nodes if n.op == "_FusedConv2D"]
+    assert len(fused) == 1
+    r = ix.reason(fused[0])
+    assert r is not None and "No registered '_FusedConv2D' OpKernel" in r.reason
+    dumped = [run for run in ix.log.runs
+              if any(p.endswith("/" + ix.main.path) for p in run.dumped)]
+    assert len(dumped) == 2 and ix.run is dumped[-1]
+
+
+def test_the_inspector_and_why_not_clustered_give_one_answer():
+    """For every unclustered node of the step graph the inspector's 'not clustered' row is
+    the answer of 'Why not clustered' (before: 'the log gives no reason' beside a cycle
+    TF logged for the same node)."""
+    from viz.tf import node_rows
+    for name in ("tf_keras", "tf_autocluster"):
+        ix = tf_index(open_dump(sample(name)))
+        groups = {n: g for g in reason_groups(ix) for n, _ in g.nodes}
+        for node, g in groups.items():
+            row = dict(node_rows(ix, node))["not clustered"]
+            assert row == why_not_clustered(ix, node)
+            logged = ix.reason(node)
+            assert row.startswith(g.title) or (logged is not None and row == logged.reason)
+        cycle = next(g for g in reason_groups(ix) if g.kind == "cycle")
+        row = dict(node_rows(ix, cycle.nodes[0][0]))["not clustered"]
+        assert "close a cycle" in row and "no reason" not in row

@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
-from .log import CycleNote, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
+from .log import CycleNote, KeptOut, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
 from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
@@ -109,6 +109,11 @@ class TfIndex:
         """The log's 'uncompilable' line for a node of the step graph, if any."""
         return self.derived("reasons", _run_reasons).get(node)
 
+    def kept_out(self, node: str) -> KeptOut | None:
+        """The log's last 'Could not contract' line between an unclustered node of the step
+        graph and a neighbour (TF tries again as clusters grow), if any."""
+        return self.derived("kept-out", _run_kept_out).get(node)
+
     def cluster_of(self, node: str) -> Cluster | None:
         return self.derived("cluster-of", _cluster_map).get(node)
 
@@ -146,6 +151,17 @@ class TfIndex:
 
 def _cluster_map(ix: TfIndex) -> dict[str, Cluster]:
     return {n.name: c for c in ix.clusters for n in c.nodes}
+
+
+def _run_kept_out(ix: TfIndex) -> dict[str, KeptOut]:
+    out: dict[str, KeptOut] = {}
+    if ix.run is None:
+        return out
+    for k in ix.run.kept_out:
+        for node in (k.source, k.target):
+            if ix.cluster_of(node) is None:
+                out[node] = k
+    return out
 
 
 def _run_reasons(ix: TfIndex) -> dict[str, Uncompilable]:
