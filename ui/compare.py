@@ -414,7 +414,7 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
                 _baseline_history(nav, cmp, name)
             return
         if d.is_added(name):
-            st.success("＋ Not in the baseline: this compile added it.")
+            st.success(md(CV.added_note(d, name)))
             copied = d.duplicates.get(name)
             if copied:
                 st.caption(f"A copy of the baseline's {code(copied)}.")
