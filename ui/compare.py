@@ -164,9 +164,9 @@ def _fallback_partner(base: Dump, module_id: str, same: bool) -> str:
 
 # --------------------------------------------------------------------------- sidebar
 
-def sidebar(nav: Navigator, opened: Opened) -> None:
+def sidebar(nav: Navigator, opened: Opened, picked: Picked | None = None) -> None:
     """Sidebar: compare the dump shown with a stored (or uploaded) dump, or two compiles of
-    one function in it."""
+    the function shown (``picked``'s module) for other shapes."""
     state = nav.state
     with st.sidebar.expander("Compare with…", expanded=bool(state.base)):
         try:
@@ -189,7 +189,10 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
                      help="The dump shown is compared with this one: instructions added, "
                           "removed and changed, counts, flags, memory, measured times. "
                           "Upload a dump above to compare with it.")
+        shown = picked.dump_module.name if picked is not None else None
         for r in recompilations(opened.dump):
+            if r.name != shown:         # another function's compiles: not this one's
+                continue
             st.caption(f"{md(r.name)} was compiled {len(r.modules)} times, for other "
                        "shapes: " + "; ".join(f"{code(m)} {md(d)}" for m, d in
                                               zip(r.modules, r.differences())))
