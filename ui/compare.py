@@ -330,7 +330,13 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.caption("No memory totals for these modules.")
         st.markdown("**Measured time**")
         if r.step_us is None:
-            st.caption("Step times need a profiler trace with per-op events in both dumps.")
+            st.caption("Step times need a profiler trace in both dumps (its jitted calls, "
+                       "or per-op events for the kernels).")
+        elif r.step_basis == "calls":
+            st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
+                       f"({r.slower_pct() or 0:+.1f}%): the whole jitted call on each side "
+                       "(dispatch included), as a trace without per-op events allows; no "
+                       "kernel times to pair")
         else:
             st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
                        f"({r.slower_pct() or 0:+.1f}%); kernels paired through the diff, "
