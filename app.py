@@ -39,7 +39,7 @@ with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
     tf.back_button(nav, opened)                  # sidebar: back to the TF clusters
 with kit.section("Compare"):
-    compare.sidebar(nav, opened)                 # sidebar: a baseline dump, recompilations
+    compare.sidebar(nav, opened, picked)         # sidebar: a baseline dump, recompilations
 if picked is None:
     st.stop()
 opening.stablehlo_actions(nav, opened, picked.dump_module)   # a loose .mlir: XLA:CPU compile

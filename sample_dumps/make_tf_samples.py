@@ -44,6 +44,9 @@ VMODULE = ("mark_for_compilation_pass=3,compilability_check_util=3,"
 # the XLA files kept: HLO text before and after optimizations
 KEEP_XLA = re.compile(r"^module_\d+\.(.+)\.(before_optimizations|cpu_after_optimizations|"
                       r"after_optimizations)\.txt$")
+# with Sample.memory: the files XLA's memory readers need as well
+KEEP_MEMORY = re.compile(r"^module_\d+\.(.+)\.cpu_after_optimizations"
+                         r"-(buffer-assignment|memory-usage-report)\.txt$")
 # XLA modules of TF's clusters and jit functions (others are eager helpers)
 OURS = re.compile(r"^(cluster_\d+|a_inference_.*)")
 
@@ -57,6 +60,9 @@ class Sample:
     binary: bool = False     # TF_DUMP_GRAPH_FMT=BIN: binary GraphDefs (*.pb)
     log: bool = True         # keep stderr (with TF_CPP_VMODULE) as tf_log.txt
     trace: bool = False      # the program writes a profiler trace to <sample>/trace
+    graphs: str = ""         # a regex: only the graph dumps it matches are kept ('' all;
+                             # tf_keras: two small rounds, the step graph's, the big string one)
+    memory: bool = False     # keep the XLA modules' buffer assignment and memory-usage report
 
 
 SAMPLES = [
@@ -70,6 +76,9 @@ SAMPLES = [
     Sample("tf_binary", "tf_uncompilable.py", AUTO_JIT,
            "tf_uncompilable's program with binary graph dumps and no log",
            binary=True, log=False),
+    Sample("tf_keras", "tf_keras.py", AUTO_JIT,
+           "Keras model.fit auto-clustered: many rounds, remapper fusions, memory reports",
+           graphs=r"^mark_for_compilation(_1|_23|_29)?\.pbtxt$", memory=True),
 ]
 
 
@@ -114,11 +123,16 @@ def prune(sample: Sample, folder: Path) -> None:
     removed = 0
     for p in sorted(folder.iterdir()):
         if p.name.startswith("module_"):
-            m = KEEP_XLA.match(p.name)
+            m = KEEP_XLA.match(p.name) or (KEEP_MEMORY.match(p.name) if sample.memory
+                                           else None)
             if p.is_dir() or m is None or not OURS.match(m.group(1)):
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
                 removed += 1
-    print(f"[{sample.name}] removed {removed} XLA files (helpers, .o, .ll, protos)")
+        elif sample.graphs and p.suffix in (".pbtxt", ".pb") \
+                and not re.match(sample.graphs, p.name):
+            p.unlink()      # graph dumps the sample does not need (samples stay small)
+            removed += 1
+    print(f"[{sample.name}] removed {removed} files (helpers, .o, .ll, protos, graphs)")
 
 
 def folder_bytes(folder: Path) -> int:

@@ -68,3 +68,19 @@ def test_stepper_says_why_a_pass_step_has_no_temp(monkeypatch):
     assert "XLA assigns buffers once, after its last pass" in plain(texts(at))
     at = app(sample("mlp_train"), monkeypatch)
     assert "After optimizations: temp 4 B" in plain(texts(at))
+
+
+def test_an_unreadable_memory_report_stays_on_the_memory_tab(monkeypatch, tmp_path):
+    """A broken companion of the buffer assignment costs only itself: the Memory tab says
+    so, and no page-wide banner names it however many modules are visited (issue 32)."""
+    import shutil
+    folder = tmp_path / "transformer"
+    shutil.copytree(sample("transformer"), folder, ignore=shutil.ignore_patterns("trace"))
+    f = next(folder.glob("*-memory-usage-report.txt"))
+    lines = f.read_text().split("\n")
+    lines[4] = "    64.0KiB( 10%);    64.0KiB;   zero;  7; f32[64]"
+    f.write_text("\n".join(lines))
+    at = open_tab(app(str(folder), monkeypatch), "Memory")
+    at.run()
+    assert "memory-usage report cannot be read" in texts(at), texts(at)[:3000]
+    assert not [e.value for e in at.error if "could not be read" in e.value]

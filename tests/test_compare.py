@@ -246,8 +246,10 @@ def test_cli_json_has_exactly_the_documented_shape():
     assert out["flags"]["changed"] == [["xla_cpu_use_fusion_emitters", "true", "false"]]
     assert out["unpaired"] == {"a": [], "b": []}
     assert len(out["modules"]) == 2
+    # step_basis: how step_us was measured ('kernels', or 'calls' where a trace has no
+    # per-op events; issue 32, item 2)
     keys = {"name", "a", "b", "instructions", "fusions", "added", "removed", "changed",
-            "temp_bytes", "step_us"}
+            "temp_bytes", "step_us", "step_basis"}
     for m in out["modules"]:
         assert set(m) == keys
         la = count_instructions(Path(_after(A, m["a"])))

@@ -40,7 +40,8 @@ def test_totals_equal_memory_analysis_of_the_same_compile(name):
 
 def test_every_sample_with_a_buffer_assignment_is_recorded():
     # the TF samples' clusters are compiled inside TensorFlow, which has no
-    # memory_analysis(), and the samples keep no buffer assignments; the GPU and TPU
+    # memory_analysis() (tf_keras keeps its buffer assignments and memory-usage reports
+    # for the format TF 2.21's XLA writes: test_tf_keras checks them); the GPU and TPU
     # samples carry XLA's memory_analysis() in their own xla_facts.json
     names = sorted(n for n in os.listdir(SAMPLES)
                    if os.path.isdir(os.path.join(SAMPLES, n)) and n != "programs"

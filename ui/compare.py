@@ -164,9 +164,9 @@ def _fallback_partner(base: Dump, module_id: str, same: bool) -> str:
 
 # --------------------------------------------------------------------------- sidebar
 
-def sidebar(nav: Navigator, opened: Opened) -> None:
+def sidebar(nav: Navigator, opened: Opened, picked: Picked | None = None) -> None:
     """Sidebar: compare the dump shown with a stored (or uploaded) dump, or two compiles of
-    one function in it."""
+    the function shown (``picked``'s module) for other shapes."""
     state = nav.state
     with st.sidebar.expander("Compare with…", expanded=bool(state.base)):
         try:
@@ -189,7 +189,10 @@ def sidebar(nav: Navigator, opened: Opened) -> None:
                      help="The dump shown is compared with this one: instructions added, "
                           "removed and changed, counts, flags, memory, measured times. "
                           "Upload a dump above to compare with it.")
+        shown = picked.dump_module.name if picked is not None else None
         for r in recompilations(opened.dump):
+            if r.name != shown:         # another function's compiles: not this one's
+                continue
             st.caption(f"{md(r.name)} was compiled {len(r.modules)} times, for other "
                        "shapes: " + "; ".join(f"{code(m)} {md(d)}" for m, d in
                                               zip(r.modules, r.differences())))
@@ -327,7 +330,13 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.caption("No memory totals for these modules.")
         st.markdown("**Measured time**")
         if r.step_us is None:
-            st.caption("Step times need a profiler trace with per-op events in both dumps.")
+            st.caption("Step times need a profiler trace in both dumps (its jitted calls, "
+                       "or per-op events for the kernels).")
+        elif r.step_basis == "calls":
+            st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
+                       f"({r.slower_pct() or 0:+.1f}%): the whole jitted call on each side "
+                       "(dispatch included), as a trace without per-op events allows; no "
+                       "kernel times to pair")
         else:
             st.caption(f"median step {r.step_us[0]:,.1f} → {r.step_us[1]:,.1f} µs "
                        f"({r.slower_pct() or 0:+.1f}%); kernels paired through the diff, "
@@ -414,7 +423,7 @@ def inspector(nav: Navigator, shown: Shown, inspected: Inspected | None,
                 _baseline_history(nav, cmp, name)
             return
         if d.is_added(name):
-            st.success("＋ Not in the baseline: this compile added it.")
+            st.success(md(CV.added_note(d, name)))
             copied = d.duplicates.get(name)
             if copied:
                 st.caption(f"A copy of the baseline's {code(copied)}.")

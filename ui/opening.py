@@ -16,7 +16,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from compiler_bridge import DumpError, path_key, settings
-from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, StoreError, StoredDump
+from compiler_bridge.dumps import (AFTER, BEFORE, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
+                                   MEMORY_USAGE_REPORT, DumpModule, StoreError, StoredDump)
 from compiler_bridge.hlo import (
     EXPECTED,
     HLO_TEXT,
@@ -332,9 +333,15 @@ def _folder_label(files) -> str:
     return f"{len(files)} files"
 
 
+# companions of a buffer assignment: a broken one costs only itself, and the Memory tab says
+# so (ModuleMemory.missing); it never becomes a page-wide error (issue 32, item 6)
+_COMPANIONS = (BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE, MEMORY_USAGE_REPORT)
+
+
 def dump_errors(opened: Opened) -> None:
     """Files of the dump that could not be read or parsed (the rest stays usable)."""
-    errors = list(opened.dump.errors)
+    kinds = {f.path: f.kind for f in opened.dump.files}
+    errors = [e for e in opened.dump.errors if kinds.get(e.file) not in _COMPANIONS]
     if not errors:
         return
     lines = [f"- {code(e.file)}: {code(e.error.splitlines()[0])}" for e in errors[:12]]

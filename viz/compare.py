@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from compiler_bridge import PairReport
 from compiler_bridge.compare import FlagsDiff, ModuleComparison
+from compiler_bridge.passes import ModuleDiff
 
 from .stepper import human_bytes
 
@@ -24,6 +25,16 @@ def _delta(a: float | int | None, b: float | int | None) -> str:
         return "="
     pct = f" ({100 * d / a:+.1f}%)" if a else ""
     return (f"{d:+,}" if isinstance(d, int) else f"{d:+,.1f}") + pct
+
+
+def added_note(diff: ModuleDiff, name: str) -> str:
+    """The inspector's word on an instruction this compile has and the baseline has not.
+    A fusion made of instructions the baseline has says so, in the Fusions table's words
+    (one source for both: issue 32, item 1)."""
+    f = next((f for f in diff.fusions if f.new == name), None)
+    if f is not None and (f.old or f.absorbed):
+        return f"＋ A fusion of this compile, made of the baseline's instructions: {f.describe()}"
+    return "＋ Not in the baseline: this compile added it."
 
 
 def count_rows(c: ModuleComparison) -> list[dict]:

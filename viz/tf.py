@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from compiler_bridge import Dump
 from compiler_bridge.dumps import DumpModule
 from compiler_bridge.perf import TraceError, measure
-from compiler_bridge.tf import TfGraph, TfIndex, TfNode
+from compiler_bridge.tf import TfGraph, TfIndex, TfNode, why_not_clustered
 
 from .dot import quote, quote_text
 from .stepper import ADDED_BORDER, ADDED_FILL, CHANGED_BORDER, CHANGED_FILL
@@ -260,14 +260,8 @@ def node_rows(ix: TfIndex, name: str, graph: TfGraph | None = None) -> list[tupl
     elif n.op in modules:
         m = modules[n.op]
         rows.append(("cluster", f"the call of {n.op}" + (f" → module {m.label}" if m else "")))
-    else:
-        r = ix.reason(n.base_name)
-        if r is not None:
-            why = r.reason
-        elif ix.log is None:
-            why = "(no log in the folder: see 'Why not clustered')"
-        else:
-            why = "(the log gives no reason: see 'Why not clustered')"
+    else:       # the answer 'Why not clustered' gives (one source for both)
+        why = why_not_clustered(ix, n.base_name) or "(see 'Why not clustered')"
         rows.append(("not clustered", why))
     if n.is_resource:
         rows.append(("state", "variable / resource"))

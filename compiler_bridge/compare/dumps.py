@@ -19,6 +19,7 @@ from ..dumps import Dump
 from ..hlo import HloParseError
 from ..memory import MemoryFileError, memory_totals
 from ..perf import TraceError, measure
+from .steps import whole_step_us
 from .flags import FlagsDiff, dump_flags, flags_diff
 from .modules import (
     ModuleComparison,
@@ -62,6 +63,9 @@ class PairReport:
     memory_a: dict[str, int] | None = None     # argument/output/temp/alias/peak bytes
     memory_b: dict[str, int] | None = None
     step_us: tuple[float, float] | None = None  # median step time, A and B
+    # how step_us was measured: 'kernels' (the span of each run's per-op events) or
+    # 'calls' (the jitted call, where a side's trace has no per-op events)
+    step_basis: str = ""
     kernels: list[KernelDelta] = field(default_factory=list)
     error: str = ""                             # why the pair could not be diffed
 
@@ -84,7 +88,8 @@ class PairReport:
                 "fusions": [c.counts_a.fusions, c.counts_b.fusions],
                 "added": d["added"], "removed": d["removed"], "changed": d["changed"],
                 "temp_bytes": temp,
-                "step_us": list(self.step_us) if self.step_us is not None else None}
+                "step_us": list(self.step_us) if self.step_us is not None else None,
+                "step_basis": self.step_basis or None}
 
 
 @dataclass
@@ -180,7 +185,13 @@ def measure_pair(a: Dump, b: Dump, report: PairReport) -> None:
     tb = mb.module(p.b) if mb is not None else None
     if ta is not None and tb is not None and ta.step_us and tb.step_us:
         report.step_us = (round(ta.step_median_us, 3), round(tb.step_median_us, 3))
+        report.step_basis = "kernels"
         report.kernels = kernel_deltas(report, ta, tb)
+        return
+    # a side without per-op events: the whole steps still compare, both measured alike
+    wa, wb = whole_step_us(a, p.a), whole_step_us(b, p.b)
+    if wa is not None and wb is not None:
+        report.step_us, report.step_basis = (wa, wb), "calls"
 
 
 def _partner(pairing: Pairing, a: Dump, b: Dump, module_a: str, module_b: str) -> ModulePair:

@@ -222,6 +222,12 @@ def recompilations(dump: Dump) -> list[Recompilation]:
             groups.setdefault(m.name, []).append(m)
     out = []
     for name, mods in groups.items():
+        # a recompilation is the function for other shapes: of modules with the same
+        # parameters (jax's eager helpers, compiled per dtype) the first stands for all
+        distinct: dict[tuple[str, ...] | str, DumpModule] = {}
+        for m in mods:
+            distinct.setdefault(fps[m.id].parameters if m.id in fps else m.id, m)
+        mods = list(distinct.values())
         if len(mods) > 1:
             out.append(Recompilation(name, tuple(m.id for m in mods),
                                      tuple(fps[m.id].signature if m.id in fps else "?"

@@ -24,6 +24,9 @@ _VALUE = re.compile(r"<(\d+) ([^\s{>]+)(\{[\d,]*\})?( \(phi\))?(?: @(\d+))?>")
 # JAX 0.4.30 glues the next value's header to the end of 'from instruction: ...'
 _GLUED = re.compile(r"(<\d+ [^\s{>]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>)$")
 _USE = re.compile(r"(\S+), operand (\d+)(?:,? (\{[\d,]*\}))?")   # {index} when a tuple's part
+# the older report (TF 2.21's XLA): 'Total bytes used: N (…)' first, one memory space
+_USED = re.compile(r"Total bytes used: (\d+)\b.*")
+_ALLOCATION = re.compile(r"(?:\s*[\d.]+\w*\(\s*\d+%\);\s*[\d.]+\w*; )?allocation \d+: .*")
 
 
 @dataclass(slots=True)
@@ -55,6 +58,8 @@ def _check_end(text: str, source: str) -> None:
 def parse_usage_report(text: str, source: str = "<text>") -> UsageReport:
     """Read a ``*-memory-usage-report.txt``; raises MemoryFileError with file and line."""
     _check_end(text, source)
+    if text.startswith("Total bytes used:"):
+        return _parse_older_report(text, source)
     spaces: list[MemorySpace] = []
     for lineno, line in enumerate(text.split("\n"), start=1):
         s = line.strip()
@@ -85,6 +90,36 @@ def parse_usage_report(text: str, source: str = "<text>") -> UsageReport:
         raise MemoryFileError("no memory space: the file is empty or truncated",
                               source=source, line=1)
     return UsageReport(source, spaces)
+
+
+def _parse_older_report(text: str, source: str) -> UsageReport:
+    """The report as older XLA writes it (TF 2.21): ``Total bytes used: N``, the
+    allocations by size, then each allocation again with its chunks (offset, values
+    sharing it, their shapes) — one memory space, unnamed: XLA's default."""
+    space = MemorySpace("default", 0, 0)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.strip()
+        if not s or set(s) == {"-"} or s.startswith("Allocations sorted by size"):
+            continue
+        if lineno == 1:
+            t = _USED.fullmatch(s)
+            if t is None:
+                raise MemoryFileError("expected 'Total bytes used: N'", source=source,
+                                      line=1, text=line)
+            space.total_bytes = int(t.group(1))
+            continue
+        if s.startswith("cumulative_size"):
+            if "used_by_n_values" in s:      # an allocation's chunks follow
+                space.chunks.append([])
+            continue
+        if _ALLOCATION.fullmatch(line) or (s.startswith("The rest ") and "not shown" in s):
+            continue
+        c = _CHUNK.fullmatch(line)
+        if c is None or not space.chunks:
+            raise MemoryFileError("expected 'cumulative (N%); size; offset; values; shapes'",
+                                  source=source, line=lineno, text=line)
+        space.chunks[-1].append((int(c.group(1)), int(c.group(2)), c.group(3)))
+    return UsageReport(source, [space])
 
 
 @dataclass(slots=True)

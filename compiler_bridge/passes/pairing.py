@@ -47,11 +47,29 @@ _STEM = re.compile(r"(?:\.(?:clone|remat\d*|cloned|\d+))+$")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 
 
-class Side:
-    """One snapshot, flattened: instruction i, its operands, callers, fusion owners."""
+def source_op(op_name: str) -> str:
+    """The source op of an ``op_name`` as two JAX versions both say it: its last part
+    without parameters or transformation scopes — JAX 0.4.30's
+    ``jit(f)/jit(main)/jvp(jit(relu))/max`` and 0.10's ``jit(f)/jvp()/jit(relu)/max`` are
+    both ``max``, ``reduce_sum[axes=(0,)]`` is ``reduce_sum``."""
+    first = op_name.split(";", 1)[0]
+    last = _BRACKETS.sub("", first).rstrip("/").rsplit("/", 1)[-1]
+    return last
 
-    def __init__(self, module: HloModule) -> None:
+
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+
+
+class Side:
+    """One snapshot, flattened: instruction i, its operands, callers, fusion owners.
+
+    ``across``: a snapshot of one of two compiles (other JAX versions, flags, shapes):
+    an instruction's source is its source op and line (:func:`source_op`, ``file:line``),
+    which two JAX versions write alike, not the ``op_name`` path, which they do not."""
+
+    def __init__(self, module: HloModule, across: bool = False) -> None:
         self.module = module
+        self.across = across
         comps = module.computations
         self.insts: list[HloInstruction] = [i for c in comps for i in c.instructions]
         self.comp: list[HloComputation] = [c for c in comps for _ in c.instructions]
@@ -161,6 +179,10 @@ class Side:
                     if k == "metadata":
                         m = _OP_NAME.search(v)
                         op_name = m.group(1) if m else ""
+                        if self.across and op_name:
+                            loc = self.module.source_location(inst)
+                            line = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc else ""
+                            op_name = f"{source_op(op_name)}@{line}"
                     continue
                 if k in COMPUTATION_ATTRIBUTES:
                     v = ",".join(_STEM.sub("", n) for n in inst.called_names) or v

@@ -9,13 +9,15 @@ import sys
 
 from ..dumps import open_dump
 from .index import tf_index
-from .reasons import cycle_blocks
+from .reasons import cycle_blocks, why_not_clustered
 
 
 def cmd_clusters(args: argparse.Namespace) -> int:
     dump = open_dump(args.path)
     ix = tf_index(dump)
     data = ix.to_json()
+    for u in (data["main"] or {}).get("unclustered", []):
+        u["why"] = why_not_clustered(ix, u["node"])     # what the page says
     if args.json:
         print(json.dumps(data, indent=2))
     for path, error in ix.errors:
@@ -36,7 +38,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
             print(f"  {c['name']:<12} {c['nodes']:5d} nodes  module {c['module'] or '-'}  ({ops})")
         reasons: dict[str, list[str]] = {}
         for u in main["unclustered"]:
-            reasons.setdefault(u["reason"] or "(no reason in a log)", []).append(u["node"])
+            reasons.setdefault(u["why"] or "(no reason in a log)", []).append(u["node"])
         for reason, nodes in reasons.items():
             print(f"  not clustered: {reason}: {', '.join(nodes[:6])}"
                   + (f" and {len(nodes) - 6} more" if len(nodes) > 6 else ""))

@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
-from .log import CycleNote, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
+from .log import CycleNote, KeptOut, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
 from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
@@ -85,8 +85,9 @@ class JitUnit:
 class TfIndex:
     files: list[GraphFile]
     groups: list[GraphGroup]
-    step: GraphGroup | None           # the step graph: the largest
-    main: GraphFile | None            # the step graph as mark_for_compilation left it
+    step: GraphGroup | None           # the step graph's dumps: the group of main
+    main: GraphFile | None            # the step graph as mark_for_compilation left it: the
+                                      # round TF clustered (else the largest graph)
     clusters: list[Cluster]
     log: TfLog | None
     run: LogRun | None                # the log's run of the step graph
@@ -107,6 +108,11 @@ class TfIndex:
     def reason(self, node: str) -> Uncompilable | None:
         """The log's 'uncompilable' line for a node of the step graph, if any."""
         return self.derived("reasons", _run_reasons).get(node)
+
+    def kept_out(self, node: str) -> KeptOut | None:
+        """The log's last 'Could not contract' line between an unclustered node of the step
+        graph and a neighbour (TF tries again as clusters grow), if any."""
+        return self.derived("kept-out", _run_kept_out).get(node)
 
     def cluster_of(self, node: str) -> Cluster | None:
         return self.derived("cluster-of", _cluster_map).get(node)
@@ -145,6 +151,17 @@ class TfIndex:
 
 def _cluster_map(ix: TfIndex) -> dict[str, Cluster]:
     return {n.name: c for c in ix.clusters for n in c.nodes}
+
+
+def _run_kept_out(ix: TfIndex) -> dict[str, KeptOut]:
+    out: dict[str, KeptOut] = {}
+    if ix.run is None:
+        return out
+    for k in ix.run.kept_out:
+        for node in (k.source, k.target):
+            if ix.cluster_of(node) is None:
+                out[node] = k
+    return out
 
 
 def _run_reasons(ix: TfIndex) -> dict[str, Uncompilable]:
@@ -303,11 +320,16 @@ def build_index(dump: Dump) -> TfIndex:
             continue
         files.append(GraphFile(f.path, graph, pass_of(posixpath.basename(f.path))))
     groups = group_files(files)
-    marked = [g for g in groups if g.of_pass(MARK) is not None]
-    step = max(marked or groups, key=lambda g: g.largest, default=None)
-    main = step.of_pass(MARK) if step is not None else None
-    if main is not None and main.graph.kind == FUNCTION:
-        main = None
+    main = _clustered_step(files)
+    step: GraphGroup | None
+    if main is not None:
+        step = next(g for g in groups if main in g.files)
+    else:       # TF clustered nothing: the largest graph it looked at
+        marked = [g for g in groups if g.of_pass(MARK) is not None]
+        step = max(marked or groups, key=lambda g: g.largest, default=None)
+        main = step.of_pass(MARK) if step is not None else None
+        if main is not None and main.graph.kind == FUNCTION:
+            main = None
     clusters = []
     if main is not None:
         for name, nodes in main.graph.clusters().items():
@@ -320,6 +342,18 @@ def build_index(dump: Dump) -> TfIndex:
         run = log.run_of(main.path)
     return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
                    errors)
+
+
+def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
+    """The step graph as mark_for_compilation left it: of the rounds TF clustered, the one
+    with most nodes in clusters (then the larger), whatever its round number — a run
+    dumps a round per function TF optimizes, and a small one can look like any part of
+    the step graph by its node names (issue 32, item 4)."""
+    def clustered(f: GraphFile) -> int:
+        return sum(len(nodes) for nodes in f.graph.clusters().values())
+    marks = [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
+             and clustered(f)]
+    return max(marks, key=lambda f: (clustered(f), len(f.graph.nodes)), default=None)
 
 
 def _log_order(groups: list[GraphGroup], log: TfLog) -> None:

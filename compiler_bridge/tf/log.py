@@ -21,9 +21,14 @@ _BUILT = re.compile(r"^\s*Built (\d+) clusters, size (\d+) / (\d+)")
 _CLUSTER = re.compile(r"^\s*(\S+) (\d+) / (\d+) \(")
 _UNCLUSTERED = re.compile(r"^\s*Unclustered nodes: (\d+) / (\d+)")
 _OP_COUNT = re.compile(r"^\s*(\S+): (\d+) instances")
-_CYCLE = re.compile(r"Could not contract <(.+?) #\d+> -> <(.+?) #\d+> because contracting the "
-                    r"edge would create a cycle via \[(.*)\]")
+# 'Could not contract <A #i> -> <B + 3 others #j> because <why>.': A (a node, or a cluster
+# named by one of its nodes) stays out of B's cluster. TF 2.21's whys: 'contracting the edge
+# would create a cycle via [x,<y + 2 others #k>]' (or 'via (all clusters) [...]'), 'the new
+# cluster would break resource variable semantics', and others
+_CONTRACT = re.compile(r"Could not contract <(.+?) #\d+> -> <(.+?) #\d+> because (.*?)\.?$")
+_CYCLE_VIA = re.compile(r"cycle via (?:\(all clusters\) )?\[(.*)\]$")
 _OTHERS = re.compile(r" \+ \d+ others$")
+_MEMBER = re.compile(r"^<(.+?)(?: \+ \d+ others)? #\d+>$")
 MARKERS = ("Found uncompilable node", "Clustering info for graph", "Dumped Graph to")
 
 
@@ -60,12 +65,26 @@ class CycleNote:
     via: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class KeptOut:
+    """``Could not contract <A> -> <B> because <why>``: TF's reason why A and B (each a node,
+    or a would-be cluster named by one of its nodes) were not merged — the reason the one of
+    them that ended unclustered stayed out of the other's cluster."""
+
+    source: str
+    target: str
+    because: str     # TF's words, without the final period
+    via: tuple[str, ...] = ()       # a cycle's path (clusters named by one of their nodes)
+
+
 @dataclass(slots=True)
 class LogRun:
     dumped: list[str] = field(default_factory=list)     # dump paths, in the log's order
     uncompilable: list[Uncompilable] = field(default_factory=list)
     info: ClusteringInfo | None = None
     cycles: list[CycleNote] = field(default_factory=list)
+    kept_out: list[KeptOut] = field(default_factory=list)
+
 
     def reasons(self) -> dict[str, Uncompilable]:
         return {u.node: u for u in self.uncompilable}
@@ -77,22 +96,29 @@ class TfLog:
     runs: list[LogRun]
 
     def run_of(self, path: str) -> LogRun | None:
-        """The run that dumped the file at ``path``: matched by its trailing path parts,
-        else (the folder was moved or rearranged after the run) by its name alone when
-        only one logged file has it."""
-        for run in self.runs:
+        """The last run that dumped the file at ``path``: matched by its trailing path
+        parts, else (the folder was moved or rearranged after the run) by its name alone."""
+        # several (a log appended to by runs of the program): the file on disk is the
+        # last one's, which wrote it last
+        for run in reversed(self.runs):
             for d in run.dumped:
                 if _same_file(d, path):
                     return run
         base = path.rsplit("/", 1)[-1]
         named = [run for run in self.runs for d in run.dumped if d.rsplit("/", 1)[-1] == base]
-        return named[0] if len(named) == 1 else None
+        return named[-1] if named else None
 
 
 def _same_file(logged: str, path: str) -> bool:
     a, b = logged.split("/"), path.split("/")
     n = min(len(a), len(b))
     return a[-n:] == b[-n:]
+
+
+def _member(text: str) -> str:
+    """A node of a cycle's path: '<y + 2 others #k>' (a cluster) as the node named."""
+    m = _MEMBER.match(text.strip())
+    return m.group(1) if m else text.strip()
 
 
 def looks_like_log(text: str) -> bool:
@@ -142,9 +168,14 @@ def parse_log(text: str, file: str) -> TfLog:
             run.uncompilable.append(Uncompilable(m.group(1), m.group(2), m.group(3).strip()))
         elif m := _INFO.search(line):
             info = run.info = ClusteringInfo(int(m.group(1)))
-        elif m := _CYCLE.search(line):
-            note = CycleNote(_OTHERS.sub("", m.group(1)), _OTHERS.sub("", m.group(2)),
-                             tuple(x for x in m.group(3).split(",") if x))
-            if note not in run.cycles:
-                run.cycles.append(note)
+        elif m := _CONTRACT.search(line):
+            source, target = _OTHERS.sub("", m.group(1)), _OTHERS.sub("", m.group(2))
+            because = m.group(3)
+            via: tuple[str, ...] = ()
+            if c := _CYCLE_VIA.search(because):
+                via = tuple(_member(x) for x in c.group(1).split(",") if x)
+                note = CycleNote(source, target, via)
+                if note not in run.cycles:
+                    run.cycles.append(note)
+            run.kept_out.append(KeptOut(source, target, because, via))
     return TfLog(file, [r for r in runs if r.dumped or r.uncompilable or r.info])

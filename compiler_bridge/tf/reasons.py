@@ -30,6 +30,7 @@ REMAPPER = "remapper"
 STRINGS = "strings"
 NO_KERNEL = "no_kernel"
 CYCLE = "cycle"
+RESOURCE = "resource"
 UNLOGGED = "unlogged"
 NO_LOG = "no_log"
 OTHER = "other"
@@ -157,6 +158,10 @@ _TEXT = {
             "unclustered nodes",
             "Move the unclustered ops on that path (see why they stay out) so that they no "
             "longer sit between the two parts."),
+    RESOURCE: ("Compilable, but kept out of {ops}: merging would break resource variable "
+               "semantics (TF keeps a variable's reads and writes in their order)",
+               "Nothing to change in most programs: the variable's read or write runs "
+               "outside the cluster."),
     UNLOGGED: ("Compilable but not clustered (the log gives no reason: e.g. a cluster below "
                "--tf_xla_min_cluster_size, or a node TF keeps on the host)",
                "If they would have made a cluster below the minimum size (TF drops those on "
@@ -167,36 +172,87 @@ _TEXT = {
 }
 
 
-def group_reasons(ix: TfIndex) -> list[ReasonGroup]:
+@dataclass(frozen=True, slots=True)
+class NodeReason:
+    """Why one node of the step graph is not in a cluster: the one answer the inspector,
+    the 'Why not clustered' list and the CLI give."""
+
+    kind: str
+    key: str          # what groups it beside its kind: the cluster, or TF's words (other)
+    detail: str       # TF's words for this node, or the cycle's path ('' when none)
+
+
+def node_reasons(ix: TfIndex) -> dict[str, NodeReason]:
+    """Each unclustered node of the step graph and why (once per index)."""
+    return ix.derived("node-reasons", find_node_reasons)
+
+
+def why_not_clustered(ix: TfIndex, node: str) -> str | None:
+    """Why ``node`` stayed out of the clusters, in words; None when it is in one (or not
+    in the step graph)."""
+    r = node_reasons(ix).get(node)
+    if r is None:
+        return None
+    if r.kind in (ARGS, REMAPPER, STRINGS, NO_KERNEL, OTHER) and r.detail:
+        return r.detail                 # TF's own words
+    n = ix.main.graph.node(node) if ix.main is not None else None
+    text = _TEXT[r.kind][0].format(ops=r.key or (n.op if n else ""), reason=r.key)
+    # a cycle's path is this node's own; the other kinds' title says it all
+    return f"{text}: {r.detail}" if r.detail and r.kind == CYCLE else text
+
+
+def find_node_reasons(ix: TfIndex) -> dict[str, NodeReason]:
+    """What TF logged for the node ('Found uncompilable node', else its last 'Could not
+    contract' line), else the graph's answer (a cycle through unclustered nodes), else
+    that the log says nothing."""
     if ix.main is None:
-        return []
+        return {}
     clustered = {n.name for c in ix.clusters for n in c.nodes}
     blocks = {b.node: b for b in cycle_blocks(ix) if not b.node_is_cluster}
-    groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    out: dict[str, NodeReason] = {}
     for n in ix.main.graph.nodes:
         if n.name in clustered:
             continue
         r = ix.reason(n.name)
+        kept = ix.kept_out(n.name)
         if r is not None:
             kind = _kind(n.op, r.reason)
-            key = (kind, r.reason if kind == OTHER else "")
-            groups.setdefault(key, []).append((n.name, n.op, r.reason))
+            out[n.name] = NodeReason(kind, r.reason if kind == OTHER else "", r.reason)
         elif ix.log is None:
-            groups.setdefault((NO_LOG, ""), []).append((n.name, n.op, ""))
+            out[n.name] = NodeReason(NO_LOG, "", "")
+        elif kept is not None:
+            other = kept.target if kept.source == n.name else kept.source
+            c = ix.cluster_of(other)
+            where = c.name if c is not None else other
+            if kept.via:
+                out[n.name] = NodeReason(CYCLE, where, f"via {', '.join(kept.via)}")
+            elif "resource variable semantics" in kept.because:
+                out[n.name] = NodeReason(RESOURCE, where, kept.because)
+            else:
+                out[n.name] = NodeReason(OTHER, kept.because, kept.because)
         elif n.name in blocks:
             b = blocks[n.name]
-            groups.setdefault((CYCLE, b.cluster), []).append(
-                (n.name, n.op, f"via {', '.join(b.via)}"))
+            out[n.name] = NodeReason(CYCLE, b.cluster, f"via {', '.join(b.via)}")
         else:
-            groups.setdefault((UNLOGGED, ""), []).append((n.name, n.op, ""))
-    order = [REMAPPER, STRINGS, NO_KERNEL, CYCLE, OTHER, UNLOGGED, NO_LOG, ARGS]
+            out[n.name] = NodeReason(UNLOGGED, "", "")
+    return out
+
+
+def group_reasons(ix: TfIndex) -> list[ReasonGroup]:
+    if ix.main is None:
+        return []
+    ops = {n.name: n.op for n in ix.main.graph.nodes}
+    groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for node, r in node_reasons(ix).items():
+        groups.setdefault((r.kind, r.key), []).append((node, ops[node], r.detail))
+    order = [REMAPPER, STRINGS, NO_KERNEL, CYCLE, RESOURCE, OTHER, UNLOGGED, NO_LOG, ARGS]
     out = []
     for (kind, extra), members in sorted(groups.items(), key=lambda kv: order.index(kv[0][0])):
         title, fix = _TEXT[kind]
-        ops = ", ".join(sorted({op for _, op, _ in members}))
-        if kind == CYCLE:
-            ops = extra
-        title = title.format(ops=ops, reason=extra)
+        names = ", ".join(sorted({op for _, op, _ in members}))
+        if kind in (CYCLE, RESOURCE):
+            names = extra
+        title = title.format(ops=names, reason=extra)
         out.append(ReasonGroup(kind, title, fix, tuple((n, op) for n, op, _ in members),
                                members[0][2]))
     return out
