@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "passes": {"hlo", "dumps", "steps"},
     "tf": {"hlo", "dumps", "steps"},
     "memory": {"hlo", "dumps", "targets"},
+    "kernels": {"hlo", "dumps", "targets"},   # what each backend decided per kernel
     "perf": {"config", "hlo", "dumps", "memory", "targets"},
     "spmd": {"hlo", "targets"},     # sharded programs
     "compare": {"config", "hlo", "dumps", "passes", "memory", "perf"},   # two dumps

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.passes import ModuleDiff
-from compiler_bridge.dumps import AFTER, BEFORE, PASS, STABLEHLO
+from compiler_bridge.dumps import AFTER, AFTER_CODEGEN, BEFORE, PASS, STABLEHLO
 from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
@@ -57,6 +57,11 @@ def stage_path(dump: Dump, state: ViewState) -> str:
         f = mod.first(state.stage) or mod.first(AFTER) or mod.first(BEFORE)
         if f is None:
             raise KeyError(f"module {mod.label} has no HLO text")
+        return f.path
+    if state.stage == AFTER_CODEGEN:
+        f = mod.first(AFTER_CODEGEN)
+        if f is None:
+            raise KeyError(f"module {mod.label} has no after-codegen file")
         return f.path
     if state.stage == STABLEHLO:        # module.mlir: Dump.parse converts it with jaxlib
         mlir = mod.stablehlo

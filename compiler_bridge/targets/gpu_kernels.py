@@ -1,0 +1,266 @@
+"""XLA:GPU's decisions per kernel: the emitter of each fusion, Triton's tile configuration,
+the thunk sequence, and the PTX of each kernel. Readers of text only; ``compiler_bridge.kernels``
+brings them the dump's files.
+
+- **Emitter.** A fusion's ``kind`` and backend_config say which emitter XLA:GPU generated it
+  with: ``kind=kCustom`` with ``backend_config.fusion_backend_config.kind``
+  ``__triton_nested_gemm_fusion`` / ``__triton_gemm`` (a dot as a Triton GEMM),
+  ``__triton`` (other Triton fusions: softmax, normalizations), ``__cudnn$fusion``,
+  ``__custom_fusion`` (a library kernel, e.g. CUTLASS); ``kLoop`` the loop emitter;
+  ``kInput`` an input fusion, named here by its hero (reduction, transpose, scatter). A
+  custom call to ``__cublas$...`` is a cuBLAS matmul, to ``__cudnn$...`` a cuDNN call.
+- **Tiles.** Triton fusions carry ``block_level_fusion_config``: ``output_tiles`` (the tile
+  of the output each program computes), ``num_warps``, ``num_stages``, ``num_ctas``.
+- **Kernel names.** A kernel is named after its fusion with the characters a PTX name may
+  not hold (``.``, ``-``) turned into ``_`` (``gemm_fusion_dot.34`` ->
+  ``gemm_fusion_dot_34``). Identical fusions share one kernel: XLA reuses the first one's
+  code, and the thunk sequence names the reused kernel (two ``gemm_fusion_dot_40`` launches,
+  the second for ``gemm_fusion_dot.42``).
+- **Thunk sequence** (``thunk_sequence.txt``): one line per thunk in execution order,
+  ``NNN: kKind [prev=... | next=...] <kernel> grid: [x,y,z] threads: [x,y,z]
+  shared_memory: N bytes``; an async start names its stream
+  (``stream=communication_stream[0]``) and lists its nested thunks indented below it.
+- **PTX** (``module_NNNN.<name>.<N>.ptx``, one per LLVM module XLA compiled): each kernel is
+  a ``.visible .entry <kernel>(`` function.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..hlo import HloInstruction, HloModule
+
+TRITON_GEMM_KINDS = ("__triton_nested_gemm_fusion", "__triton_gemm", "__triton_scaled_dot_fusion")
+COMPUTE_STREAM = "compute"
+
+_EMITTERS = {
+    "__triton": "Triton",
+    "__cudnn$fusion": "cuDNN fusion",
+    "__custom_fusion": "custom fusion",
+    "__dynamic_memcpy": "dynamic memcpy",
+}
+
+
+def kernel_name(instruction: str) -> str:
+    """The name XLA:GPU gives the kernel of an instruction (``fusion.3`` -> ``fusion_3``)."""
+    return re.sub(r"[^A-Za-z0-9_$]", "_", instruction)
+
+
+def fusion_backend_kind(inst: HloInstruction) -> str:
+    """``fusion_backend_config.kind`` of a fusion ('__triton', ...), '' when none."""
+    cfg = inst.backend_config
+    fb = cfg.get("fusion_backend_config") if isinstance(cfg, dict) else None
+    kind = fb.get("kind") if isinstance(fb, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def _hero(module: HloModule, inst: HloInstruction) -> str:
+    """What names an input fusion's emitter: a reduce, scatter or transpose in its fused
+    computation ('' when none)."""
+    ops = {i.opcode for name in inst.calls
+           if (c := module.get_computation(name)) is not None for i in c.instructions}
+    for op, emitter in (("scatter", "scatter"), ("reduce", "reduction"),
+                        ("transpose", "transpose")):
+        if op in ops:
+            return emitter
+    return ""
+
+
+def gpu_emitter(module: HloModule, inst: HloInstruction) -> str | None:
+    """The emitter XLA:GPU generated an instruction's kernel with (module docstring); None for
+    an instruction that is no fusion or library call."""
+    if inst.opcode == "custom-call":
+        target = inst.custom_call_target or ""
+        if target.startswith("__cublas"):
+            return "cuBLAS"
+        if target.startswith("__cudnn"):
+            return "cuDNN"
+        return f"custom call {target}" if target else "custom call"
+    if inst.opcode != "fusion":
+        return None
+    kind = inst.fusion_kind
+    if kind == "kCustom":
+        backend = fusion_backend_kind(inst)
+        if backend in TRITON_GEMM_KINDS:
+            return "Triton GEMM"
+        return _EMITTERS.get(backend, backend or "custom")
+    if kind == "kInput":
+        hero = _hero(module, inst)
+        return f"input ({hero})" if hero else "input"
+    if kind == "kLoop":
+        return "loop"
+    return kind.lstrip("k").lower() if kind else "fusion"
+
+
+@dataclass(frozen=True, slots=True)
+class TileConfig:
+    """Triton's ``block_level_fusion_config`` of one fusion."""
+
+    output_tiles: tuple[tuple[int, ...], ...]
+    num_warps: int | None
+    num_stages: int | None
+    num_ctas: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"output_tiles": [list(t) for t in self.output_tiles],
+                "num_warps": self.num_warps, "num_stages": self.num_stages,
+                "num_ctas": self.num_ctas}
+
+    @property
+    def label(self) -> str:
+        tiles = " ".join("x".join(map(str, t)) for t in self.output_tiles)
+        return f"tile {tiles}, {self.num_warps} warps, {self.num_stages} stage(s), " \
+               f"{self.num_ctas} CTA" + ("s" if self.num_ctas != 1 else "")
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def tile_config(inst: HloInstruction) -> TileConfig | None:
+    """The ``block_level_fusion_config`` of a Triton fusion, None when it has none."""
+    cfg = inst.backend_config
+    fb = cfg.get("fusion_backend_config") if isinstance(cfg, dict) else None
+    blc = fb.get("block_level_fusion_config") if isinstance(fb, dict) else None
+    if not isinstance(blc, dict):
+        return None
+    tiles = []
+    for t in blc.get("output_tiles") or ():
+        sizes = t.get("sizes") if isinstance(t, dict) else None
+        tiles.append(tuple(int(s) for s in sizes or ()))
+    return TileConfig(tuple(tiles), _int(blc.get("num_warps")), _int(blc.get("num_stages")),
+                      _int(blc.get("num_ctas")))
+
+
+@dataclass(frozen=True, slots=True)
+class Thunk:
+    """One line of ``thunk_sequence.txt``: its ``number``, ``kind`` ('kCustomKernel',
+    'kAllReduce', ...), ``kernel`` (the kernel it launches, '' for other thunks), launch
+    dimensions, the ``stream`` it runs on and its ``order`` (position in the file, from 0)."""
+
+    number: int
+    kind: str
+    kernel: str
+    grid: tuple[int, ...]
+    threads: tuple[int, ...]
+    shared_memory: int | None
+    stream: str
+    order: int
+    text: str
+
+
+_THUNK = re.compile(r"^(\s*)(\d+):\s+(k\w+)\s*\[[^\]]*\]\s*(.*)$")
+_DIMS = re.compile(r"(grid|threads):\s*\[([\d,\s]*)\]")
+_SHMEM = re.compile(r"shared_memory:\s*(\d+)")
+_STREAM = re.compile(r"stream=([^,\s]+)")
+
+
+def parse_thunk_sequence(text: str) -> list[Thunk]:
+    """The thunks of a ``thunk_sequence.txt`` in file order; nested thunks run on the stream
+    their async start names (the compute stream otherwise). Lines of another form are
+    skipped."""
+    out: list[Thunk] = []
+    streams: list[tuple[int, str]] = []          # (indent, stream) of open async starts
+    for line in text.splitlines():
+        m = _THUNK.match(line)
+        if m is None:
+            continue
+        indent, number, kind, rest = len(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        while streams and streams[-1][0] >= indent:
+            streams.pop()
+        stream = streams[-1][1] if streams else COMPUTE_STREAM
+        own = _STREAM.search(rest)
+        dims = {k: tuple(int(x) for x in v.split(",") if x.strip()) for k, v in _DIMS.findall(rest)}
+        shmem = _SHMEM.search(rest)
+        first = rest.split()[0] if rest.split() else ""
+        is_kernel = "grid" in dims
+        out.append(Thunk(number, kind, first if is_kernel else "", dims.get("grid", ()),
+                         dims.get("threads", ()), int(shmem.group(1)) if shmem else None,
+                         own.group(1) if own else stream, len(out), line.strip()))
+        if own:
+            streams.append((indent, own.group(1)))
+    return out
+
+
+_ENTRY = re.compile(r"^\.(?:visible\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
+
+
+def ptx_kernels(text: str) -> dict[str, str]:
+    """Each ``.entry`` function of a PTX file: kernel name -> its text (from its
+    ``.entry`` line to the closing brace at the start of a line)."""
+    out: dict[str, str] = {}
+    starts = list(_ENTRY.finditer(text))
+    for n, m in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(text)
+        body = text[m.start():end]
+        close = body.find("\n}")
+        out[m.group(1)] = body[: close + 2] if close >= 0 else body
+    return out
+
+
+# thunks of library calls (no kernel name in the file): the custom calls they run, in order
+LIBRARY_THUNKS = {"kConvolution": "__cudnn", "kCuDnn": "__cudnn", "kGemm": "__cublas",
+                  "kCublasLtMatmul": "__cublas"}
+
+
+def match_thunks(kernels: list[HloInstruction], thunks: list[Thunk]) -> dict[str, Thunk]:
+    """Instruction name -> the thunk that runs it. A thunk named after an instruction's
+    kernel is that instruction's; a thunk naming a kernel already matched (XLA reused it)
+    goes to the next instruction, in schedule order, that no thunk names — of the reused
+    kernel's shape when one is. Library thunks (``kConvolution``, ``kGemm``) go to the
+    custom calls of their library in order, when both count the same."""
+    out: dict[str, Thunk] = {}
+    for prefix in set(LIBRARY_THUNKS.values()):
+        calls = [i for i in kernels if i.opcode == "custom-call"
+                 and (i.custom_call_target or "").startswith(prefix)]
+        runs = [t for t in thunks if LIBRARY_THUNKS.get(t.kind) == prefix]
+        if len(calls) == len(runs):
+            out.update({i.name: t for i, t in zip(calls, runs)})
+    kernels = [i for i in kernels if i.name not in out]
+    by_kernel = {kernel_name(i.name): i for i in kernels}
+    named = {t.kernel for t in thunks if t.kernel}
+    unnamed = [i for i in kernels if kernel_name(i.name) not in named]
+    for t in thunks:
+        if not t.kernel:
+            continue
+        inst = by_kernel.get(t.kernel)
+        if inst is not None and inst.name not in out:
+            out[inst.name] = t
+            continue
+        shape = str(inst.shape) if inst is not None else None
+        pick = next((i for i in unnamed if i.name not in out and str(i.shape) == shape), None) \
+            or next((i for i in unnamed if i.name not in out), None)
+        if pick is not None:
+            out[pick.name] = t
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class AutotuneResult:
+    """One entry of ``autotune_results.pbtxt``: the device, the HLO it tuned (its
+    fingerprint text) and the result as written."""
+
+    device: str
+    hlo: str
+    result: str
+
+
+_AUTOTUNE_ENTRY = re.compile(r"results\s*\{(.*?)\n\}", re.S)
+_FIELD = re.compile(r'^\s*(device|hlo):\s*"((?:[^"\\]|\\.)*)"', re.M)
+
+
+def parse_autotune_results(text: str) -> list[AutotuneResult]:
+    """The ``results { ... }`` entries of an ``autotune_results.pbtxt`` (none when XLA
+    autotuned nothing: the file then holds only ``version: 3``)."""
+    out = []
+    for m in _AUTOTUNE_ENTRY.finditer(text):
+        body = m.group(1)
+        fields = dict(_FIELD.findall(body))
+        res = body.split("result", 1)[1].strip() if "result" in body else ""
+        out.append(AutotuneResult(fields.get("device", ""), fields.get("hlo", ""), res))
+    return out
