@@ -30,6 +30,9 @@ from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
 from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
+from compiler_bridge.kernels import module_kernels
+
+from .backend import kernel_decorations
 
 from . import runtime as RV
 from .memory import memory_overlay
@@ -151,6 +154,20 @@ def memory_for(dump: Dump, state: ViewState) -> tuple[ModuleMemory | None, str]:
         return None, f"no memory overlay: {e.message}"
 
 
+def backend_badges(dump: Dump, state: ViewState) -> dict[str, dict[str, str]]:
+    """What the backend decided, as badges on kernel nodes (GPU emitter, TPU estimated
+    cycles and memory space), at the stages whose instructions the kernels are."""
+    if state.stage not in (AFTER, AFTER_CODEGEN):
+        return {}
+    mod = dump.module(state.module) if state.module else dump.main
+    if mod is None:
+        return {}
+    try:
+        return kernel_decorations(module_kernels(dump, mod))
+    except (KeyError, HloParseError, OSError):
+        return {}
+
+
 def _blank_non_kernels(module: HloModule, comp: str | None, state: ViewState,
                        valued: Mapping[str, object]) -> dict[str, dict[str, str]]:
     """Instructions drawn without a runtime (parameters, tuples, what is fused into an
@@ -216,6 +233,7 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                              "showing all of it")
         options = replace(options, ghosts=tuple(ghosts), only=only)
     marks = comment_decorations(module, comments) if comments else {}
+    marks = merge_decorations(backend_badges(dump, state), marks)
     if overlay is not None:      # fill: the runtime; border: the diff, then comments
         runtime_deco = merge_decorations(
             _blank_non_kernels(module, comp, state, overlay.decorations), overlay.decorations)
