@@ -13,9 +13,10 @@ import re
 
 import pytest
 
-from compiler_bridge.targets import parse_thunk_sequence
+from compiler_bridge import parse_hlo
+from compiler_bridge.targets import gpu_emitter, parse_thunk_sequence, tile_config
 
-from conftest import SAMPLES, read
+from conftest import SAMPLES, peer_file, read
 from tests.support.cli import run
 
 GPU = os.path.join(SAMPLES, "gpu_h100")
@@ -143,3 +144,21 @@ def test_module_names_and_targets(listed):
         assert m["target"] == "XLA:GPU sm_9.0a"
         assert all(k["memory_space"] is None and k["xla_estimate_us"] is None
                    for k in m["kernels"])
+
+
+def test_a_legacy_triton_gemm_lists_its_triton_gemm_config():
+    """XLA's own test module of the legacy Triton GEMM emitter (``__triton_gemm`` with
+    ``triton_gemm_config``: block_m x block_n output tiles, block_k, split_k)."""
+    path = peer_file("0227_")
+    text = read(path)
+    cfg = dict(re.findall(r'"(block_m|block_n|block_k|split_k|num_stages|num_warps|num_ctas)"'
+                          r':"(\d+)"', text))
+    module = parse_hlo(text, path)
+    fusion = next(i for i in module.entry.instructions if i.opcode == "fusion")
+    tile = tile_config(fusion)
+    assert tile is not None and gpu_emitter(module, fusion) == "Triton GEMM"
+    assert tile.to_json() == {
+        "output_tiles": [[int(cfg["block_m"]), int(cfg["block_n"])]],
+        "num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"]),
+        "num_ctas": int(cfg["num_ctas"]), "block_k": int(cfg["block_k"]),
+        "split_k": int(cfg["split_k"])}

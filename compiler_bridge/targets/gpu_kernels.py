@@ -96,22 +96,31 @@ def gpu_emitter(module: HloModule, inst: HloInstruction) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class TileConfig:
-    """Triton's ``block_level_fusion_config`` of one fusion."""
+    """Triton's tiling of one fusion: ``block_level_fusion_config`` (output tiles), or the
+    legacy Triton GEMM's ``triton_gemm_config`` (output tile block_m x block_n, with
+    ``block_k`` and ``split_k``)."""
 
     output_tiles: tuple[tuple[int, ...], ...]
     num_warps: int | None
     num_stages: int | None
     num_ctas: int | None
+    block_k: int | None = None
+    split_k: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"output_tiles": [list(t) for t in self.output_tiles],
-                "num_warps": self.num_warps, "num_stages": self.num_stages,
-                "num_ctas": self.num_ctas}
+        out: dict[str, Any] = {"output_tiles": [list(t) for t in self.output_tiles],
+                               "num_warps": self.num_warps, "num_stages": self.num_stages,
+                               "num_ctas": self.num_ctas}
+        if self.block_k is not None or self.split_k is not None:
+            out.update(block_k=self.block_k, split_k=self.split_k)
+        return out
 
     @property
     def label(self) -> str:
         tiles = " ".join("x".join(map(str, t)) for t in self.output_tiles)
-        return f"tile {tiles}, {self.num_warps} warps, {self.num_stages} stage(s), " \
+        k = f", block_k {self.block_k}, split_k {self.split_k}" \
+            if self.block_k is not None else ""
+        return f"tile {tiles}{k}, {self.num_warps} warps, {self.num_stages} stage(s), " \
                f"{self.num_ctas} CTA" + ("s" if self.num_ctas != 1 else "")
 
 
@@ -123,10 +132,18 @@ def _int(v: Any) -> int | None:
 
 
 def tile_config(inst: HloInstruction) -> TileConfig | None:
-    """The ``block_level_fusion_config`` of a Triton fusion, None when it has none."""
+    """The tile configuration of a Triton fusion (``block_level_fusion_config``, or a legacy
+    GEMM's ``triton_gemm_config``), None when it has none."""
     cfg = inst.backend_config
     fb = cfg.get("fusion_backend_config") if isinstance(cfg, dict) else None
     blc = fb.get("block_level_fusion_config") if isinstance(fb, dict) else None
+    gemm = fb.get("triton_gemm_config") if isinstance(fb, dict) else None
+    if not isinstance(blc, dict) and isinstance(gemm, dict):
+        m, n = _int(gemm.get("block_m")), _int(gemm.get("block_n"))
+        return TileConfig(((m, n),) if m is not None and n is not None else (),
+                          _int(gemm.get("num_warps")), _int(gemm.get("num_stages")),
+                          _int(gemm.get("num_ctas")), _int(gemm.get("block_k")),
+                          _int(gemm.get("split_k")))
     if not isinstance(blc, dict):
         return None
     tiles = []
