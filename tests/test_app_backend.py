@@ -11,7 +11,7 @@ import os
 import re
 
 from conftest import SAMPLES, read, sample
-from tests.support.apptest import app, texts
+from tests.support.apptest import app, open_popover, texts
 
 
 def line_of(pattern: str, name: str) -> str:
@@ -51,3 +51,18 @@ def test_inspector_shows_xla_tpus_estimate_window_and_tiling(monkeypatch):
     assert f"**{cycles:,} cycles** = **{cycles / 1.5e3:.2f} µs** at 1.5 GHz" in page
     assert f"window config: output {bounds}" in page
     assert f"tiles `{tiles}`" in page and "in VMEM (`S(1)`)" in page
+
+
+def test_inspector_opens_the_kernels_ptx(monkeypatch):
+    """The PTX expander holds the ``.entry`` of the instruction's kernel as the .ptx file has
+    it (wrapped_convert.1 runs kernel wrapped_convert_1)."""
+    path = glob.glob(os.path.join(SAMPLES, "gpu_h100", "module_0001.*.1.ptx"))[0]
+    entry = re.search(r"^\.visible \.entry (\w+)\(", read(path), re.M).group(1)
+    name = "wrapped_convert.1"
+    assert name.replace(".", "_") == entry
+    at = app(sample("gpu_h100"), monkeypatch, {"module": "0001", "selected": name})
+    assert f"PTX · {entry}" in [e.label for e in at.expander]
+    open_popover(at, f"backend-ptx:{name}")
+    shown = [c.value for c in at.code if f".entry {entry}(" in c.value]
+    assert shown and shown[0].rstrip().endswith("}")
+    assert shown[0] in read(path)

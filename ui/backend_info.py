@@ -10,7 +10,7 @@ import streamlit as st
 
 from compiler_bridge import HloInstruction, HloParseError
 from compiler_bridge.dumps import AFTER, AFTER_CODEGEN
-from compiler_bridge.kernels import Kernel, ModuleKernels, module_kernels
+from compiler_bridge.kernels import Kernel, ModuleKernels, kernel_ptx, module_kernels
 from compiler_bridge.targets import kernel_name, memory_space, memory_space_name, tiling
 
 from .kit import MAX_CODE, code, log
@@ -97,16 +97,14 @@ def show(opened: Opened, shown: Shown, inst: HloInstruction | None) -> None:
     lines = _layout_lines(inst)
     mk = _kernels(opened, shown) if shown.stage in _DECIDED_STAGES else None
     k = mk.get(inst.name) if mk is not None else None
-    ptx = None
     if k is not None and mk is not None:
         lines = (_gpu_lines(k) if mk.kind == "gpu" else _tpu_lines(k, mk)) + lines
-        ptx = k.ptx
-    if not lines and ptx is None:
+    if not lines:
         return
     target = f" · {mk.target}" if mk is not None else ""
     st.markdown(f"**Backend{target}**\n" + "\n".join(lines))
-    if k is not None and ptx is not None and k.ptx_file:
+    if k is not None and k.ptx_file:
         box = st.expander(f"PTX · {k.kernel}", key=f"backend-ptx:{inst.name}", on_change="rerun")
-        if box.open:
+        if box.open:          # read when opened
             box.caption(f"`{k.ptx_file}`")
-            box.code(ptx[:MAX_CODE], language=None)
+            box.code((kernel_ptx(opened.dump, k) or "")[:MAX_CODE], language=None)

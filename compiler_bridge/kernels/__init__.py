@@ -7,7 +7,7 @@ kernels``.
 from __future__ import annotations
 
 from .cli import add_kernels_command
-from .reader import Kernel, ModuleKernels, code_computations, module_kernels
+from .reader import Kernel, ModuleKernels, code_computations, kernel_ptx, module_kernels
 
-__all__ = ["Kernel", "ModuleKernels", "add_kernels_command", "code_computations",
+__all__ = ["Kernel", "ModuleKernels", "add_kernels_command", "code_computations", "kernel_ptx",
            "module_kernels"]

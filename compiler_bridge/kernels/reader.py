@@ -48,7 +48,6 @@ class Kernel:
     thunk: Thunk | None = None                 # GPU: its launch in the thunk sequence
     kernel: str | None = None                  # GPU: the kernel's name (a reused one's)
     ptx_file: str | None = None                # GPU: the dump's .ptx file holding it
-    ptx: str | None = None                     # GPU: the kernel's PTX function
     tiling: Tiling | None = None               # TPU: the output's tiled layout
     memory_space: int | None = None            # TPU: the output's S(n)
     window: WindowConfig | None = None         # TPU: window_config
@@ -164,21 +163,19 @@ def _gpu(dump: Dump, mod: DumpModule, module: HloModule, out: ModuleKernels) -> 
         thunks = parse_thunk_sequence(dump.read_text(seq.path))
         out.thunk_count = len(thunks)
     launched = match_thunks([i for _, i in insts], thunks)
-    ptx: dict[str, tuple[str, str]] = {}
+    ptx: dict[str, str] = {}        # kernel -> its .ptx file (the text is read when shown)
     for f in mod.of_kind(PTX):
-        for name, text in ptx_kernels(dump.read_text(f.path)).items():
-            ptx[name] = (f.path, text)
+        ptx.update(dict.fromkeys(ptx_kernels(dump.read_text(f.path)), f.path))
     tuned = mod.first("autotune_results")
     if tuned is not None:
         out.autotune = parse_autotune_results(dump.read_text(tuned.path))
     for comp, inst in insts:
         thunk = launched.get(inst.name)
         kname = thunk.kernel if thunk is not None else kernel_name(inst.name)
-        code = ptx.get(kname)
+        path = ptx.get(kname)
         out.kernels.append(Kernel(
             inst.name, comp, _kind(inst), gpu_emitter(module, inst), tile_config(inst), thunk,
-            kname if thunk is not None or code is not None else None,
-            code[0] if code else None, code[1] if code else None))
+            kname if thunk is not None or path is not None else None, path))
     if mod.of_kind(PTX) and len(ptx) < len({k.kernel for k in out.kernels if k.thunk}):
         out.notes.append(f"the dump holds the PTX of {len(ptx)} kernels (its .ptx files); "
                          "the others' were not written or were pruned")
@@ -226,6 +223,14 @@ def _read(dump: Dump, mod: DumpModule) -> ModuleKernels:
     else:
         _cpu(module, out)
     return out
+
+
+def kernel_ptx(dump: Dump, kernel: Kernel) -> str | None:
+    """The PTX function of a GPU kernel (its ``.entry`` and body), None when the dump has
+    no PTX of it."""
+    if not kernel.ptx_file or not kernel.kernel:
+        return None
+    return ptx_kernels(dump.read_text(kernel.ptx_file)).get(kernel.kernel)
 
 
 def module_kernels(dump: Dump, module: DumpModule | str) -> ModuleKernels:
