@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from compiler_bridge import parse_hlo
+from compiler_bridge import open_dump, parse_hlo
+from compiler_bridge.kernels import kernel_ptx, module_kernels
 from compiler_bridge.targets import gpu_emitter, parse_thunk_sequence, tile_config
 
 from conftest import SAMPLES, peer_file, read
@@ -116,6 +117,18 @@ def test_each_ptx_kernel_belongs_to_its_fusion(listed, mid):
             holders = [k for k in kernels if k["kernel"] == entry]
             assert holders, entry
             assert all(k["ptx"] and k["ptx"].endswith(os.path.basename(path)) for k in holders)
+
+
+def test_kernel_ptx_is_the_entry_as_written():
+    dump = open_dump(GPU)
+    for path in glob.glob(os.path.join(GPU, "module_*.ptx")):
+        text = read(path)
+        for entry in re.findall(r"^\.visible \.entry (\w+)\(", text, re.M):
+            mid = os.path.basename(path).split(".")[0][7:]
+            k = next(k for k in module_kernels(dump, mid).kernels if k.kernel == entry)
+            ptx = kernel_ptx(dump, k)
+            assert ptx is not None and ptx.startswith(f".visible .entry {entry}(")
+            assert ptx in text and ptx.endswith("\n}")
 
 
 def test_cudnn_convolutions_are_cudnn_calls(listed):

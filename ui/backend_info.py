@@ -103,7 +103,9 @@ def show(opened: Opened, shown: Shown, inst: HloInstruction | None) -> None:
         return
     target = f" · {mk.target}" if mk is not None else ""
     st.markdown(f"**Backend{target}**\n" + "\n".join(lines))
-    if k is not None and k.ptx_file:
+    # the inspector's Kernel expander finds a kernel by its instruction's name; a reused
+    # kernel bears another instruction's, so its PTX is shown here
+    if k is not None and k.ptx_file and k.kernel != kernel_name(inst.name):
         box = st.expander(f"PTX · {k.kernel}", key=f"backend-ptx:{inst.name}", on_change="rerun")
         if box.open:          # read when opened
             box.caption(f"`{k.ptx_file}`")
