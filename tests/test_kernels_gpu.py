@@ -24,6 +24,8 @@ GPU = os.path.join(SAMPLES, "gpu_h100")
 MODULES = sorted({os.path.basename(p).split(".")[0]
                   for p in glob.glob(os.path.join(GPU, "module_*after_optimizations.txt"))})
 KERNEL_THUNK = re.compile(r"^\s*(\d+): (kCustomKernel|kKernel)\s+\[[^\]]*\]\s*(\S+) grid:", re.M)
+COLLECTIVE_KINDS = ("kAllReduce", "kAllGather", "kReduceScatter", "kAllToAll",
+                    "kCollectivePermute", "kAsyncStart", "kAsyncDone")
 LIBRARY_THUNK = re.compile(r"^\s*(\d+): (kConvolution|kGemm|kCublasLtMatmul)\b", re.M)
 
 
@@ -79,7 +81,8 @@ def test_every_thunk_runs_one_instruction(listed, mid):
     numbers = {int(n) for n, _, _ in KERNEL_THUNK.findall(thunks)} \
         | {int(n) for n, _ in LIBRARY_THUNK.findall(thunks)}
     kernels = listed[mid[7:]]["kernels"]
-    matched = [k["thunk"]["number"] for k in kernels if k["thunk"] is not None]
+    matched = [k["thunk"]["number"] for k in kernels if k["thunk"] is not None
+               and k["thunk"]["kind"] not in COLLECTIVE_KINDS]
     assert sorted(matched) == sorted(numbers)
     text = read(only(f"{mid}.*sm_9.0a_gpu_after_optimizations.txt"))
     shape = dict(re.findall(r"^\s*%?(\S+) = (\S+) ", text, re.M))
@@ -148,6 +151,35 @@ def test_a_collective_nested_in_an_async_start_runs_on_its_stream():
     assert thunks[int(nested.group(1))].stream == start.group(2)
     assert all(t.stream == "compute" for n, t in thunks.items()
                if n not in (int(start.group(1)), int(nested.group(1))))
+
+
+def test_collectives_run_where_is_sync_says():
+    """A collective start with ``is_sync: true`` runs as its own thunk in line (kAllReduce on
+    the compute stream); one with ``is_sync: false`` as a kAsyncStart on the stream it
+    names, its done as the kAsyncDone whose async_id is that start."""
+    text = read(only("module_1382.*sm_9.0a_gpu_after_optimizations.txt"))
+    starts = dict(re.findall(r'^\s*%?(\S+) = \S+ all-reduce-start\(.*"is_sync":(true|false)',
+                             text, re.M))
+    dones = dict(re.findall(r"^\s*%?(\S+) = \S+ all-reduce-done\(%?([^)\s]+)\)", text, re.M))
+    assert "true" in starts.values() and "false" in starts.values()
+    seq = read(only("module_1382.*thunk_sequence.txt"))
+    kinds = {int(n): k for n, k in re.findall(r"^\s*(\d+): (k\w+)", seq, re.M)}
+    stream = re.search(r"kAsyncStart .*stream=([^,\s]+)", seq).group(1)
+    async_ids = {int(a) for a in re.findall(r"kAsyncDone .*async_id=(\d+)", seq)}
+    proc = run("kernels", GPU, "--module", "1382", "--json")
+    got = {k["name"]: k["thunk"] for k in json.loads(proc.stdout)["modules"][0]["kernels"]}
+    for name, sync in starts.items():
+        t = got[name]
+        assert t is not None, name
+        if sync == "true":
+            assert kinds[t["number"]] == "kAllReduce" and t["stream"] == "compute"
+        else:
+            assert kinds[t["number"]] == "kAsyncStart" and t["stream"] == stream
+            assert t["number"] in async_ids
+            done = next(d for d, s in dones.items() if s == name)
+            assert kinds[got[done]["number"]] == "kAsyncDone"
+            assert re.search(rf"^{got[done]['number']:03d}: kAsyncDone .*async_id={t['number']}\b",
+                             seq, re.M)
 
 
 def test_module_names_and_targets(listed):

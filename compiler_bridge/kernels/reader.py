@@ -5,7 +5,8 @@ the bodies of its control flow) that XLA generated code for:
 
 - **GPU** (the after-optimizations module): fusions and custom calls, with the emitter, the
   Triton tile configuration, the kernel's thunk (place in ``thunk_sequence.txt``, stream,
-  launch dimensions) and its PTX (the ``.ptx`` file whose ``.entry`` is the kernel);
+  launch dimensions) and its PTX (the ``.ptx`` file whose ``.entry`` is the kernel); then
+  the collectives (their starts and dones) with the thunk and stream each runs on;
 - **TPU** (the after-codegen module when the dump has it, else after optimizations): every
   instruction with a ``window_config`` and every fusion or custom call, with the tiled
   layout of its output, its memory space, the window config and XLA:TPU's estimated
@@ -24,7 +25,8 @@ from typing import Any
 from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule
 from ..hlo import HloComputation, HloInstruction, HloModule
 from ..targets import (CLOCK_SOURCE, TPU_CLOCK_HZ, AutotuneResult, Thunk, TileConfig, Tiling,
-                       WindowConfig, cycles_to_us, gpu_emitter, kernel_name, match_thunks,
+                       WindowConfig, collective_op, collective_strategy, cycles_to_us,
+                       gpu_emitter, kernel_name, match_collectives, match_thunks,
                        memory_space, memory_space_name, parse_autotune_results,
                        parse_thunk_sequence, ptx_kernels, target_of_platform, tile_config,
                        tiling, tpu_generation, window_config)
@@ -154,29 +156,49 @@ def _kind(inst: HloInstruction) -> str:
     return inst.fusion_kind or inst.opcode if inst.opcode == "fusion" else inst.opcode
 
 
+def _collective_done(module: HloModule, inst: HloInstruction) -> bool:
+    """The done of an async collective (``all-reduce-done``, an ``async-done``)."""
+    if not inst.opcode.endswith("-done"):
+        return False
+    start = inst.operands[0] if inst.operands else None
+    return start is not None and bool(collective_op(module, start))
+
+
 def _gpu(dump: Dump, mod: DumpModule, module: HloModule, out: ModuleKernels) -> None:
-    insts = [(c.name, i) for c in code_computations(module) for i in c.instructions
-             if i.opcode in _KERNEL_OPCODES]
+    every = [(c.name, i) for c in code_computations(module) for i in c.instructions]
+    insts = [(c, i) for c, i in every if i.opcode in _KERNEL_OPCODES]
+    collectives = [(c, i) for c, i in every
+                   if collective_op(module, i) or _collective_done(module, i)]
     thunks: list[Thunk] = []
     seq = mod.first("thunk_sequence")
     if seq is not None:
         thunks = parse_thunk_sequence(dump.read_text(seq.path))
         out.thunk_count = len(thunks)
     launched = match_thunks([i for _, i in insts], thunks)
+    launched.update(match_collectives(module, [i for _, i in collectives], thunks))
     ptx: dict[str, str] = {}        # kernel -> its .ptx file (the text is read when shown)
     for f in mod.of_kind(PTX):
         ptx.update(dict.fromkeys(ptx_kernels(dump.read_text(f.path)), f.path))
     tuned = mod.first("autotune_results")
     if tuned is not None:
         out.autotune = parse_autotune_results(dump.read_text(tuned.path))
-    for comp, inst in insts:
+    listed = {id(i) for _, i in insts + collectives}
+    for comp, inst in every:                       # in schedule order
+        if id(inst) not in listed:
+            continue
         thunk = launched.get(inst.name)
+        if inst.opcode not in _KERNEL_OPCODES:     # a collective, its start or done
+            strategy = collective_strategy(inst)
+            emitter = (f"collective, {strategy}" if strategy else "collective") \
+                if collective_op(module, inst) else None
+            out.kernels.append(Kernel(inst.name, comp, inst.opcode, emitter, thunk=thunk))
+            continue
         kname = thunk.kernel if thunk is not None else kernel_name(inst.name)
         path = ptx.get(kname)
         out.kernels.append(Kernel(
             inst.name, comp, _kind(inst), gpu_emitter(module, inst), tile_config(inst), thunk,
             kname if thunk is not None or path is not None else None, path))
-    if mod.of_kind(PTX) and len(ptx) < len({k.kernel for k in out.kernels if k.thunk}):
+    if mod.of_kind(PTX) and len(ptx) < len({k.kernel for k in out.kernels if k.kernel}):
         out.notes.append(f"the dump holds the PTX of {len(ptx)} kernels (its .ptx files); "
                          "the others' were not written or were pruned")
 

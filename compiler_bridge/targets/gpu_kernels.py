@@ -158,7 +158,9 @@ def tile_config(inst: HloInstruction) -> TileConfig | None:
 class Thunk:
     """One line of ``thunk_sequence.txt``: its ``number``, ``kind`` ('kCustomKernel',
     'kAllReduce', ...), ``kernel`` (the kernel it launches, '' for other thunks), launch
-    dimensions, the ``stream`` it runs on and its ``order`` (position in the file, from 0)."""
+    dimensions, the ``stream`` it runs on, its ``order`` (position in the file, from 0), the
+    ``parent`` thunk it is nested in (an async start, a while loop) and, for an async done,
+    the number of its start (``async_id``)."""
 
     number: int
     kind: str
@@ -169,12 +171,15 @@ class Thunk:
     stream: str
     order: int
     text: str
+    parent: int | None = None
+    async_id: int | None = None
 
 
 _THUNK = re.compile(r"^(\s*)(\d+):\s+(k\w+)\s*\[[^\]]*\]\s*(.*)$")
 _DIMS = re.compile(r"(grid|threads):\s*\[([\d,\s]*)\]")
 _SHMEM = re.compile(r"shared_memory:\s*(\d+)")
 _STREAM = re.compile(r"stream=([^,\s]+)")
+_ASYNC_ID = re.compile(r"async_id=(\d+)")
 
 
 def parse_thunk_sequence(text: str) -> list[Thunk]:
@@ -182,25 +187,101 @@ def parse_thunk_sequence(text: str) -> list[Thunk]:
     their async start names (the compute stream otherwise). Lines of another form are
     skipped."""
     out: list[Thunk] = []
-    streams: list[tuple[int, str]] = []          # (indent, stream) of open async starts
+    open_: list[tuple[int, int, str]] = []      # (indent, number, stream) of enclosing thunks
     for line in text.splitlines():
         m = _THUNK.match(line)
         if m is None:
             continue
         indent, number, kind, rest = len(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
-        while streams and streams[-1][0] >= indent:
-            streams.pop()
-        stream = streams[-1][1] if streams else COMPUTE_STREAM
+        while open_ and open_[-1][0] >= indent:
+            open_.pop()
         own = _STREAM.search(rest)
+        stream = own.group(1) if own else open_[-1][2] if open_ else COMPUTE_STREAM
         dims = {k: tuple(int(x) for x in v.split(",") if x.strip()) for k, v in _DIMS.findall(rest)}
         shmem = _SHMEM.search(rest)
         first = rest.split()[0] if rest.split() else ""
         is_kernel = "grid" in dims
+        aid = _ASYNC_ID.search(rest) if kind == "kAsyncDone" else None
         out.append(Thunk(number, kind, first if is_kernel else "", dims.get("grid", ()),
                          dims.get("threads", ()), int(shmem.group(1)) if shmem else None,
-                         own.group(1) if own else stream, len(out), line.strip()))
-        if own:
-            streams.append((indent, own.group(1)))
+                         stream, len(out), line.strip(), open_[-1][1] if open_ else None,
+                         int(aid.group(1)) if aid else None))
+        open_.append((indent, number, stream))
+    return out
+
+
+# collective opcodes -> the kind of the thunk that runs them
+COLLECTIVE_THUNKS = {"all-reduce": "kAllReduce", "all-gather": "kAllGather",
+                     "reduce-scatter": "kReduceScatter", "all-to-all": "kAllToAll",
+                     "ragged-all-to-all": "kRaggedAllToAll",
+                     "collective-permute": "kCollectivePermute",
+                     "collective-broadcast": "kCollectiveBroadcast"}
+
+
+def collective_op(module: HloModule, inst: HloInstruction) -> str:
+    """The collective an instruction starts or runs ('all-reduce' for ``all-reduce``,
+    ``all-reduce-start`` and an ``async-start`` wrapping one), '' for others."""
+    op = inst.opcode
+    if op == "async-start":
+        comp = module.get_computation(inst.called_computations[0]) \
+            if inst.called_computations else None
+        root = comp.root if comp is not None else None
+        op = root.opcode if root is not None else ""
+    elif op.endswith("-start"):
+        op = op[: -len("-start")]
+    return op if op in COLLECTIVE_THUNKS else ""
+
+
+def is_sync(inst: HloInstruction) -> bool:
+    """``collective_backend_config.is_sync``: XLA:GPU runs the collective in line on the
+    compute stream, not as an async start on a communication stream."""
+    cfg = inst.backend_config
+    cb = cfg.get("collective_backend_config") if isinstance(cfg, dict) else None
+    return bool(cb.get("is_sync")) if isinstance(cb, dict) else False
+
+
+def collective_strategy(inst: HloInstruction) -> str:
+    """``collective_backend_config.kernel_strategy`` without its prefix ('TRITON_ONE_SHOT'),
+    '' when default or absent."""
+    cfg = inst.backend_config
+    cb = cfg.get("collective_backend_config") if isinstance(cfg, dict) else None
+    strategy = cb.get("kernel_strategy") if isinstance(cb, dict) else None
+    name = str(strategy or "").removeprefix("KERNEL_STRATEGY_")
+    return "" if name in ("", "DEFAULT", "INVALID") else name
+
+
+def match_collectives(module: HloModule, insts: list[HloInstruction], thunks: list[Thunk]
+                      ) -> dict[str, Thunk]:
+    """Instruction name -> the thunk that runs a collective: in schedule order, a sync
+    collective (or a plain one) takes the next top-level thunk of its kind; an async start
+    the next ``kAsyncStart`` holding a thunk of its kind, and its done the ``kAsyncDone``
+    naming that start (``async_id``)."""
+    top: dict[str, list[Thunk]] = {}
+    starts: dict[str, list[Thunk]] = {}
+    by_number = {t.number: t for t in thunks}
+    done_of = {t.async_id: t for t in thunks if t.kind == "kAsyncDone" and t.async_id is not None}
+    for t in thunks:
+        parent = by_number.get(t.parent) if t.parent is not None else None
+        if parent is None:
+            top.setdefault(t.kind, []).append(t)
+        elif parent.kind == "kAsyncStart" and not any(
+                x is parent for xs in starts.values() for x in xs):
+            starts.setdefault(t.kind, []).append(parent)
+    out: dict[str, Thunk] = {}
+    for inst in insts:
+        op = collective_op(module, inst)
+        if not op:
+            continue
+        kind = COLLECTIVE_THUNKS[op]
+        asynchronous = inst.opcode.endswith("start") and not is_sync(inst)
+        queue = starts.get(kind, []) if asynchronous else top.get(kind, [])
+        if not queue:
+            continue
+        t = out[inst.name] = queue.pop(0)
+        done = done_of.get(t.number) if asynchronous else None
+        users = [u for u in inst.users if u.opcode.endswith("-done")]
+        if done is not None and users:
+            out[users[0].name] = done
     return out
 
 
