@@ -76,7 +76,8 @@ def test_every_triton_fusion_lists_its_tile_config(listed, mid):
 def test_every_thunk_runs_one_instruction(listed, mid):
     """Each kernel and library thunk of thunk_sequence.txt is matched to one instruction; a
     thunk naming another instruction's kernel (XLA reused it) runs an instruction of the
-    same shape that no thunk names."""
+    same shape that no thunk names, the one whose metadata names that kernel's fusion
+    (``deduplicated_name``)."""
     thunks = read(only(f"{mid}.*thunk_sequence.txt"))
     numbers = {int(n) for n, _, _ in KERNEL_THUNK.findall(thunks)} \
         | {int(n) for n, _ in LIBRARY_THUNK.findall(thunks)}
@@ -87,6 +88,7 @@ def test_every_thunk_runs_one_instruction(listed, mid):
     text = read(only(f"{mid}.*sm_9.0a_gpu_after_optimizations.txt"))
     shape = dict(re.findall(r"^\s*%?(\S+) = (\S+) ", text, re.M))
     named = {name for _, _, name in KERNEL_THUNK.findall(thunks)}
+    dedup = dict(re.findall(r'^\s*%?(\S+) = .*deduplicated_name="([^"]+)"', text, re.M))
     for k in kernels:
         if k["thunk"] is None or k["thunk"]["kind"] not in ("kCustomKernel", "kKernel"):
             continue
@@ -95,19 +97,22 @@ def test_every_thunk_runs_one_instruction(listed, mid):
             assert own not in named
             first = next(n for n in shape if re.sub(r"[.\-]", "_", n) == k["kernel"])
             assert shape[first] == shape[k["name"]]
+            assert dedup.get(k["name"], first) == first
 
 
 def test_reused_kernels_of_the_transformer(listed):
     """XLA launches gemm_fusion_dot_40 twice: the second time for another dot of the same
-    shape (gemm_fusion_dot.42, which has no kernel of its own)."""
+    shape, whose metadata says it was deduplicated into gemm_fusion_dot.40."""
     mid = "module_0001"
     thunks = KERNEL_THUNK.findall(read(only(f"{mid}.*thunk_sequence.txt")))
     twice = [int(n) for n, _, name in thunks if name == "gemm_fusion_dot_40"]
     assert len(twice) == 2
     by_number = {k["thunk"]["number"]: k["name"] for k in listed["0001"]["kernels"]
                  if k["thunk"]}
+    text = read(only(f"{mid}.*sm_9.0a_gpu_after_optimizations.txt"))
+    reusers = re.findall(r'^\s*%?(\S+) = .*deduplicated_name="gemm_fusion_dot.40"', text, re.M)
     assert by_number[twice[0]] == "gemm_fusion_dot.40"
-    assert by_number[twice[1]] != "gemm_fusion_dot.40"
+    assert by_number[twice[1]] != "gemm_fusion_dot.40" and by_number[twice[1]] in reusers
 
 
 @pytest.mark.parametrize("mid", MODULES)

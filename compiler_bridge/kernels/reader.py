@@ -26,7 +26,7 @@ from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule
 from ..hlo import HloComputation, HloInstruction, HloModule
 from ..targets import (CLOCK_SOURCE, TPU_CLOCK_HZ, AutotuneResult, Thunk, TileConfig, Tiling,
                        WindowConfig, collective_op, collective_strategy, cycles_to_us,
-                       gpu_emitter, kernel_name, match_collectives, match_thunks,
+                       gpu_emitter, instruction_kernel, match_collectives, match_thunks,
                        memory_space, memory_space_name, parse_autotune_results,
                        parse_thunk_sequence, ptx_kernels, target_of_platform, tile_config,
                        tiling, tpu_generation, window_config)
@@ -193,7 +193,7 @@ def _gpu(dump: Dump, mod: DumpModule, module: HloModule, out: ModuleKernels) -> 
                 if collective_op(module, inst) else None
             out.kernels.append(Kernel(inst.name, comp, inst.opcode, emitter, thunk=thunk))
             continue
-        kname = thunk.kernel if thunk is not None else kernel_name(inst.name)
+        kname = thunk.kernel if thunk is not None else instruction_kernel(inst)
         path = ptx.get(kname)
         out.kernels.append(Kernel(
             inst.name, comp, _kind(inst), gpu_emitter(module, inst), tile_config(inst), thunk,

@@ -19,7 +19,7 @@ from .device import DeviceProfile
 from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
 from .target import Target, target_of_platform
 from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
-                          collective_op, collective_strategy, gpu_emitter, is_sync,
+                          collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
                           kernel_name, match_collectives, match_thunks,
                           parse_autotune_results, parse_thunk_sequence, ptx_kernels,
                           tile_config)
@@ -43,7 +43,7 @@ __all__ = [
     "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
     # what each backend decided per kernel (gpu_kernels, tpu_kernels)
     "AutotuneResult", "CLOCK_SOURCE", "COLLECTIVE_THUNKS", "COMPUTE_STREAM", "collective_op",
-    "collective_strategy", "is_sync", "match_collectives", "TPU_CLOCK_HZ", "Thunk", "TileConfig",
+    "collective_strategy", "instruction_kernel", "is_sync", "match_collectives", "TPU_CLOCK_HZ", "Thunk", "TileConfig",
     "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
     "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
     "ptx_kernels", "tile_config", "tiling", "tpu_generation", "window_config",

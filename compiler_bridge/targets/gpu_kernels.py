@@ -14,8 +14,9 @@ brings them the dump's files.
 - **Kernel names.** A kernel is named after its fusion with the characters a PTX name may
   not hold (``.``, ``-``) turned into ``_`` (``gemm_fusion_dot.34`` ->
   ``gemm_fusion_dot_34``). Identical fusions share one kernel: XLA reuses the first one's
-  code, and the thunk sequence names the reused kernel (two ``gemm_fusion_dot_40`` launches,
-  the second for ``gemm_fusion_dot.42``).
+  code, says so in the metadata (``deduplicated_name="gemm_fusion_dot.40"``) and the thunk
+  sequence names the reused kernel (two ``gemm_fusion_dot_40`` launches, the second for
+  ``gemm_fusion_dot.42``).
 - **Thunk sequence** (``thunk_sequence.txt``): one line per thunk in execution order,
   ``NNN: kKind [prev=... | next=...] <kernel> grid: [x,y,z] threads: [x,y,z]
   shared_memory: N bytes``; an async start names its stream
@@ -46,6 +47,14 @@ _EMITTERS = {
 def kernel_name(instruction: str) -> str:
     """The name XLA:GPU gives the kernel of an instruction (``fusion.3`` -> ``fusion_3``)."""
     return re.sub(r"[^A-Za-z0-9_$]", "_", instruction)
+
+
+def instruction_kernel(inst: HloInstruction) -> str:
+    """The kernel an instruction runs: its own, or the one of the fusion XLA deduplicated it
+    into (``metadata={deduplicated_name="gemm_fusion_dot.40"}``: identical fusions share
+    the first one's code)."""
+    dedup = dict(inst.metadata.other).get("deduplicated_name", "").strip('"')
+    return kernel_name(dedup or inst.name)
 
 
 def fusion_backend_kind(inst: HloInstruction) -> str:
@@ -307,10 +316,11 @@ LIBRARY_THUNKS = {"kConvolution": "__cudnn", "kCuDnn": "__cudnn", "kGemm": "__cu
 
 
 def match_thunks(kernels: list[HloInstruction], thunks: list[Thunk]) -> dict[str, Thunk]:
-    """Instruction name -> the thunk that runs it. A thunk named after an instruction's
-    kernel is that instruction's; a thunk naming a kernel already matched (XLA reused it)
-    goes to the next instruction, in schedule order, that no thunk names — of the reused
-    kernel's shape when one is. Library thunks (``kConvolution``, ``kGemm``) go to the
+    """Instruction name -> the thunk that runs it, in schedule order: a thunk naming a kernel
+    goes to the next instruction that runs it (its own, or the kernel XLA deduplicated it
+    into: :func:`instruction_kernel`); without that metadata, a thunk naming a kernel already
+    matched goes to the next instruction that no thunk names, of the kernel's shape when one
+    is. Library thunks (``kConvolution``, ``kGemm``) go to the
     custom calls of their library in order, when both count the same."""
     out: dict[str, Thunk] = {}
     for prefix in set(LIBRARY_THUNKS.values()):
@@ -320,19 +330,20 @@ def match_thunks(kernels: list[HloInstruction], thunks: list[Thunk]) -> dict[str
         if len(calls) == len(runs):
             out.update({i.name: t for i, t in zip(calls, runs)})
     kernels = [i for i in kernels if i.name not in out]
-    by_kernel = {kernel_name(i.name): i for i in kernels}
+    by_kernel: dict[str, list[HloInstruction]] = {}
+    for i in kernels:
+        by_kernel.setdefault(instruction_kernel(i), []).append(i)
     named = {t.kernel for t in thunks if t.kernel}
-    unnamed = [i for i in kernels if kernel_name(i.name) not in named]
+    unnamed = [i for i in kernels if instruction_kernel(i) not in named]
     for t in thunks:
         if not t.kernel:
             continue
-        inst = by_kernel.get(t.kernel)
-        if inst is not None and inst.name not in out:
-            out[inst.name] = t
-            continue
-        shape = str(inst.shape) if inst is not None else None
-        pick = next((i for i in unnamed if i.name not in out and str(i.shape) == shape), None) \
-            or next((i for i in unnamed if i.name not in out), None)
+        pick = next((i for i in by_kernel.get(t.kernel, ()) if i.name not in out), None)
+        if pick is None:     # reused, and XLA's metadata does not say for what: by shape
+            first = by_kernel.get(t.kernel, [None])[0]
+            shape = str(first.shape) if first is not None else None
+            pick = next((i for i in unnamed if i.name not in out and str(i.shape) == shape),
+                        None) or next((i for i in unnamed if i.name not in out), None)
         if pick is not None:
             out[pick.name] = t
     return out
