@@ -23,7 +23,7 @@ def kernel_decorations(kernels: ModuleKernels) -> dict[str, dict[str, str]]:
         elif kernels.kind == "tpu":
             parts = []
             if k.window is not None and k.window.estimated_cycles is not None:
-                parts.append(f"⏱ {k.window.estimated_cycles:,} cyc")
+                parts.append(f"est. {k.window.estimated_cycles:,} cycles")
             if k.memory_space:
                 parts.append(memory_space_name(k.memory_space))
             if parts:
