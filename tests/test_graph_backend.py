@@ -49,4 +49,4 @@ def test_tpu_kernels_carry_xlas_estimated_cycles_after_codegen():
         assert f"est. {int(n):,} cycles" in drawn[name], name
     before = graph_for(dump, ViewState(module="0058", stage="before_optimizations",
                                        grouping="flat"), budget=5000)
-    assert "est. " not in before.dot
+    assert re.search(r"est\. [\d,]+ cycles", before.dot) is None
