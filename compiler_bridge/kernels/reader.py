@@ -124,7 +124,7 @@ def code_computations(module: HloModule) -> list[HloComputation]:
     conditions, branches, calls), in the order reached: where kernels are launched."""
     if module.entry is None:
         return []
-    seen = [module.entry.name]
+    seen = {module.entry.name}
     out = [module.entry]
     for comp in out:
         for inst in comp.instructions:
@@ -133,9 +133,15 @@ def code_computations(module: HloModule) -> list[HloComputation]:
             for name in inst.called_computations:
                 c = module.get_computation(name)
                 if c is not None and name not in seen:
-                    seen.append(name)
+                    seen.add(name)
                     out.append(c)
     return out
+
+
+def _async_bodies(module: HloModule) -> set[str]:
+    """The computations async starts wrap (the start stands for a collective inside)."""
+    return {name for inst in module.instructions() if inst.opcode == "async-start"
+            for name in inst.called_computations}
 
 
 def _target(dump: Dump, mod: DumpModule) -> tuple[str, str, str]:
@@ -167,8 +173,9 @@ def _collective_done(module: HloModule, inst: HloInstruction) -> bool:
 def _gpu(dump: Dump, mod: DumpModule, module: HloModule, out: ModuleKernels) -> None:
     every = [(c.name, i) for c in code_computations(module) for i in c.instructions]
     insts = [(c, i) for c, i in every if i.opcode in _KERNEL_OPCODES]
-    collectives = [(c, i) for c, i in every
-                   if collective_op(module, i) or _collective_done(module, i)]
+    wrapped = _async_bodies(module)
+    collectives = [(c, i) for c, i in every if c not in wrapped
+                   and (collective_op(module, i) or _collective_done(module, i))]
     thunks: list[Thunk] = []
     seq = mod.first("thunk_sequence")
     if seq is not None:
