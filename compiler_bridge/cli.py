@@ -341,6 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_runtime_commands(sub)
     from .memory import add_memory_command
     add_memory_command(sub)
+    from .kernels import add_kernels_command   # kernels (compiler_bridge/kernels/cli.py)
+    add_kernels_command(sub)
     from .tf import add_tf_commands           # clusters (compiler_bridge/tf/cli.py)
     add_tf_commands(sub)
     return p

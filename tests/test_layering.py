@@ -8,8 +8,8 @@ The rules, for every module of ``compiler_bridge``, ``viz``, ``ui`` and ``app.py
   streamlit; only ``ui`` and ``app.py`` import streamlit;
 - inside ``compiler_bridge``, each sub-package imports only the siblings ``MAY_IMPORT`` lists
   (the table of ARCHITECTURE.md, §3): hlo and config none, targets only hlo, dumps config,
-  hlo and targets, steps only dumps, passes and tf hlo, dumps and steps, memory hlo, dumps
-  and targets, perf those and config and memory, spmd hlo and targets, and compare (every
+  hlo and targets, steps only dumps, passes and tf hlo, dumps and steps, memory and kernels
+  hlo, dumps and targets, perf those and config and memory, spmd hlo and targets, and compare (every
   dump-vs-dump comparison) reads the models, diffs and measurements; no sibling imports
   compare (only the face and the CLI reach it); tf never imports tensorflow.
 - a ui page imports no other page (``PAGES``);
@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "passes": {"hlo", "dumps", "steps"},
     "tf": {"hlo", "dumps", "steps"},
     "memory": {"hlo", "dumps", "targets"},
+    "kernels": {"hlo", "dumps", "targets"},   # what each backend decided per kernel
     "perf": {"config", "hlo", "dumps", "memory", "targets"},
     "spmd": {"hlo", "targets"},     # sharded programs
     "compare": {"config", "hlo", "dumps", "passes", "memory", "perf"},   # two dumps

@@ -13,6 +13,7 @@ from viz import GraphView
 from viz import navigation as N
 from viz import panels as P
 
+from . import backend_info
 from .actions import choose_computation, show_in_graph
 from .component import node_card
 from .data import read_text
@@ -120,6 +121,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
             box.markdown("\n".join(f"- {code(k)} = {code(clip(v, 300))}"
                                     for k, v in info.attributes))
     _kernel(opened, shown, info.name, info.opcode)
+    backend_info.show(opened, shown, shown.module.find(info.name))   # emitter, tiles, cycles
     return slot
 
 

@@ -20,8 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("path", help="a dump folder, .zip or .tar.gz")
     r.add_argument("--module", default="", help="module id or name (default: the main program)")
     r.add_argument("--stage", default="after_optimizations",
-                   help="before_optimizations, after_optimizations, pass:<sequence> or "
-                        "stablehlo (the module's module.mlir, converted by jaxlib)")
+                   help="before_optimizations, after_optimizations, pass:<sequence>, "
+                        "after_codegen (XLA:TPU) or stablehlo (the module's module.mlir, "
+                        "converted by jaxlib)")
     r.add_argument("--computation", default="", help="default: the ENTRY computation")
     r.add_argument("--focus", default="", help="show the neighbourhood of this instruction")
     r.add_argument("--radius", type=int, default=2)

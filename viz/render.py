@@ -25,11 +25,14 @@ from dataclasses import replace
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.passes import ModuleDiff
-from compiler_bridge.dumps import AFTER, BEFORE, PASS, STABLEHLO
+from compiler_bridge.dumps import AFTER, AFTER_CODEGEN, BEFORE, PASS, STABLEHLO
 from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
 from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
+from compiler_bridge.kernels import module_kernels
+
+from .backend import kernel_decorations
 
 from . import runtime as RV
 from .memory import memory_overlay
@@ -57,6 +60,11 @@ def stage_path(dump: Dump, state: ViewState) -> str:
         f = mod.first(state.stage) or mod.first(AFTER) or mod.first(BEFORE)
         if f is None:
             raise KeyError(f"module {mod.label} has no HLO text")
+        return f.path
+    if state.stage == AFTER_CODEGEN:
+        f = mod.first(AFTER_CODEGEN)
+        if f is None:
+            raise KeyError(f"module {mod.label} has no after-codegen file")
         return f.path
     if state.stage == STABLEHLO:        # module.mlir: Dump.parse converts it with jaxlib
         mlir = mod.stablehlo
@@ -146,6 +154,20 @@ def memory_for(dump: Dump, state: ViewState) -> tuple[ModuleMemory | None, str]:
         return None, f"no memory overlay: {e.message}"
 
 
+def backend_badges(dump: Dump, state: ViewState) -> dict[str, dict[str, str]]:
+    """What the backend decided, as badges on kernel nodes (GPU emitter, TPU estimated
+    cycles and memory space), at the stages whose instructions the kernels are."""
+    if state.stage not in (AFTER, AFTER_CODEGEN):
+        return {}
+    mod = dump.module(state.module) if state.module else dump.main
+    if mod is None:
+        return {}
+    try:
+        return kernel_decorations(module_kernels(dump, mod))
+    except (KeyError, HloParseError, OSError):
+        return {}
+
+
 def _blank_non_kernels(module: HloModule, comp: str | None, state: ViewState,
                        valued: Mapping[str, object]) -> dict[str, dict[str, str]]:
     """Instructions drawn without a runtime (parameters, tuples, what is fused into an
@@ -211,6 +233,7 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                              "showing all of it")
         options = replace(options, ghosts=tuple(ghosts), only=only)
     marks = comment_decorations(module, comments) if comments else {}
+    marks = merge_decorations(backend_badges(dump, state), marks)
     if overlay is not None:      # fill: the runtime; border: the diff, then comments
         runtime_deco = merge_decorations(
             _blank_non_kernels(module, comp, state, overlay.decorations), overlay.decorations)

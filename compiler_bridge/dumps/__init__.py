@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .dump import (
     AFTER,
+    AFTER_CODEGEN,
     BEFORE,
     BUFFER_ASSIGNMENT,
     BUFFER_ASSIGNMENT_VALUES,
@@ -38,6 +39,7 @@ from .trace_shelf import TraceShelf, is_trace_id, trace_id
 
 __all__ = [
     "AFTER",
+    "AFTER_CODEGEN",
     "BEFORE",
     "BUFFER_ASSIGNMENT",
     "BUFFER_ASSIGNMENT_VALUES",

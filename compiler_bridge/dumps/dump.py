@@ -43,6 +43,9 @@ T = TypeVar("T")
 # File kinds, one name each, as the UI shows them.
 BEFORE = "before_optimizations"
 AFTER = "after_optimizations"
+# XLA:TPU's module after code generation (``after_codegen.txt``): the after-optimizations
+# module with each kernel's window_config and estimated cycles; a stage after AFTER
+AFTER_CODEGEN = "after_codegen"
 PASS = "pass"
 BUFFER_ASSIGNMENT = "buffer_assignment"
 BUFFER_ASSIGNMENT_VALUES = "buffer_assignment_values"
@@ -72,7 +75,7 @@ TF_GRAPH = "tf_graph"
 _TF_GRAPH_SUFFIXES = (".pbtxt", ".pb")
 # ---
 
-HLO_TEXT_KINDS = (BEFORE, AFTER, PASS)
+HLO_TEXT_KINDS = (BEFORE, AFTER, PASS, AFTER_CODEGEN)
 # The stage of a module's StableHLO (its module.mlir: what JAX handed XLA), converted to HLO
 # by jaxlib when opened. It precedes before_optimizations; a stage, not a file kind (the
 # file stays MLIR).
@@ -85,6 +88,7 @@ _AFTER = re.compile(
 _AFTER_KINDS = {None: AFTER, "-buffer-assignment": BUFFER_ASSIGNMENT,
                 "-buffer-assignment-values": BUFFER_ASSIGNMENT_VALUES,
                 "-live-range": LIVE_RANGE, "-memory-usage-report": MEMORY_USAGE_REPORT}
+_CODEGEN = re.compile(r"(?:(.+)_)?after_codegen\.txt")
 _PASS = re.compile(r"(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt")
 _FUSION_VIS = re.compile(r"(.*)\.module_(\d+)\.(.+)\._fusion\.html")
 
@@ -222,6 +226,9 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     a = _AFTER.fullmatch(rest)
     if a:
         return DumpFile(path, size, _AFTER_KINDS[a.group(2)], mid, mname, platform=a.group(1) or "")
+    c = _CODEGEN.fullmatch(rest)
+    if c:
+        return DumpFile(path, size, AFTER_CODEGEN, mid, mname, platform=c.group(1) or "")
     p = _PASS.fullmatch(rest)
     if p:
         info = PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or "")
@@ -565,10 +572,10 @@ class Dump:
                 self.errors.append(FileError(path, error))
 
     def stage(self, module: DumpModule | str, stage: str = AFTER) -> HloModule:
-        """A module at ``before_optimizations``, ``after_optimizations``, ``stablehlo``
-        (converted by jaxlib) or a pass file path."""
+        """A module at ``before_optimizations``, ``after_optimizations``, ``after_codegen``,
+        ``stablehlo`` (converted by jaxlib) or a pass file path."""
         mod = self.module(module) if isinstance(module, str) else module
-        if stage in (BEFORE, AFTER, STABLEHLO):
+        if stage in (BEFORE, AFTER, AFTER_CODEGEN, STABLEHLO):
             f = mod.stablehlo if stage == STABLEHLO else mod.first(stage)
             if f is None:
                 raise KeyError(f"module {mod.label} has no {stage} file")

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from .changes import ModuleDiff
 from .diff import diff_modules
-from ..dumps import PASS, STABLEHLO, Dump, DumpModule
+from ..dumps import AFTER_CODEGEN, PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..steps import STABLEHLO_INDEX, Step, Timeline, change_counts
@@ -84,6 +84,9 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
     files += mod.passes
     if mod.after_optimizations is not None:
         files.append(mod.after_optimizations)
+    codegen = mod.first(AFTER_CODEGEN)     # XLA:TPU's after-codegen module: the last stage
+    if codegen is not None:
+        files.append(codegen)
     steps: list[Step] = []
     prev_hash = ""
     prev_counts: dict = {}

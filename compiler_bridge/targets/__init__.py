@@ -4,7 +4,10 @@
   names say it was compiled for);
 - ``device``: :class:`DeviceProfile`, what the roofline needs to know about a device;
 - ``cpu``, ``gpu``, ``tpu``: each target's knowledge: its file naming (``gpu``: the
-  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its datasheets (built-in profiles).
+  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its datasheets (built-in profiles);
+- ``gpu_kernels``, ``tpu_kernels``: what each backend decided per kernel, read from text
+  (emitters, Triton tiles, thunk sequence, PTX; tiled layouts, memory spaces, window configs,
+  estimated cycles and the TPU clocks); ``compiler_bridge.kernels`` brings them the files.
 
 Imports ``hlo`` at most; ``dumps``, ``perf``, ``memory`` and ``spmd`` ask it about targets.
 """
@@ -15,6 +18,14 @@ from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion
 from .device import DeviceProfile
 from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
 from .target import Target, target_of_platform
+from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
+                          collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
+                          kernel_name, match_collectives, match_thunks,
+                          parse_autotune_results, parse_thunk_sequence, ptx_kernels,
+                          tile_config)
+from .tpu_kernels import (CLOCK_SOURCE, TPU_CLOCK_HZ, Tiling, WindowConfig, cycles_to_us,
+                          memory_space, memory_space_name, tiling, tpu_generation,
+                          window_config)
 from .tpu import TPU_V4, TPU_V5E
 
 # every library matmul a backend calls as a custom call
@@ -30,4 +41,10 @@ __all__ = [
     "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "MATMUL_CUSTOM_CALLS",
     "TPU_V4", "TPU_V5E", "Target", "gemm_lhs_contracting", "gpu_arch", "is_single_kernel_call",
     "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
+    # what each backend decided per kernel (gpu_kernels, tpu_kernels)
+    "AutotuneResult", "CLOCK_SOURCE", "COLLECTIVE_THUNKS", "COMPUTE_STREAM", "collective_op",
+    "collective_strategy", "instruction_kernel", "is_sync", "match_collectives", "TPU_CLOCK_HZ", "Thunk", "TileConfig",
+    "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
+    "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
+    "ptx_kernels", "tile_config", "tiling", "tpu_generation", "window_config",
 ]
