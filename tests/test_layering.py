@@ -37,7 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "tf": {"hlo", "dumps", "steps"},
     "memory": {"hlo", "dumps", "targets"},
     "perf": {"config", "hlo", "dumps", "memory", "targets"},
-    "spmd": {"hlo", "targets"},     # sharded programs
+    "spmd": {"hlo", "dumps", "targets"},     # sharded programs (dumps: the per-pass steps)
     "compare": {"config", "hlo", "dumps", "passes", "memory", "perf"},   # two dumps
 }
 FORBIDDEN = {   # package prefix -> what it must never import

@@ -48,7 +48,11 @@ def device_groups(inst: HloInstruction, num_devices: int) -> tuple[tuple[int, ..
     if rg is None:
         return (tuple(range(num_devices)),) if num_devices else ()
     if rg.form == "mesh":
-        return mesh_groups(rg.raw)[1]
+        raw = rg.raw
+        ids = inst.attributes.get("device_ids")
+        if ids is not None:     # the attribute list splits the mesh form at its comma
+            raw = f"{raw}, device_ids={ids}"
+        return mesh_groups(raw)[1]
     groups = rg.groups or ()
     if not groups or groups == ((),):
         return (tuple(range(num_devices)),) if num_devices else ()

@@ -24,12 +24,12 @@ elements each, the last ones short (or empty) when the dimension does not divide
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
 
-from ..hlo import HloInstruction, HloModule, Shape
-from ..hlo.attributes import iota_tile_assignment
+from ..hlo import HloInstruction, HloModule, Shape, iota_tile_assignment
 
 SUBGROUP_KINDS = ("replicated", "manual", "unreduced", "unknown")
 
@@ -132,7 +132,7 @@ def parse_sharding(raw: str) -> TensorSharding:
     word = re.match(r"[a-z_]+", body)
     head = word.group() if word else ""
     if head == "maximal":
-        m = re.search(r"device=(\d+)", body)
+        m = re.search(r"device=(-?\d+)", body)
         return TensorSharding("maximal", text, device=int(m.group(1)) if m else None)
     if head == "devices":
         return _tiled(body, text)
@@ -346,10 +346,43 @@ def sharding_of(inst: HloInstruction, meshes: dict[str, Mesh] | None = None
     hlo = parse_sharding(raw)
     if named is not None and named.kind == hlo.kind == "tiled" and \
             named.tile_dims == hlo.tile_dims:
-        return TensorSharding(hlo.kind, hlo.raw, hlo.tile_dims, hlo.subgroups, hlo.devices,
-                              mesh=named.mesh, dim_axes=named.dim_axes,
-                              unreduced=named.unreduced)
+        return _with_axes(hlo, named)
+    if meshes and len(meshes) == 1:
+        return name_axes(hlo, next(iter(meshes.values())))
     return hlo
+
+
+def _with_axes(hlo: TensorSharding, named: TensorSharding) -> TensorSharding:
+    return TensorSharding(hlo.kind, hlo.raw, hlo.tile_dims, hlo.subgroups, hlo.devices,
+                          mesh=named.mesh, dim_axes=named.dim_axes, unreduced=named.unreduced)
+
+
+def name_axes(sharding: TensorSharding, mesh: Mesh) -> TensorSharding:
+    """A tiled sharding without axis names (``{devices=[4,2]<=[8]}``) named on ``mesh``:
+    the assignment of whole mesh axes to its dimensions that puts every device on the same
+    tile (a tuple: each element); unchanged when no assignment does."""
+    if sharding.kind == "tuple":
+        return TensorSharding("tuple", sharding.raw, elements=tuple(
+            name_axes(e, mesh) for e in sharding.elements))
+    if sharding.kind != "tiled" or sharding.dim_axes or len(mesh.axes) > 4 or \
+            len(sharding.devices) != len(mesh.devices):      # (> 4 axes: too many orders)
+        return sharding
+    want = tile_of_device(sharding, len(mesh.devices))
+    for order in itertools.permutations(mesh.names):
+        for cuts in itertools.product(range(len(sharding.tile_dims) + 1),
+                                      repeat=len(order)):
+            dims: list[list[AxisRef]] = [[] for _ in sharding.tile_dims]
+            for name, dim in zip(order, cuts):
+                if dim < len(dims):
+                    dims[dim].append(AxisRef(name))
+            sizes = dict(mesh.axes)
+            if any(math.prod(sizes[a.name] for a in d) != t
+                   for d, t in zip(dims, sharding.tile_dims)):
+                continue
+            named = on_mesh(mesh, tuple(tuple(d) for d in dims))
+            if named.kind == "tiled" and tile_of_device(named, len(mesh.devices)) == want:
+                return _with_axes(sharding, named)
+    return sharding
 
 
 # ---------------------------------------------------------------- tiles and devices

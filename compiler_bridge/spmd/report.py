@@ -1,0 +1,105 @@
+"""A sharded module's collectives and ENTRY shardings as plain rows: what the
+``collectives`` and ``shardings`` commands print and the app's views draw."""
+
+from __future__ import annotations
+
+from ..dumps import Dump, DumpModule
+from ..hlo import HloInstruction, HloModule, Shape
+from .cause import causes, partitioner_input
+from .collectives import collectives, num_partitions
+from .sharding import (TensorSharding, mesh_axes, per_device_bytes, per_device_shape,
+                       sdy_meshes, sharding_of)
+
+
+def collective_rows(module: HloModule, before: HloModule | None = None) -> list[dict]:
+    """One row per collective of ``module`` (an async pair once): name, opcode, async (and
+    the done), groups, group size, result and sent bytes of one device, op_name, source
+    line and — when ``before`` (the partitioner's input) is given — its cause."""
+    devices = num_partitions(module)
+    found = collectives(module)
+    why = causes(found, module, before) if before is not None else {}
+    rows = []
+    for c in found:
+        inst = c.instruction
+        loc = module.source_location(inst)
+        cause = why.get(inst.name)
+        rows.append({
+            "name": inst.name, "opcode": inst.opcode, "kind": c.kind, "async": c.is_async,
+            "done": c.done.name if c.done is not None else None,
+            "groups": [list(g) for g in c.groups(devices)],
+            "group_size": c.group_size(devices),
+            "result_shape": c.result_shape.without_layout(),
+            "result_bytes": c.result_bytes, "sent_bytes": c.sent_bytes(devices),
+            "received_bytes": c.sent_bytes(devices),
+            "op_name": inst.op_name, "source": f"{loc.file}:{loc.line}" if loc else "",
+            "computation": inst.computation.name if inst.computation is not None else "",
+            "cause": cause.to_json() if cause is not None else None,
+        })
+    return rows
+
+
+def module_collectives(dump: Dump, module: DumpModule) -> dict:
+    """The ``collectives`` command's entry for one module of a dump: its after-optimizations
+    collectives (the before-optimizations ones when that is all there is), each with the
+    cause found in the partitioner's input."""
+    f = module.after_optimizations or module.before_optimizations
+    if f is None:
+        return {"name": module.name, "devices": 0, "collectives": []}
+    hlo = dump.parse(f.path)
+    pre = partitioner_input(dump, module) if f is module.after_optimizations else None
+    return {"name": module.name, "id": module.id, "devices": num_partitions(hlo),
+            "stage": f.name, "partitioner_input": pre[1] if pre else None,
+            "collectives": collective_rows(hlo, pre[0] if pre else None)}
+
+
+def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices: int
+               ) -> dict:
+    row: dict = {"name": name, "shape": shape.without_layout(),
+                 "sharding": sharding.raw if sharding is not None else None}
+    if sharding is None or not shape.is_array:
+        return row
+    row.update({"kind": sharding.kind, "label": sharding.label(),
+                "mesh": str(sharding.mesh) if sharding.mesh is not None else None,
+                "mesh_axes": mesh_axes(sharding),
+                "per_device_shape": list(per_device_shape(sharding, shape.dimensions)),
+                "per_device_bytes": per_device_bytes(sharding, shape),
+                "bytes": shape.byte_size, "devices": devices})
+    return row
+
+
+def entry_shardings(module: HloModule) -> dict:
+    """The ENTRY parameters' and outputs' shardings: sharding text, kind, mesh axes,
+    per-device shape and bytes."""
+    devices = num_partitions(module)
+    meshes = sdy_meshes(module)
+    entry = module.entry
+    params: list[HloInstruction] = sorted(
+        (i for i in entry.instructions if i.opcode == "parameter"),
+        key=lambda i: i.parameter_number or 0)
+    out = {"name": module.name, "devices": devices,
+           "meshes": {k: str(v) for k, v in meshes.items()},
+           "parameters": [_entry_row(p.name, p.shape, sharding_of(p, meshes), devices)
+                          for p in params], "outputs": []}
+    root = entry.root
+    if root is None:
+        return out
+    whole = sharding_of(root, meshes)
+    if root.shape.is_tuple:
+        parts = whole.elements if whole is not None and whole.kind == "tuple" else \
+            (whole,) * len(root.shape.tuple_shapes)
+        out["outputs"] = [_entry_row(f"{root.name}.{i}", s, part, devices)
+                          for i, (s, part) in enumerate(zip(root.shape.tuple_shapes, parts))]
+    else:
+        out["outputs"] = [_entry_row(root.name, root.shape, whole, devices)]
+    return out
+
+
+def module_shardings(dump: Dump, module: DumpModule) -> dict:
+    """The ``shardings`` command's entry for one module: read where the shardings are
+    annotated, the before-optimizations stage (else the after-optimizations one)."""
+    f = module.before_optimizations or module.after_optimizations
+    if f is None:
+        return {"name": module.name, "devices": 0, "parameters": [], "outputs": []}
+    report = entry_shardings(dump.parse(f.path))
+    report.update({"name": module.name, "id": module.id, "stage": f.name})
+    return report
