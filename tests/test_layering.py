@@ -56,7 +56,7 @@ STREAMLIT_ALLOWED = ("ui", "app")
 # ``ui.data`` (cached loaders), ``ui.actions`` (what one page asks of another),
 # ``ui.stepper``, ``ui.traces``, ``ui.visitor`` and ``ui.component``; never in a page.
 PAGES = frozenset({"ui.opening", "ui.explorer", "ui.graph", "ui.inspector", "ui.compare",
-                   "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf"})
+                   "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf", "ui.communication"})
 
 
 def _exports(path: str) -> set[str]:

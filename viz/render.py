@@ -33,6 +33,7 @@ from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
 
 from . import runtime as RV
 from .memory import memory_overlay
+from .sharding import sharding_decorations
 from .graph import GraphView, draw
 from .grouping import GraphOptions, GroupIndex, group
 from .stepper import changed_nodes, diff_decorations, group_decorations, removed_ghosts
@@ -220,6 +221,9 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                                       memory_overlay(memory, state.memory).decorations, marks)
     else:
         node_deco = merge_decorations(deco, marks)
+    # a partitioned module's shardings and collectives: a label line each, their borders
+    # under the overlays' and comments' (a later layer wins)
+    node_deco = merge_decorations(sharding_decorations(module), node_deco)
     grouped = group(module, comp, options)
     # closed groups say what is inside them: the diff's counts, runtime totals, comments
     diff_groups = group_decorations(grouped, deco) if deco else {}
