@@ -220,3 +220,21 @@ def test_collectives_command_json_has_the_issue_s_fields():
         assert set(c["cause"]) >= {"instruction", "producer_sharding", "consumer_sharding"}
     proc = run("collectives", peer_file(LLAMA))
     assert proc.returncode == 0 and "79 collectives on 4 devices" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["tpu_v5e", "tpu_v6e", "gpu_h100"])
+def test_topology_compiles_name_a_cause_for_each_collective(name):
+    """The sharded MLP compiled for TPU and GPU: before optimizations there is no
+    collective, so the partitioner inserted each one, and each names its cause and the
+    user's source line — the one XLA:GPU's combiner stripped of its metadata too, known by
+    its channel_id in ``after_spmd_partitioner.txt``."""
+    dump = open_dump(os.path.join(SAMPLES, name))
+    [module] = [m for m in dump.modules if "sharded" in m.name]
+    before = dump.stage(module, "before_optimizations")
+    assert not [i for i in before.instructions() if collective_of(i.opcode)]
+    report = module_collectives(dump, module)
+    assert report["devices"] == 4 and len(report["collectives"]) == 3
+    for row in report["collectives"]:
+        assert row["cause"] is not None, row["name"]
+        assert row["source"].rsplit("/", 1)[-1].startswith("backend_programs.py:"), row
+        assert row["cause"]["producer_sharding"] != row["cause"]["consumer_sharding"]

@@ -9,7 +9,7 @@ Imports ``hlo``, ``dumps`` (the per-pass steps) and ``targets`` (link bandwidths
 
 from __future__ import annotations
 
-from .cause import Cause, by_source, causes, op_names, partitioner_input
+from .cause import Cause, by_source, causes, op_names, partitioner_input, partitioner_output
 from .cli import add_spmd_commands
 from .collectives import (COLLECTIVE_OPCODES, NATIVE_ASYNC, SYNC, Collective, collective_of,
                           collectives, num_partitions)
@@ -20,11 +20,11 @@ from .sharding import (AxisRef, Mesh, TensorSharding, device_slices, mesh_axes, 
                        parse_mesh, parse_sharding, per_device_bytes, per_device_shape,
                        sdy_meshes, sdy_sharding, sharding_of, tile_of_device)
 
-__all__ = ["COLLECTIVE_OPCODES", "LINKS", "NATIVE_ASYNC", "SYNC", "AxisRef", "Cause", "Collective",
-           "Link", "link_for", "overlap",
-           "Mesh", "TensorSharding", "add_spmd_commands", "by_source", "causes",
-           "collective_of", "collective_rows", "collectives", "device_groups", "device_slices",
-           "entry_shardings", "mesh_axes", "mesh_groups", "module_collectives",
-           "module_shardings", "num_partitions", "on_mesh", "op_names", "parse_mesh", "parse_sharding",
-           "partitioner_input", "per_device_bytes", "per_device_shape", "sdy_meshes",
+__all__ = ["COLLECTIVE_OPCODES", "LINKS", "NATIVE_ASYNC", "SYNC", "AxisRef", "Cause",
+           "Collective", "Link", "link_for", "overlap", "Mesh", "TensorSharding",
+           "add_spmd_commands", "by_source", "causes", "collective_of", "collective_rows",
+           "collectives", "device_groups", "device_slices", "entry_shardings", "mesh_axes",
+           "mesh_groups", "module_collectives", "module_shardings", "num_partitions",
+           "on_mesh", "op_names", "parse_mesh", "parse_sharding", "partitioner_input",
+           "partitioner_output", "per_device_bytes", "per_device_shape", "sdy_meshes",
            "sdy_sharding", "sharding_of", "tile_of_device"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..dumps import Dump, DumpModule
 from ..hlo import HloInstruction, HloModule
@@ -35,11 +35,12 @@ class Cause:
     operand: str               # the producer whose sharding disagreed ('' when none did)
     producer_sharding: str
     consumer_sharding: str
+    source: str = ""           # the user's source line of the instruction
 
     def to_json(self) -> dict:
         return {"instruction": self.instruction, "opcode": self.opcode,
                 "operand": self.operand, "producer_sharding": self.producer_sharding,
-                "consumer_sharding": self.consumer_sharding}
+                "consumer_sharding": self.consumer_sharding, "source": self.source}
 
 
 def partitioner_input(dump: Dump, module: DumpModule) -> tuple[HloModule, str] | None:
@@ -57,6 +58,19 @@ def partitioner_input(dump: Dump, module: DumpModule) -> tuple[HloModule, str] |
     if module.before_optimizations is not None:
         f = module.before_optimizations
         return dump.parse(f.path), f.name
+    return None
+
+
+def partitioner_output(dump: Dump, module: DumpModule) -> HloModule | None:
+    """The module as the SPMD partitioner left it: the per-pass step after
+    ``spmd-partitioning``, else XLA:GPU's ``after_spmd_partitioner.txt``; None without
+    either."""
+    for f in module.passes:
+        if f.pass_info is not None and f.pass_info.after == PARTITIONER:
+            return dump.parse(f.path)
+    for f in module.files:
+        if f.name.endswith(".after_spmd_partitioner.txt"):
+            return dump.parse(f.path)
     return None
 
 
@@ -111,11 +125,19 @@ def _cause_at(inst: HloInstruction) -> Cause | None:
     return first
 
 
-def causes(collectives: list[Collective], module: HloModule, before: HloModule
-           ) -> dict[str, Cause | None]:
+def causes(collectives: list[Collective], module: HloModule, before: HloModule,
+           partitioned: HloModule | None = None) -> dict[str, Cause | None]:
     """For each collective of ``module`` (by its instruction's name), the instruction of
     ``before`` (the partitioner's input) it serves and the two shardings that disagreed
-    there; None for a collective the user wrote or one no instruction explains."""
+    there; None for a collective the user wrote or one no instruction explains. A collective
+    whose metadata a later pass dropped (XLA:GPU's combiner) is known by its ``channel_id``
+    in ``partitioned``, the partitioner's output."""
+    by_channel: dict[str, HloInstruction] = {}
+    if partitioned is not None:
+        for x in partitioned.instructions():
+            ch = x.attributes.get("channel_id")
+            if ch is not None and collective_of(x.opcode) and x.op_name:
+                by_channel.setdefault(ch, x)
     index: dict[tuple[str, str], list[HloInstruction]] = {}
     by_op: dict[str, list[HloInstruction]] = {}
     for inst in before.instructions():
@@ -124,17 +146,24 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule
             by_op.setdefault(inst.op_name, []).append(inst)
     out: dict[str, Cause | None] = {}
     for c in collectives:
-        inst = c.instruction
-        candidates = index.get(_key(module, inst)) or []
+        inst, where = c.instruction, module
+        if not inst.op_name and partitioned is not None and \
+                inst.attributes.get("channel_id") in by_channel:
+            inst, where = by_channel[inst.attributes["channel_id"]], partitioned
+        candidates = index.get(_key(where, inst)) or []
         if not candidates:
             candidates = [x for name in op_names(inst.op_name) for x in by_op.get(name, [])]
         if any(collective_of(x.opcode) for x in candidates):
-            out[inst.name] = None          # the user's own collective
+            out[c.instruction.name] = None          # the user's own collective
             continue
         found = [cause for x in candidates if (cause := _cause_at(x)) is not None]
         disagreeing = [f for f in found if f.producer_sharding != f.consumer_sharding]
         best = disagreeing or found
-        out[inst.name] = best[0] if best else None
+        if best:
+            at = next(x for x in candidates if x.name == best[0].instruction)
+            out[c.instruction.name] = replace(best[0], source=_key(before, at)[1])
+        else:
+            out[c.instruction.name] = None
     return out
 
 

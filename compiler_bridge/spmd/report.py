@@ -5,19 +5,22 @@ from __future__ import annotations
 
 from ..dumps import Dump, DumpModule
 from ..hlo import HloInstruction, HloModule, Shape
-from .cause import causes, partitioner_input
+from .cause import causes, partitioner_input, partitioner_output
 from .collectives import collectives, num_partitions
 from .sharding import (TensorSharding, mesh_axes, per_device_bytes, per_device_shape,
                        sdy_meshes, sharding_of)
 
 
-def collective_rows(module: HloModule, before: HloModule | None = None) -> list[dict]:
+def collective_rows(module: HloModule, before: HloModule | None = None,
+                    partitioned: HloModule | None = None) -> list[dict]:
     """One row per collective of ``module`` (an async pair once): name, opcode, async (and
     the done), groups, group size, result and sent bytes of one device, op_name, source
-    line and — when ``before`` (the partitioner's input) is given — its cause."""
+    line and — when ``before`` (the partitioner's input) is given — its cause
+    (``partitioned``, the partitioner's output, names collectives a later pass stripped of
+    their metadata)."""
     devices = num_partitions(module)
     found = collectives(module)
-    why = causes(found, module, before) if before is not None else {}
+    why = causes(found, module, before, partitioned) if before is not None else {}
     rows = []
     for c in found:
         inst = c.instruction
@@ -31,7 +34,9 @@ def collective_rows(module: HloModule, before: HloModule | None = None) -> list[
             "result_shape": c.result_shape.without_layout(),
             "result_bytes": c.result_bytes, "sent_bytes": c.sent_bytes(devices),
             "received_bytes": c.sent_bytes(devices),
-            "op_name": inst.op_name, "source": f"{loc.file}:{loc.line}" if loc else "",
+            "op_name": inst.op_name,
+            # a collective a later pass stripped of its metadata: its cause's line
+            "source": f"{loc.file}:{loc.line}" if loc else cause.source if cause else "",
             "computation": inst.computation.name if inst.computation is not None else "",
             "cause": cause.to_json() if cause is not None else None,
         })
@@ -49,7 +54,8 @@ def module_collectives(dump: Dump, module: DumpModule) -> dict:
     pre = partitioner_input(dump, module) if f is module.after_optimizations else None
     return {"name": module.name, "id": module.id, "devices": num_partitions(hlo),
             "stage": f.name, "partitioner_input": pre[1] if pre else None,
-            "collectives": collective_rows(hlo, pre[0] if pre else None)}
+            "collectives": collective_rows(hlo, pre[0] if pre else None,
+                                           partitioner_output(dump, module) if pre else None)}
 
 
 def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices: int
