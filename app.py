@@ -78,6 +78,6 @@ explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Ru
                  else stepper.detail_tabs(nav, opened, shown),   # summary, opcodes, ...
                  more=[("Runtimes", lambda: runtimes.panel(nav, rt)),
                        ("Memory", partial(memory.panel, nav, opened, shown)),
-                       ("Communication", partial(communication.panel, nav, opened, shown))])
+                       ("Communication", partial(communication.panel, nav, opened, shown, rt))])
 with kit.section("Sharing"):
     sharing.saved_views(nav, opened)             # sidebar: this dump's saved views

@@ -99,3 +99,13 @@ def test_app_communication_tab_and_the_inspector_s_mesh(monkeypatch):
     assert "groups of 2" in page
     at = click(at, "node:" + first)
     assert not at.exception
+
+
+def test_on_a_trace_the_tab_shows_each_collective_s_measured_time(monkeypatch):
+    """The sample's folder has its profiler trace: each collective's measured time (the
+    trace's events are named after the instructions) stands beside the estimate."""
+    at = open_tab(app(sample("spmd_train"), monkeypatch), "Communication")
+    table = next(d.value for d in at.dataframe if "collective" in d.value.columns)
+    assert len(table) == 19
+    assert table["measured (µs)"].notna().all() and (table["measured (µs)"] > 0).all()
+    assert "Measured: the" in texts(at)

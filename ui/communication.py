@@ -16,9 +16,10 @@ from viz import sharding as SHV
 from .actions import select_after
 from .kit import Navigator, go, md, selected_row
 from .model import Opened, Shown
+from .traces import Runtimes
 
 
-def panel(nav: Navigator, opened: Opened, shown: Shown) -> None:
+def panel(nav: Navigator, opened: Opened, shown: Shown, rt: Runtimes | None = None) -> None:
     dm = shown.dump_module
     after = dm.after_optimizations
     module = opened.dump.stage(dm) if after is not None else shown.module
@@ -41,6 +42,12 @@ def panel(nav: Navigator, opened: Opened, shown: Shown) -> None:
         "compute scheduled between start and done).")
     if pre is not None:
         st.caption(f"Causes read from the partitioner's input, {md(pre[1])}.")
+    measured = _measured(rt, dm.id, [r["collective"] for r in rows])
+    if measured:      # on a trace: the measured times beside the estimate
+        for r in rows:
+            r["measured (µs)"] = measured.get(r["collective"])
+        st.caption(f"Measured: the {md(measured_stat(rt))} of each collective's time on the "
+                   "trace (all devices).")
     names = [r["collective"] for r in rows]
     key = f"comm:{dm.id}"
     st.dataframe(rows, hide_index=True, key=key, selection_mode="single-row",
@@ -57,3 +64,23 @@ def _on_row(key: str, names: list[str], opened: Opened, shown: Shown) -> None:
     row = selected_row(key, len(names))
     if row is not None:
         go(select_after, opened, shown, names[row])
+
+
+def measured_stat(rt: Runtimes | None) -> str:
+    report = rt.report() if rt is not None else None
+    return report.stat if report is not None else ""
+
+
+def _measured(rt: Runtimes | None, module_id: str, names: list[str]) -> dict[str, float]:
+    """Each collective's measured time (µs) on the dump's trace; empty without one."""
+    if rt is None or rt.choice is None:
+        return {}
+    report = rt.report()
+    if report is None or report.measured is None:
+        return {}
+    out = {}
+    for name in names:
+        row = report.row(name, module_id)
+        if row is not None and row.measured_us is not None:
+            out[name] = round(row.measured_us, 3)
+    return out
