@@ -219,3 +219,29 @@ def test_shardings_command_lists_entry_shardings_as_xla_and_jax_say():
                  for f in facts["entry_parameters"]]
     assert [r["mesh_axes"] for r in module["parameters"]] == [
         axes if any(axes) else [] for axes in spec_axes]
+
+
+@pytest.mark.parametrize("command,stage,old,new,expected", [
+    ("shardings", "before_optimizations", "sharding={devices=[4,2]<=[8]}",
+     "sharding={devices=[4,2]<=[7]}", "tile assignment of 7 devices"),
+    ("shardings", "before_optimizations", "sharding={devices=[4,2]<=[8]}",
+     "sharding={devices=[4,2,2]<=[16]}", "has 3 dimensions"),
+    ("collectives", "cpu_after_optimizations", "replica_groups=mesh['axis_0'=4,'axis_1'=2] "
+     "{'axis_1'}", "replica_groups=mesh['axis_0'=4,'axis_1'=2] {'axis_9'}", "axis_9"),
+])
+def test_a_damaged_sharding_is_named_with_its_file_and_instruction(tmp_path, command, stage,
+                                                                   old, new, expected):
+    """The sample with one sharding or group damaged: the command fails naming the file,
+    the instruction and what was expected, without a traceback."""
+    import shutil
+    folder = tmp_path / "spmd"
+    shutil.copytree(os.path.join(SAMPLES, SPMD), folder,
+                    ignore=shutil.ignore_patterns("trace", "shardy"))
+    [path] = list(folder.glob(f"*.{stage}.txt"))
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    proc = run(command, str(folder))
+    assert proc.returncode == 1
+    assert path.name in proc.stderr and expected in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

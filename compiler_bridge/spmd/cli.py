@@ -29,7 +29,11 @@ def cmd_collectives(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    reports = [module_collectives(dump, m) for m in modules]
+    try:
+        reports = [module_collectives(dump, m) for m in modules]
+    except ValueError as e:         # a sharding or group this reader cannot take
+        print(f"error: {args.path}: {e}", file=sys.stderr)
+        return 1
     if not args.module:     # the modules that communicate (the eager helpers do not)
         reports = [r for r in reports if r["collectives"]] or reports
     if args.json:
@@ -62,7 +66,11 @@ def cmd_shardings(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    reports = [module_shardings(dump, m) for m in modules]
+    try:
+        reports = [module_shardings(dump, m) for m in modules]
+    except ValueError as e:
+        print(f"error: {args.path}: {e}", file=sys.stderr)
+        return 1
     if not args.module:
         reports = [r for r in reports if r["devices"] > 1] or reports
     if args.json:

@@ -26,10 +26,14 @@ def collective_rows(module: HloModule, before: HloModule | None = None,
         inst = c.instruction
         loc = module.source_location(inst)
         cause = why.get(inst.name)
+        try:
+            groups = c.groups(devices)
+        except ValueError as e:
+            raise ValueError(f"{inst.name}: {e}") from None
         rows.append({
             "name": inst.name, "opcode": inst.opcode, "kind": c.kind, "async": c.is_async,
             "done": c.done.name if c.done is not None else None,
-            "groups": [list(g) for g in c.groups(devices)],
+            "groups": [list(g) for g in groups],
             "group_size": c.group_size(devices),
             "result_shape": c.result_shape.without_layout(),
             "result_bytes": c.result_bytes, "sent_bytes": c.sent_bytes(devices),
@@ -52,10 +56,14 @@ def module_collectives(dump: Dump, module: DumpModule) -> dict:
         return {"name": module.name, "devices": 0, "collectives": []}
     hlo = dump.parse(f.path)
     pre = partitioner_input(dump, module) if f is module.after_optimizations else None
+    try:
+        rows = collective_rows(hlo, pre[0] if pre else None,
+                               partitioner_output(dump, module) if pre else None)
+    except ValueError as e:         # name the file: the message names the instruction
+        raise ValueError(f"{f.path}: {e}") from None
     return {"name": module.name, "id": module.id, "devices": num_partitions(hlo),
             "stage": f.name, "partitioner_input": pre[1] if pre else None,
-            "collectives": collective_rows(hlo, pre[0] if pre else None,
-                                           partitioner_output(dump, module) if pre else None)}
+            "collectives": rows}
 
 
 def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices: int
@@ -64,10 +72,13 @@ def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices
                  "sharding": sharding.raw if sharding is not None else None}
     if sharding is None or not shape.is_array:
         return row
+    try:
+        per = list(per_device_shape(sharding, shape.dimensions))
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
     row.update({"kind": sharding.kind, "label": sharding.label(),
                 "mesh": str(sharding.mesh) if sharding.mesh is not None else None,
-                "mesh_axes": mesh_axes(sharding),
-                "per_device_shape": list(per_device_shape(sharding, shape.dimensions)),
+                "mesh_axes": mesh_axes(sharding), "per_device_shape": per,
                 "per_device_bytes": per_device_bytes(sharding, shape),
                 "bytes": shape.byte_size, "devices": devices})
     return row
@@ -82,14 +93,20 @@ def entry_shardings(module: HloModule) -> dict:
     params: list[HloInstruction] = sorted(
         (i for i in entry.instructions if i.opcode == "parameter"),
         key=lambda i: i.parameter_number or 0)
+    def of(inst: HloInstruction) -> TensorSharding | None:
+        try:
+            return sharding_of(inst, meshes)
+        except ValueError as e:
+            raise ValueError(f"{inst.name}: {e}") from None
+
     out = {"name": module.name, "devices": devices,
            "meshes": {k: str(v) for k, v in meshes.items()},
-           "parameters": [_entry_row(p.name, p.shape, sharding_of(p, meshes), devices)
-                          for p in params], "outputs": []}
+           "parameters": [_entry_row(p.name, p.shape, of(p), devices) for p in params],
+           "outputs": []}
     root = entry.root
     if root is None:
         return out
-    whole = sharding_of(root, meshes)
+    whole = of(root)
     if root.shape.is_tuple:
         parts = whole.elements if whole is not None and whole.kind == "tuple" else \
             (whole,) * len(root.shape.tuple_shapes)
@@ -106,6 +123,9 @@ def module_shardings(dump: Dump, module: DumpModule) -> dict:
     f = module.before_optimizations or module.after_optimizations
     if f is None:
         return {"name": module.name, "devices": 0, "parameters": [], "outputs": []}
-    report = entry_shardings(dump.parse(f.path))
+    try:
+        report = entry_shardings(dump.parse(f.path))
+    except ValueError as e:
+        raise ValueError(f"{f.path}: {e}") from None
     report.update({"name": module.name, "id": module.id, "stage": f.name})
     return report

@@ -24,6 +24,7 @@ elements each, the last ones short (or empty) when the dimension does not divide
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -357,6 +358,7 @@ def _with_axes(hlo: TensorSharding, named: TensorSharding) -> TensorSharding:
                           mesh=named.mesh, dim_axes=named.dim_axes, unreduced=named.unreduced)
 
 
+@functools.lru_cache(maxsize=4096)     # a module repeats a few shardings many times
 def name_axes(sharding: TensorSharding, mesh: Mesh) -> TensorSharding:
     """A tiled sharding without axis names (``{devices=[4,2]<=[8]}``) named on ``mesh``:
     the assignment of whole mesh axes to its dimensions that puts every device on the same
