@@ -96,7 +96,8 @@ def test_app_communication_tab_and_the_inspector_s_mesh(monkeypatch):
     assert query(at)["selected"] == first
     assert any(e.label.startswith("On the mesh") for e in at.expander)
     page = texts(at)
-    assert "groups of 2" in page
+    assert "8 source → target pairs" in page          # the token shift's ring
+    assert "rows: data · columns: model" in page       # the mesh before optimizations named
     at = click(at, "node:" + first)
     assert not at.exception
 

@@ -88,7 +88,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                           key=f"stack:{info.name}", on_change="rerun")
         if box.open:
             box.code("\n".join([info.source] + info.source_stack), language=None)
-    sharding_info.show(shown, info.name)            # the mesh: tiles or groups per device
+    sharding_info.show(opened, shown, info.name)    # the mesh: tiles or groups per device
     _refs("Operands", info.operands, info.name, shown)
     _refs("Users", info.users, info.name, shown)
     called = [(role, comp) for role, comp in info.called if role != "fused computation"]

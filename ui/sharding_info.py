@@ -8,33 +8,38 @@ import html
 
 import streamlit as st
 
+from compiler_bridge.dumps import BEFORE
 from viz import sharding as SHV
 
-from .model import Shown
+from .model import Opened, Shown
 
 
 def _table(card: SHV.ShardingCard) -> str:
-    rows_axis, cols_axis = card.axes
-    head = (f"<tr><th style='padding:2px 6px'>{html.escape(rows_axis)} ↓ · "
-            f"{html.escape(cols_axis)} →</th></tr>")
     body = "".join(
         "<tr>" + "".join(
             f"<td style='background:{c.colour};color:white;padding:4px 8px;"
             f"border:1px solid white;font-size:12px'><b>device {c.device}</b><br>"
             f"{html.escape(c.text)}</td>" for c in row) + "</tr>"
         for row in card.grid)
-    return f"<table style='border-collapse:collapse'>{head}{body}</table>"
+    return f"<table style='border-collapse:collapse'>{body}</table>"
 
 
-def show(shown: Shown, name: str) -> None:
+def show(opened: Opened, shown: Shown, name: str) -> None:
     """The mesh picture of ``name`` in ``shown``'s module; nothing for a module on one
-    device or an instruction without a sharding."""
+    device or an instruction without a sharding. After optimizations the module no longer
+    names its mesh: the before-optimizations text's is drawn."""
     inst = shown.module.find(name)
     if inst is None:
         return
-    card = SHV.sharding_card(shown.module, inst)
+    hint = None
+    if shown.stage != BEFORE and shown.dump_module.before_optimizations is not None:
+        hint = SHV.mesh_hint(opened.dump.stage(shown.dump_module, BEFORE))
+    card = SHV.sharding_card(shown.module, inst, hint)
     if card is None:
         return
-    box = st.expander(f"On the mesh · {card.title}", key=f"mesh:{name}")
+    box = st.expander(f"On the mesh · {card.title}", expanded=True, key=f"mesh:{name}")
     box.markdown("  \n".join(card.lines))
+    rows_axis, cols_axis = card.axes
+    box.caption(f"rows: {rows_axis} · columns: {cols_axis}" if rows_axis else
+                f"devices ({cols_axis})")
     box.markdown(_table(card), unsafe_allow_html=True)

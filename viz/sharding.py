@@ -74,13 +74,24 @@ class ShardingCard:
     grid: list[list[MeshCell]] = field(default_factory=list)
 
 
-def _mesh_of(module: HloModule, s: TensorSharding | None, devices: int) -> Mesh:
+def _mesh_of(module: HloModule, s: TensorSharding | None, devices: int,
+             hint: Mesh | None) -> Mesh:
+    """The mesh to draw on: the sharding's own, the module's (Shardy's), ``hint`` (the
+    mesh of the module before optimizations, whose text still names it), else one row."""
     if s is not None and s.mesh is not None:
         return s.mesh
     meshes = sdy_meshes(module)
     if len(meshes) == 1:
         return next(iter(meshes.values()))
+    if hint is not None and len(hint.devices) == devices:
+        return hint
     return Mesh((("devices", devices),), tuple(range(devices)))
+
+
+def mesh_hint(module: HloModule) -> Mesh | None:
+    """The one mesh a module's text declares (Shardy's ``xla.sdy.meshes``), if one."""
+    meshes = sdy_meshes(module)
+    return next(iter(meshes.values())) if len(meshes) == 1 else None
 
 
 def _grid(mesh: Mesh, cell) -> tuple[tuple[str, ...], list[list[MeshCell]]]:
@@ -92,9 +103,12 @@ def _grid(mesh: Mesh, cell) -> tuple[tuple[str, ...], list[list[MeshCell]]]:
     return (names[0], " × ".join(names[1:])) if len(names) > 1 else ("", names[0]), grid
 
 
-def sharding_card(module: HloModule, inst: HloInstruction) -> ShardingCard | None:
+def sharding_card(module: HloModule, inst: HloInstruction, hint: Mesh | None = None
+                  ) -> ShardingCard | None:
     """The selected instruction on the mesh: for a sharded one, which device holds which
-    tile (its slice, per-device shape and bytes); for a collective, its device groups."""
+    tile (its slice, per-device shape and bytes); for a collective, its device groups (a
+    collective-permute: where each device sends). ``hint``: the mesh to draw on when the
+    module does not name one."""
     devices = num_partitions(module)
     if devices <= 1:
         return None
@@ -102,13 +116,22 @@ def sharding_card(module: HloModule, inst: HloInstruction) -> ShardingCard | Non
     s = _shardings(module).get(inst.name)
     if inst.name in rows:
         r = rows[inst.name]
-        mesh = _mesh_of(module, s, devices)
+        mesh = _mesh_of(module, s, devices, hint)
         group_of = {d: i for i, g in enumerate(r["groups"]) for d in g}
         card = ShardingCard(f"{r['kind']} on {devices} devices", [
             f"{'async (done: ' + str(r['done']) + ')' if r['async'] else 'synchronous'}, "
             f"{len(r['groups'])} groups of {r['group_size']}",
             f"result {r['result_shape']} = {human_bytes(r['result_bytes'])} per device; "
             f"sends {human_bytes(r['sent_bytes'])} (README's formula)"])
+        if r["kind"] == "collective-permute":      # pairs: each device's target
+            target = {p[0]: p[1] for p in r["groups"]}
+            card.lines[0] = f"{len(r['groups'])} source → target pairs"
+            card.axes, card.grid = _grid(mesh, lambda d: MeshCell(
+                d, (f"→ device {target[d]}" if target[d] != d else "keeps its own")
+                if d in target else "sends nothing",
+                PALETTE[target[d] % len(PALETTE)] if d in target and target[d] != d
+                else "#adb5bd"))
+            return card
         card.axes, card.grid = _grid(mesh, lambda d: MeshCell(
             d, f"group {group_of[d]}" if d in group_of else "—",
             PALETTE[group_of[d] % len(PALETTE)] if d in group_of else "#dee2e6"))
@@ -122,7 +145,7 @@ def sharding_card(module: HloModule, inst: HloInstruction) -> ShardingCard | Non
         shape = per_device_shape(s, dims)
     except ValueError:
         return None
-    mesh = _mesh_of(module, s, devices)
+    mesh = _mesh_of(module, s, devices, hint)
     order = sorted(set(tiles.values()))
     card = ShardingCard(f"sharding {s.label()}", [
         f"`{s.raw}`",
