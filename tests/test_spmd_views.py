@@ -10,7 +10,8 @@ import os
 from compiler_bridge import open_dump, parse_hlo
 from compiler_bridge.spmd import LINKS, link_for, partitioner_input
 from conftest import SAMPLES, read, sample, sample_file
-from tests.support.apptest import app, click, open_tab, query, select_row, texts
+from tests.support.apptest import (app, click, node_text, open_tab, query, select_row, svg_of,
+                                   texts)
 from viz import sharding as SHV
 
 PER_PASS = os.path.join(SAMPLES, "spmd_train_per_pass.tar.xz")
@@ -110,3 +111,12 @@ def test_on_a_trace_the_tab_shows_each_collective_s_measured_time(monkeypatch):
     assert len(table) == 19
     assert table["measured (µs)"].notna().all() and (table["measured (µs)"] > 0).all()
     assert "Measured: the" in texts(at)
+
+
+def test_the_graph_of_a_sharded_module_carries_the_badges_and_says_what_they_mean(
+        monkeypatch):
+    at = app(sample("spmd_train"), monkeypatch, {"stage": "before_optimizations"})
+    svg = svg_of(at)
+    w1 = next(i.name for i in _before().entry.instructions if i.name.startswith("params__w1"))
+    assert "⊞ [data, model]" in node_text(svg, "node:" + w1)
+    assert "⊞ a sharding: the mesh axes" in texts(at)

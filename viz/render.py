@@ -223,7 +223,12 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
         node_deco = merge_decorations(deco, marks)
     # a partitioned module's shardings and collectives: a label line each, their borders
     # under the overlays' and comments' (a later layer wins)
-    node_deco = merge_decorations(sharding_decorations(module), node_deco)
+    badges = sharding_decorations(module)
+    node_deco = merge_decorations(badges, node_deco)
+    if badges:
+        notes.append("⊞ a sharding: the mesh axes splitting each dimension (a border colour "
+                     "per sharding); ⇄ a collective: its group size and the bytes one device "
+                     "sends")
     grouped = group(module, comp, options)
     # closed groups say what is inside them: the diff's counts, runtime totals, comments
     diff_groups = group_decorations(grouped, deco) if deco else {}
