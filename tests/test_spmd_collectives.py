@@ -76,7 +76,7 @@ def _xla_result_bytes(text: str) -> int:
 
 
 def _facts() -> dict:
-    with open(os.path.join(SPMD, "xla_facts.json"), encoding="utf-8") as f:
+    with open(os.path.join(SPMD, "spmd_facts.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

@@ -2,7 +2,7 @@
 sharded samples (the per-pass steps of ``spmd_train`` included, mesh form and Shardy's
 attributes) against jaxlib's own ``HloSharding`` (``v3_to_v2_sharding`` for the mesh form), and
 each device's slice of the ENTRY parameters against what JAX said at generation time
-(``NamedSharding.devices_indices_map``, in the sample's ``xla_facts.json``)."""
+(``NamedSharding.devices_indices_map``, in the sample's ``spmd_facts.json``)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_every_sharding_reads_as_xla_s():
 
 
 def _facts() -> dict:
-    with open(os.path.join(SAMPLES, SPMD, "xla_facts.json"), encoding="utf-8") as f:
+    with open(os.path.join(SAMPLES, SPMD, "spmd_facts.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

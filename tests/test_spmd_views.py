@@ -1,6 +1,6 @@
 """A sharded program in the app: the sharding badges on the graph, the inspector's picture of
 the mesh and the Communication tab, on the ``spmd_train`` sample (expected values from the
-sample's ``xla_facts.json``, what JAX said at generation time)."""
+sample's ``spmd_facts.json``, what JAX said at generation time)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ PER_PASS = os.path.join(SAMPLES, "spmd_train_per_pass.tar.xz")
 
 
 def _facts() -> dict:
-    with open(os.path.join(sample("spmd_train"), "xla_facts.json"), encoding="utf-8") as f:
+    with open(os.path.join(sample("spmd_train"), "spmd_facts.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

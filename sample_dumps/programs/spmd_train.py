@@ -7,7 +7,7 @@ reduce-scatter, all-reduce, all-to-all and collective-permute. float32, SGD.
 
 The jitted function is ``train_step(params, x, y)`` (XLA module ``jit_train_step``).
 Needs ``--xla_force_host_platform_device_count=8`` in XLA_FLAGS (``make_samples.py`` sets
-it). Besides the dump it writes ``<dump_dir>/xla_facts.json``: what XLA and jaxlib say of
+it). Besides the dump it writes ``<dump_dir>/spmd_facts.json``: what XLA and jaxlib say of
 this compile, the expected values of the tests — the ENTRY parameters' and outputs'
 shardings as jaxlib's ``HloSharding`` prints them, each device's slice of each parameter
 (``NamedSharding.devices_indices_map``), the opcode counts of XLA's own parse of the
@@ -118,7 +118,7 @@ def main():
     params, loss = jax.block_until_ready(step(*args))  # compile + warm up
     print(f"warm-up loss {float(loss):.4f}")
     facts = xla_facts(dump_dir, step.lower(*args).compile(), args)  # the same executable
-    with open(os.path.join(dump_dir, "xla_facts.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(dump_dir, "spmd_facts.json"), "w", encoding="utf-8") as f:
         json.dump(facts, f, indent=1)
         f.write("\n")
     with jax.profiler.trace(os.path.join(dump_dir, "trace"), create_perfetto_trace=True):
