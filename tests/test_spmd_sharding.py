@@ -9,6 +9,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
+import shutil
 import tarfile
 
 import pytest
@@ -30,6 +32,14 @@ def _hlo_sharding():
     except ImportError:
         missing("jaxlib (XLA's HloSharding) is not importable")
     return xc.HloSharding
+
+
+def _xla_parser():
+    try:
+        from jaxlib import _hlo
+    except ImportError:
+        missing("jaxlib._hlo (XLA's own parser) is not importable")
+    return _hlo
 
 
 def _balanced(text: str, start: int) -> str:
@@ -233,7 +243,6 @@ def test_a_damaged_sharding_is_named_with_its_file_and_instruction(tmp_path, com
                                                                    old, new, expected):
     """The sample with one sharding or group damaged: the command fails naming the file,
     the instruction and what was expected, without a traceback."""
-    import shutil
     folder = tmp_path / "spmd"
     shutil.copytree(os.path.join(SAMPLES, SPMD), folder,
                     ignore=shutil.ignore_patterns("trace", "shardy"))
@@ -245,3 +254,26 @@ def test_a_damaged_sharding_is_named_with_its_file_and_instruction(tmp_path, com
     assert proc.returncode == 1
     assert path.name in proc.stderr and expected in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["spmd_train", "tpu_v5e", "tpu_v6e", "gpu_h100"])
+def test_per_device_shapes_are_the_shapes_xla_partitioned_to(name):
+    """Each ENTRY parameter's per-device shape (read from its sharding before
+    optimizations) is the shape XLA gave that parameter after partitioning, in XLA's own
+    parse of the after-optimizations text."""
+    hlo = _xla_parser()
+    folder = os.path.join(SAMPLES, name)
+    proc = run("shardings", folder, "--json")
+    assert proc.returncode == 0, proc.stderr
+    [module] = [m for m in json.loads(proc.stdout)["modules"] if m["devices"] > 1]
+    [after] = [p for p in glob.glob(os.path.join(folder, f"module_{module['id']}.*"
+                                                          "after_optimizations.txt"))]
+    entry = list(hlo.hlo_module_from_text(read(after)).computations())[-1]  # post order
+    shapes = {}
+    for inst in entry.instructions():
+        m = re.match(r"%?[\w.\-]+ = \w+\[([\d,]*)\]\S* parameter\((\d+)\)", inst.to_string())
+        if m:
+            shapes[int(m.group(2))] = [int(d) for d in m.group(1).split(",") if d]
+    assert len(shapes) == len(module["parameters"])
+    for i, p in enumerate(module["parameters"]):
+        assert p["per_device_shape"] == shapes[i], (p["name"], p["sharding"])
