@@ -19,7 +19,7 @@ from compiler_bridge import parse_hlo
 from compiler_bridge.spmd import (device_slices, mesh_axes, on_mesh, parse_mesh, parse_sharding,
                                   per_device_bytes, per_device_shape, sdy_meshes, sdy_sharding,
                                   sharding_of, tile_of_device)
-from conftest import PEER, SAMPLES, missing, read, sample_file
+from conftest import PEER, SAMPLES, missing, peer_file, read, sample_file
 from tests.support.cli import run
 
 SPMD = "spmd_train"
@@ -256,18 +256,24 @@ def test_a_damaged_sharding_is_named_with_its_file_and_instruction(tmp_path, com
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("name", ["spmd_train", "tpu_v5e", "tpu_v6e", "gpu_h100"])
+@pytest.mark.parametrize("name", ["spmd_train", "tpu_v5e", "tpu_v6e", "gpu_h100", "llama"])
 def test_per_device_shapes_are_the_shapes_xla_partitioned_to(name):
     """Each ENTRY parameter's per-device shape (read from its sharding before
     optimizations) is the shape XLA gave that parameter after partitioning, in XLA's own
-    parse of the after-optimizations text."""
+    parse of the after-optimizations text. The Llama3-8B file is the partitioner's output
+    itself (its ENTRY is ``main.66_spmd``): its shapes are one device's, its shardings say
+    how they tile the whole."""
     hlo = _xla_parser()
-    folder = os.path.join(SAMPLES, name)
+    if name == "llama":
+        folder = after = peer_file("0003_xla2026_hlo_llama3_8b")
+    else:
+        folder = os.path.join(SAMPLES, name)
     proc = run("shardings", folder, "--json")
     assert proc.returncode == 0, proc.stderr
     [module] = [m for m in json.loads(proc.stdout)["modules"] if m["devices"] > 1]
-    [after] = [p for p in glob.glob(os.path.join(folder, f"module_{module['id']}.*"
-                                                          "after_optimizations.txt"))]
+    if name != "llama":
+        [after] = glob.glob(os.path.join(folder, f"module_{module['id']}.*"
+                                                 "after_optimizations.txt"))
     entry = list(hlo.hlo_module_from_text(read(after)).computations())[-1]  # post order
     shapes = {}
     for inst in entry.instructions():
@@ -277,3 +283,6 @@ def test_per_device_shapes_are_the_shapes_xla_partitioned_to(name):
     assert len(shapes) == len(module["parameters"])
     for i, p in enumerate(module["parameters"]):
         assert p["per_device_shape"] == shapes[i], (p["name"], p["sharding"])
+    assert module["partitioned"] == (name == "llama")
+    if name == "llama":      # the MLP weights split 4 ways: 4096 x 32 layers x 14336 whole
+        assert "f32[4096,32,14336]" in {p["shape"] for p in module["parameters"]}

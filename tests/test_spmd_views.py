@@ -120,3 +120,19 @@ def test_the_graph_of_a_sharded_module_carries_the_badges_and_says_what_they_mea
     w1 = next(i.name for i in _before().entry.instructions if i.name.startswith("params__w1"))
     assert "⊞ [data, model]" in node_text(svg, "node:" + w1)
     assert "⊞ a sharding: the mesh axes" in texts(at)
+
+
+def test_after_partitioning_the_mesh_picture_reads_shapes_as_one_device_s():
+    """After optimizations a parameter's shape is one device's (w1: f32[4,16] of
+    f32[16,32]): the picture's slices are those of the whole, as JAX said."""
+    module = parse_hlo(read(sample_file("spmd_train", "*cpu_after_optimizations.txt")))
+    fact = _facts()["entry_parameters"][2]                  # w1, P('data', 'model')
+    w1 = next(i for i in module.entry.instructions
+              if i.opcode == "parameter" and i.parameter_number == 2)
+    assert w1.shape.without_layout() == "f32[4,16]"
+    card = SHV.sharding_card(module, w1, SHV.mesh_hint(_before()))
+    assert "per device: f32[4,16] = 256 B of f32[16,32] = 2.0 KiB" in card.lines
+    for row in card.grid:
+        for c in row:
+            part = ", ".join(f"{a}:{b}" for a, b in fact["device_slices"][str(c.device)])
+            assert c.text.endswith(f"[{part}]"), c

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler_bridge.hlo import HloInstruction, HloModule
+from compiler_bridge.hlo import HloInstruction, HloModule, parse_shape
 from compiler_bridge.spmd import (Link, Mesh, TensorSharding, by_source, collective_rows,
-                                  device_slices, num_partitions, overlap, per_device_bytes,
-                                  per_device_shape, sdy_meshes, sharding_of, tile_of_device)
+                                  device_slices, global_dims, is_partitioned, num_partitions,
+                                  overlap, per_device_bytes, per_device_shape, sdy_meshes,
+                                  sharding_of, tile_of_device)
 
 from .panels import human_bytes
 
@@ -139,6 +140,9 @@ def sharding_card(module: HloModule, inst: HloInstruction, hint: Mesh | None = N
     if s is None or s.kind == "tuple" or not inst.shape.is_array:
         return None
     dims = tuple(inst.shape.dimensions)
+    if is_partitioned(module):     # its shapes are one device's: the whole from the tiles
+        dims = global_dims(s, dims)
+    whole = parse_shape(f"{inst.shape.element_type}[{','.join(map(str, dims))}]")
     tiles = tile_of_device(s, devices)
     try:
         slices = device_slices(s, dims, devices)
@@ -150,8 +154,8 @@ def sharding_card(module: HloModule, inst: HloInstruction, hint: Mesh | None = N
     card = ShardingCard(f"sharding {s.label()}", [
         f"`{s.raw}`",
         f"per device: {inst.shape.element_type}[{','.join(map(str, shape))}] = "
-        f"{human_bytes(per_device_bytes(s, inst.shape))} of "
-        f"{human_bytes(inst.shape.byte_size)}"])
+        f"{human_bytes(per_device_bytes(s, whole))} of {whole.without_layout()} = "
+        f"{human_bytes(whole.byte_size)}"])
 
     def cell(d: int) -> MeshCell:
         if d not in tiles:

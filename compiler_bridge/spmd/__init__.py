@@ -16,15 +16,16 @@ from .collectives import (COLLECTIVE_OPCODES, NATIVE_ASYNC, SYNC, Collective, co
 from .groups import device_groups, mesh_groups
 from .overlap import LINKS, Link, link_for, overlap
 from .report import collective_rows, entry_shardings, module_collectives, module_shardings
-from .sharding import (AxisRef, Mesh, TensorSharding, device_slices, mesh_axes, on_mesh,
+from .sharding import (AxisRef, Mesh, TensorSharding, device_slices, global_dims,
+                       is_partitioned, mesh_axes, on_mesh,
                        parse_mesh, parse_sharding, per_device_bytes, per_device_shape,
                        sdy_meshes, sdy_sharding, sharding_of, tile_of_device)
 
 __all__ = ["COLLECTIVE_OPCODES", "LINKS", "NATIVE_ASYNC", "SYNC", "AxisRef", "Cause",
            "Collective", "Link", "link_for", "overlap", "Mesh", "TensorSharding",
            "add_spmd_commands", "by_source", "causes", "collective_of", "collective_rows",
-           "collectives", "device_groups", "device_slices", "entry_shardings", "mesh_axes",
-           "mesh_groups", "module_collectives", "module_shardings", "num_partitions",
-           "on_mesh", "op_names", "parse_mesh", "parse_sharding", "partitioner_input",
-           "partitioner_output", "per_device_bytes", "per_device_shape", "sdy_meshes",
-           "sdy_sharding", "sharding_of", "tile_of_device"]
+           "collectives", "device_groups", "device_slices", "entry_shardings", "global_dims",
+           "is_partitioned", "mesh_axes", "mesh_groups", "module_collectives",
+           "module_shardings", "num_partitions", "on_mesh", "op_names", "parse_mesh",
+           "parse_sharding", "partitioner_input", "partitioner_output", "per_device_bytes",
+           "per_device_shape", "sdy_meshes", "sdy_sharding", "sharding_of", "tile_of_device"]

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from ..dumps import Dump, DumpModule
-from ..hlo import HloInstruction, HloModule, Shape
+from ..hlo import HloInstruction, HloModule, Shape, parse_shape
 from .cause import causes, partitioner_input, partitioner_output
 from .collectives import collectives, num_partitions
-from .sharding import (TensorSharding, mesh_axes, per_device_bytes, per_device_shape,
-                       sdy_meshes, sharding_of)
+from .sharding import (TensorSharding, global_dims, is_partitioned, mesh_axes,
+                       per_device_bytes, per_device_shape, sdy_meshes, sharding_of)
 
 
 def collective_rows(module: HloModule, before: HloModule | None = None,
@@ -66,21 +66,29 @@ def module_collectives(dump: Dump, module: DumpModule) -> dict:
             "collectives": rows}
 
 
-def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices: int
-               ) -> dict:
+def _entry_row(name: str, shape: Shape, sharding: TensorSharding | None, devices: int,
+               partitioned: bool = False) -> dict:
+    """One ENTRY parameter or output. ``partitioned``: ``shape`` is one device's (the
+    partitioner's output), the whole one is found from the tiles."""
     row: dict = {"name": name, "shape": shape.without_layout(),
                  "sharding": sharding.raw if sharding is not None else None}
     if sharding is None or not shape.is_array:
         return row
+    whole = shape
+    if partitioned:
+        dims = global_dims(sharding, shape.dimensions)
+        whole = parse_shape(f"{shape.element_type}[{','.join(map(str, dims))}]")
+        row["shape"] = whole.without_layout()
+        row["shape_on_one_device"] = shape.without_layout()
     try:
-        per = list(per_device_shape(sharding, shape.dimensions))
+        per = list(per_device_shape(sharding, whole.dimensions))
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
     row.update({"kind": sharding.kind, "label": sharding.label(),
                 "mesh": str(sharding.mesh) if sharding.mesh is not None else None,
                 "mesh_axes": mesh_axes(sharding), "per_device_shape": per,
-                "per_device_bytes": per_device_bytes(sharding, shape),
-                "bytes": shape.byte_size, "devices": devices})
+                "per_device_bytes": per_device_bytes(sharding, whole),
+                "bytes": whole.byte_size, "devices": devices})
     return row
 
 
@@ -93,6 +101,8 @@ def entry_shardings(module: HloModule) -> dict:
     params: list[HloInstruction] = sorted(
         (i for i in entry.instructions if i.opcode == "parameter"),
         key=lambda i: i.parameter_number or 0)
+    cut = is_partitioned(module)
+
     def of(inst: HloInstruction) -> TensorSharding | None:
         try:
             return sharding_of(inst, meshes)
@@ -101,7 +111,8 @@ def entry_shardings(module: HloModule) -> dict:
 
     out = {"name": module.name, "devices": devices,
            "meshes": {k: str(v) for k, v in meshes.items()},
-           "parameters": [_entry_row(p.name, p.shape, of(p), devices) for p in params],
+           "partitioned": cut,
+           "parameters": [_entry_row(p.name, p.shape, of(p), devices, cut) for p in params],
            "outputs": []}
     root = entry.root
     if root is None:
@@ -110,10 +121,10 @@ def entry_shardings(module: HloModule) -> dict:
     if root.shape.is_tuple:
         parts = whole.elements if whole is not None and whole.kind == "tuple" else \
             (whole,) * len(root.shape.tuple_shapes)
-        out["outputs"] = [_entry_row(f"{root.name}.{i}", s, part, devices)
+        out["outputs"] = [_entry_row(f"{root.name}.{i}", s, part, devices, cut)
                           for i, (s, part) in enumerate(zip(root.shape.tuple_shapes, parts))]
     else:
-        out["outputs"] = [_entry_row(root.name, root.shape, whole, devices)]
+        out["outputs"] = [_entry_row(root.name, root.shape, whole, devices, cut)]
     return out
 
 

@@ -478,3 +478,18 @@ def _top_level_braces(body: str) -> list[str]:
 
 def _ints(s: str) -> list[int]:
     return [int(x) for x in s.replace(" ", "").split(",") if x]
+
+
+def is_partitioned(module: HloModule) -> bool:
+    """Whether ``module`` is the SPMD partitioner's output — its shapes are one device's,
+    its shardings say how they tile the whole: XLA renames the partitioned ENTRY
+    ``<name>_spmd``."""
+    return module.entry.name.endswith("_spmd")
+
+
+def global_dims(sharding: TensorSharding, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The whole tensor's dimensions from one device's (a partitioned module's shapes):
+    each times its tiles (XLA's padding included)."""
+    if sharding.kind != "tiled" or len(sharding.tile_dims) != len(dims):
+        return tuple(dims)
+    return tuple(d * t for d, t in zip(dims, sharding.tile_dims))
