@@ -136,3 +136,13 @@ def test_after_partitioning_the_mesh_picture_reads_shapes_as_one_device_s():
         for c in row:
             part = ", ".join(f"{a}:{b}" for a, b in fact["device_slices"][str(c.device)])
             assert c.text.endswith(f"[{part}]"), c
+
+
+def test_after_optimizations_the_badges_keep_the_mesh_axes(monkeypatch):
+    """The after-optimizations text no longer names the mesh: the badges take it from the
+    before-optimizations text (w1's P('data', 'model'))."""
+    at = app(sample("spmd_train"), monkeypatch)
+    module = parse_hlo(read(sample_file("spmd_train", "*cpu_after_optimizations.txt")))
+    w1 = next(i.name for i in module.entry.instructions
+              if i.opcode == "parameter" and i.parameter_number == 2)
+    assert "⊞ [data, model]" in node_text(svg_of(at), "node:" + w1)

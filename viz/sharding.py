@@ -21,9 +21,11 @@ PALETTE = ("#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#f08c00", "#0c8599", "#c
            "#5c940d", "#6741d9", "#868e96")
 
 
-def _shardings(module: HloModule) -> dict[str, TensorSharding]:
+def _shardings(module: HloModule, hint: Mesh | None = None) -> dict[str, TensorSharding]:
+    """Each sharded instruction's sharding, its axes named on the module's mesh (or on
+    ``hint``, the mesh before optimizations, when the module names none)."""
     def compute(m: HloModule) -> dict[str, TensorSharding]:
-        meshes = sdy_meshes(m)
+        meshes = sdy_meshes(m) or ({"mesh": hint} if hint is not None else {})
         out = {}
         for inst in m.instructions():
             if "sharding" in inst.attributes:
@@ -34,19 +36,21 @@ def _shardings(module: HloModule) -> dict[str, TensorSharding]:
                 if s is not None:
                     out[inst.name] = s
         return out
-    return module.derived("viz.sharding.shardings", compute)
+    return module.derived(f"viz.sharding.shardings:{hint}", compute)
 
 
-def sharding_decorations(module: HloModule) -> dict[str, dict[str, str]]:
+def sharding_decorations(module: HloModule, hint: Mesh | None = None
+                         ) -> dict[str, dict[str, str]]:
     """Graph decorations of a partitioned module (``num_partitions`` > 1): a ``⊞`` line
     with each sharded instruction's mesh axes per dimension and a border colour per
     distinct sharding, a ``⇄`` line on each collective (kind, group size, bytes sent).
-    Empty for a module on one device."""
+    Empty for a module on one device. ``hint``: the mesh before optimizations, to name the
+    axes of a later stage's shardings."""
     if num_partitions(module) <= 1:
         return {}
     out: dict[str, dict[str, str]] = {}
     colours: dict[str, str] = {}
-    for name, s in _shardings(module).items():
+    for name, s in _shardings(module, hint).items():
         label = s.label()
         colour = colours.setdefault(label, PALETTE[len(colours) % len(PALETTE)])
         out[name] = {"label": f"⊞ {label}", "color": colour, "penwidth": "2",
@@ -114,7 +118,7 @@ def sharding_card(module: HloModule, inst: HloInstruction, hint: Mesh | None = N
     if devices <= 1:
         return None
     rows = {r["name"]: r for r in collective_rows(module)}
-    s = _shardings(module).get(inst.name)
+    s = _shardings(module, hint).get(inst.name)
     if inst.name in rows:
         r = rows[inst.name]
         mesh = _mesh_of(module, s, devices, hint)
