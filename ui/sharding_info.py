@@ -9,6 +9,7 @@ import html
 import streamlit as st
 
 from compiler_bridge.dumps import BEFORE
+from compiler_bridge.spmd import num_partitions
 from viz import sharding as SHV
 
 from .model import Opened, Shown
@@ -29,7 +30,7 @@ def show(opened: Opened, shown: Shown, name: str) -> None:
     device or an instruction without a sharding. After optimizations the module no longer
     names its mesh: the before-optimizations text's is drawn."""
     inst = shown.module.find(name)
-    if inst is None:
+    if inst is None or num_partitions(shown.module) <= 1:
         return
     hint = None
     if shown.stage != BEFORE and shown.dump_module.before_optimizations is not None:
