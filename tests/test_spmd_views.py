@@ -146,3 +146,13 @@ def test_after_optimizations_the_badges_keep_the_mesh_axes(monkeypatch):
     w1 = next(i.name for i in module.entry.instructions
               if i.opcode == "parameter" and i.parameter_number == 2)
     assert "⊞ [data, model]" in node_text(svg_of(at), "node:" + w1)
+
+
+def test_a_tpu_topology_compile_is_timed_over_its_ici(monkeypatch):
+    """The sharded MLP compiled for TPU v6e: the Communication tab's estimate is over v6e's
+    published ICI figure, each of its 3 collectives with its cause."""
+    at = open_tab(app(sample("tpu_v6e"), monkeypatch, {"module": "0081"}), "Communication")
+    page = texts(at)
+    assert "**3** collectives" in page and "TPU v6e ICI" in page and "448 GB/s" in page
+    table = next(d.value for d in at.dataframe if "collective" in d.value.columns)
+    assert table["cause"].astype(bool).all()

@@ -27,7 +27,8 @@ def panel(nav: Navigator, opened: Opened, shown: Shown, rt: Runtimes | None = No
         st.caption(f"{md(dm.name)} runs on one device: no collectives, no shardings.")
         return
     pre = partitioner_input(opened.dump, dm) if after is not None else None
-    link = link_for(after.platform if after is not None else "", [f.name for f in dm.files])
+    link = link_for(after.platform if after is not None else "",
+                    [opened.name] + [f.name for f in dm.files])   # the dump's name: the chip
     view = SHV.communication(module, pre[0] if pre else None, link)
     rows = view["rows"]
     if not rows:

@@ -51,7 +51,8 @@ LINKS = {
 def link_for(platform: str, file_names: list[str]) -> Link:
     """The link of the target a module was compiled for: its after-optimizations prefix
     (``sm_9.0a_gpu``, ``sm_8.0_gpu``, ``cpu``) or, for XLA:TPU (no prefix), its files
-    (``tpu_comp_env.txt``; the chip from a ``v6e`` / ``v5p`` in the dump's name)."""
+    (``tpu_comp_env.txt``). XLA:TPU's files do not name the chip: a ``v6e`` / ``v5p`` in
+    ``file_names`` (the caller adds the dump's name) picks that one, else v5e's."""
     p = platform.lower()
     if "gpu" in p:
         return LINKS["a100"] if p.startswith("sm_8") else LINKS["h100"]
