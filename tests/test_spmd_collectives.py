@@ -238,3 +238,18 @@ def test_topology_compiles_name_a_cause_for_each_collective(name):
         assert row["cause"] is not None, row["name"]
         assert row["source"].rsplit("/", 1)[-1].startswith("backend_programs.py:"), row
         assert row["cause"]["producer_sharding"] != row["cause"]["consumer_sharding"]
+
+
+def test_without_per_pass_files_causes_come_from_before_optimizations():
+    """The sample's folder keeps no per-pass files: the before-optimizations stage stands
+    in for the partitioner's input, its annotated shardings the nearest ones — the token
+    shift's collective-permute included, whose op is inside a nested jit there (op_names
+    relative to the call)."""
+    dump = open_dump(SPMD)
+    [module] = dump.modules
+    report = module_collectives(dump, module)
+    assert report["partitioner_input"].endswith("before_optimizations.txt")
+    assert len(report["collectives"]) == 19
+    assert all(r["cause"] is not None for r in report["collectives"])
+    shift = next(r for r in report["collectives"] if r["name"] == "collective-permute")
+    assert shift["cause"]["instruction"].startswith("concatenate")

@@ -92,29 +92,59 @@ def _sharding_text(inst: HloInstruction) -> str:
     return (inst.attributes.get("sharding") or "").replace(" ", "")
 
 
-def _nearest(inst: HloInstruction, up: bool, limit: int = 64) -> HloInstruction | None:
+def _callers(module: HloModule) -> dict[str, list[HloInstruction]]:
+    """Computation name -> the ``call`` instructions calling it (JAX's nested jits before
+    optimizations: ``jvp(jit(_roll_static))``)."""
+    out: dict[str, list[HloInstruction]] = {}
+    for inst in module.instructions():
+        if inst.opcode == "call":
+            for comp in inst.calls or inst.called_computations:
+                out.setdefault(comp, []).append(inst)
+    return out
+
+
+def _next(at: HloInstruction, up: bool, callers: dict[str, list[HloInstruction]]
+          ) -> list[HloInstruction]:
+    """The producers (``up``) or consumers of ``at``, through the boundaries of a called
+    computation: a parameter's producer is the caller's operand, a root's consumers the
+    caller's users."""
+    comp = at.computation
+    around = callers.get(comp.name, []) if comp is not None else []
+    if up:
+        if at.opcode == "parameter" and at.parameter_number is not None:
+            n = at.parameter_number
+            return [c.operands[n] for c in around if n < len(c.operands)]
+        return at.operands
+    if comp is not None and comp.root is at:
+        return at.users + [u for c in around for u in c.users]
+    return at.users
+
+
+def _nearest(inst: HloInstruction, up: bool, callers: dict[str, list[HloInstruction]],
+             limit: int = 64) -> HloInstruction | None:
     """``inst`` if it carries a sharding, else the nearest producer (``up``) or consumer
     that does, breadth first."""
-    seen = {inst.name}
+    seen = {id(inst)}
     todo = deque([inst])
     while todo and limit:
         at = todo.popleft()
         limit -= 1
         if _sharding_text(at):
             return at
-        for nxt in (at.operands if up else at.users):
-            if nxt.name not in seen:
-                seen.add(nxt.name)
+        for nxt in _next(at, up, callers):
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
                 todo.append(nxt)
     return None
 
 
-def _cause_at(inst: HloInstruction) -> Cause | None:
-    consumer = _nearest(inst, up=False)
+def _cause_at(inst: HloInstruction, callers: dict[str, list[HloInstruction]]
+              ) -> Cause | None:
+    consumer = _nearest(inst, False, callers)
     theirs = _sharding_text(consumer) if consumer is not None else ""
     first = None
-    for op in inst.operands:
-        producer = _nearest(op, up=True)
+    for op in _next(inst, True, callers):
+        producer = _nearest(op, True, callers)
         if producer is None:
             continue
         mine = _sharding_text(producer)
@@ -144,6 +174,15 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
         if inst.op_name:
             index.setdefault(_key(before, inst), []).append(inst)
             by_op.setdefault(inst.op_name, []).append(inst)
+    callers = _callers(before)
+    # a nested jit's instructions carry op_names relative to its call: inlined later, they
+    # are the caller's op_name, '/', their own
+    for comp_name, calls in callers.items():
+        comp = before.get_computation(comp_name)
+        for call in calls:
+            for inst in comp.instructions if comp is not None and call.op_name else ():
+                if inst.op_name:
+                    by_op.setdefault(f"{call.op_name}/{inst.op_name}", []).append(inst)
     out: dict[str, Cause | None] = {}
     for c in collectives:
         inst, where = c.instruction, module
@@ -156,7 +195,7 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
         if any(collective_of(x.opcode) for x in candidates):
             out[c.instruction.name] = None          # the user's own collective
             continue
-        found = [cause for x in candidates if (cause := _cause_at(x)) is not None]
+        found = [cause for x in candidates if (cause := _cause_at(x, callers)) is not None]
         disagreeing = [f for f in found if f.producer_sharding != f.consumer_sharding]
         best = disagreeing or found
         if best:
