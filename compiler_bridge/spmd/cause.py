@@ -94,12 +94,14 @@ def _sharding_text(inst: HloInstruction) -> str:
 
 def _callers(module: HloModule) -> dict[str, list[HloInstruction]]:
     """Computation name -> the ``call`` instructions calling it (JAX's nested jits before
-    optimizations: ``jvp(jit(_roll_static))``)."""
+    optimizations: ``jvp(jit(_roll_static))``) and the ``while`` whose body it is."""
     out: dict[str, list[HloInstruction]] = {}
     for inst in module.instructions():
         if inst.opcode == "call":
             for comp in inst.calls or inst.called_computations:
                 out.setdefault(comp, []).append(inst)
+        elif inst.opcode == "while" and inst.body:     # the body's parameter: the loop's
+            out.setdefault(inst.body, []).append(inst)  # operand (and its last value)
     return out
 
 
@@ -198,6 +200,8 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
         found = [cause for x in candidates if (cause := _cause_at(x, callers)) is not None]
         disagreeing = [f for f in found if f.producer_sharding != f.consumer_sharding]
         best = disagreeing or found
+        if not best and candidates:     # the instruction is known, its shardings are not
+            best = [Cause(candidates[0].name, candidates[0].opcode, "", "", "")]
         if best:
             at = next(x for x in candidates if x.name == best[0].instruction)
             out[c.instruction.name] = replace(best[0], source=_key(before, at)[1])
