@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from compiler_bridge import open_dump, parse_hlo
 from compiler_bridge.spmd import LINKS, link_for, partitioner_input
@@ -156,3 +157,27 @@ def test_a_tpu_topology_compile_is_timed_over_its_ici(monkeypatch):
     assert "**3** collectives" in page and "TPU v6e ICI" in page and "448 GB/s" in page
     table = next(d.value for d in at.dataframe if "collective" in d.value.columns)
     assert table["cause"].astype(bool).all()
+
+
+def test_overlap_lists_the_compute_xla_scheduled_between_start_and_done():
+    """The H100 compile's async all-reduces: what runs between each start and its done is
+    what XLA's scheduled text puts between those lines; a pair with compute between counts
+    as hidden, one without as exposed (bytes over NVLink's 450 GB/s each way)."""
+    dump = open_dump(os.path.join(SAMPLES, "gpu_h100"))
+    [m] = [m for m in dump.modules if "sharded" in m.name]
+    text = dump.read_text(m.after_optimizations.path)
+    entry = text[text.index("\nENTRY"):]
+    names = re.findall(r"^\s*(?:ROOT )?%([\w.\-]+) = \S+ ([\w\-]+)\(", entry, re.M)
+    order = [n for n, op in names]
+    view = SHV.communication(dump.stage(m), partitioner_input(dump, m)[0], LINKS["h100"])
+    assert view["async"] == 3
+    for r in view["rows"]:
+        start = order.index(r["collective"])
+        done = order.index(r["collective"].replace("-start", "-done"))
+        between = [n for n, op in names[start + 1:done]
+                   if op not in ("get-tuple-element", "bitcast", "constant", "parameter",
+                                 "tuple")]
+        assert r["compute between"] == len(between), r["collective"]
+        expected = 0.0 if between else round(r["sent bytes"] / 450e9 * 1e6, 3)
+        assert r["exposed (µs)"] == expected
+    assert any(r["compute between"] for r in view["rows"])

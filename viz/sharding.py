@@ -190,6 +190,9 @@ def communication(module: HloModule, before: HloModule | None, link: Link) -> di
             "producer sharding": cause.get("producer_sharding", ""),
             "consumer sharding": cause.get("consumer_sharding", ""),
             "compute between": len(o["compute_between"]),
+            "compute between start and done": ", ".join(o["compute_between"][:6]) + (
+                f" … (+{len(o['compute_between']) - 6})" if len(o["compute_between"]) > 6
+                else ""),
             "estimate (µs)": round(o["estimated_s"] * 1e6, 3),
             "exposed (µs)": round(o["exposed_s"] * 1e6, 3)})
     grouped = [{"source": g["source"], "collectives": g["count"],
