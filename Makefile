@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 DUMP ?= sample_dumps/transformer
 PORT ?= 8501
 
-.PHONY: setup run test lint samples samples-backends scale traced bench ship-model clean
+.PHONY: setup run test lint samples samples-spmd samples-backends scale traced bench ship-model clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ lint: $(STAMP)
 samples: $(STAMP)
 	$(PY) sample_dumps/make_samples.py
 	$(PY) sample_dumps/make_tf_samples.py     # TF graphs + XLA files (own .venv-tf)
+
+samples-spmd: $(STAMP)   # the 8-device data + model parallel train step alone
+	$(PY) sample_dumps/make_samples.py spmd_train
 
 # GPU (H100) and TPU (v5e, v6e) compiles without the hardware (own .venv-backends, ~1.8 GB)
 samples-backends: $(STAMP)

@@ -13,8 +13,8 @@ from functools import partial
 
 import streamlit as st
 
-from ui import (compare, data, explorer, kit, memory, opening, runtimes, sharing, stepper, tf,
-                traces, workspace)
+from ui import (communication, compare, data, explorer, kit, memory, opening, runtimes,
+                sharing, stepper, tf, traces, workspace)
 
 st.set_page_config(page_title="HLO Lens", layout="wide")
 data.warm_up()                                   # Graphviz (wasm) compiles while we read
@@ -77,6 +77,7 @@ explorer.details(nav, opened, shown,             # Changes, Text diff, Steps; Ru
                  compare.detail_tabs(nav, opened, shown, cmp) if cmp is not None
                  else stepper.detail_tabs(nav, opened, shown),   # summary, opcodes, ...
                  more=[("Runtimes", lambda: runtimes.panel(nav, rt)),
-                       ("Memory", partial(memory.panel, nav, opened, shown))])
+                       ("Memory", partial(memory.panel, nav, opened, shown)),
+                       ("Communication", partial(communication.panel, nav, opened, shown, rt))])
 with kit.section("Sharing"):
     sharing.saved_views(nav, opened)             # sidebar: this dump's saved views

@@ -345,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_kernels_command(sub)
     from .tf import add_tf_commands           # clusters (compiler_bridge/tf/cli.py)
     add_tf_commands(sub)
+    from .spmd import add_spmd_commands       # collectives, shardings (spmd/cli.py)
+    add_spmd_commands(sub)
     return p
 
 

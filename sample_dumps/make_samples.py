@@ -95,6 +95,10 @@ SAMPLES = [
            lean=True, xla_flags=("--xla_cpu_use_fusion_emitters=false",),
            description="the same program with --xla_cpu_use_fusion_emitters=false "
                        "(other fusions), profiler trace"),
+    Sample("spmd_train", "spmd_train.py", ("jit_train_step",), per_pass=True, trace=True,
+           pack_per_pass=True, xla_flags=("--xla_force_host_platform_device_count=8",),
+           description="data + model parallel MLP train step on 8 host devices (mesh 4x2 "
+                       "'data','model'), per-pass dumps (packed), profiler trace, XLA's facts"),
 ]
 
 # what a lean sample drops (a comparison reads the after-optimizations text, the buffer

@@ -38,7 +38,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "memory": {"hlo", "dumps", "targets"},
     "kernels": {"hlo", "dumps", "targets"},   # what each backend decided per kernel
     "perf": {"config", "hlo", "dumps", "memory", "targets"},
-    "spmd": {"hlo", "targets"},     # sharded programs
+    "spmd": {"hlo", "dumps", "targets"},     # sharded programs (dumps: the per-pass steps)
     "compare": {"config", "hlo", "dumps", "passes", "memory", "perf"},   # two dumps
 }
 FORBIDDEN = {   # package prefix -> what it must never import
@@ -57,7 +57,7 @@ STREAMLIT_ALLOWED = ("ui", "app")
 # ``ui.data`` (cached loaders), ``ui.actions`` (what one page asks of another),
 # ``ui.stepper``, ``ui.traces``, ``ui.visitor`` and ``ui.component``; never in a page.
 PAGES = frozenset({"ui.opening", "ui.explorer", "ui.graph", "ui.inspector", "ui.compare",
-                   "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf"})
+                   "ui.memory", "ui.runtimes", "ui.sharing", "ui.tf", "ui.communication"})
 
 
 def _exports(path: str) -> set[str]:

@@ -11,7 +11,11 @@ Pages (each the layout of its part of the screen; a page imports no other page):
 - ``memory``: the Memory tab, the memory overlay, temp and peak under the pass stepper;
 - ``runtimes``: measured and predicted time (overlay, inspector line, the Runtimes tab);
 - ``sharing``: links, saved views, comments and exports;
-- ``tf``: the TensorFlow cluster view (clusters, their modules, why nodes stayed out).
+- ``tf``: the TensorFlow cluster view (clusters, their modules, why nodes stayed out);
+- ``communication``: the Communication tab of a sharded module (collectives, by source
+  line, overlap and exposed time).
+
+``sharding_info`` (the selection on the device mesh) is a part of the inspector.
 
 What the pages share:
 
@@ -31,10 +35,10 @@ What the pages share:
 inspector as one fragment, the part a click reruns alone.
 """
 
-from . import (actions, compare, data, explorer, graph, inspector, kit, memory, model, opening,
-               runtimes, sharing, stepper, tf, traces, visitor, workspace)
+from . import (actions, communication, compare, data, explorer, graph, inspector, kit, memory,
+               model, opening, runtimes, sharing, stepper, tf, traces, visitor, workspace)
 
 __all__ = [
-    "actions", "compare", "data", "explorer", "graph", "inspector", "kit", "memory", "model",
+    "actions", "communication", "compare", "data", "explorer", "graph", "inspector", "kit", "memory", "model",
     "opening", "runtimes", "sharing", "stepper", "tf", "traces", "visitor", "workspace",
 ]

@@ -13,7 +13,7 @@ from viz import GraphView
 from viz import navigation as N
 from viz import panels as P
 
-from . import backend_info
+from . import backend_info, sharding_info
 from .actions import choose_computation, show_in_graph
 from .component import node_card
 from .data import read_text
@@ -88,6 +88,7 @@ def _instruction_inspector(nav: Navigator, opened: Opened, shown: Shown,
                           key=f"stack:{info.name}", on_change="rerun")
         if box.open:
             box.code("\n".join([info.source] + info.source_stack), language=None)
+    sharding_info.show(opened, shown, info.name)    # the mesh: tiles or groups per device
     _refs("Operands", info.operands, info.name, shown)
     _refs("Users", info.users, info.name, shown)
     called = [(role, comp) for role, comp in info.called if role != "fused computation"]

@@ -5,7 +5,7 @@ streamlit; ``ui`` places what these build on the page.
 
 from __future__ import annotations
 
-from . import compare, dot, layout, memory, navigation, panels, runtime, stepper, tf
+from . import compare, dot, layout, memory, navigation, panels, runtime, sharding, stepper, tf
 from .categories import BORDERS
 from .export import html_report, model_explorer_graphs, model_explorer_node_data
 from .graph import GraphView, build_graph, draw
@@ -81,6 +81,7 @@ __all__ = [
     "runtime_overlay",
     "set_budget",
     "share_link",
+    "sharding",
     "split_scopes",
     "stepper",
     "prefetch",

@@ -31,11 +31,13 @@ from compiler_bridge.perf import RuntimeReport
 
 from compiler_bridge.memory import MemoryFileError, ModuleMemory, module_memory
 from compiler_bridge.kernels import module_kernels
+from compiler_bridge.spmd import Mesh, num_partitions, sdy_meshes
 
 from .backend import kernel_decorations
 
 from . import runtime as RV
 from .memory import memory_overlay
+from .sharding import mesh_hint, sharding_decorations
 from .graph import GraphView, draw
 from .grouping import GraphOptions, GroupIndex, group
 from .stepper import changed_nodes, diff_decorations, group_decorations, removed_ghosts
@@ -243,6 +245,14 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                                       memory_overlay(memory, state.memory).decorations, marks)
     else:
         node_deco = merge_decorations(deco, marks)
+    # a partitioned module's shardings and collectives: a label line each, their borders
+    # under the overlays' and comments' (a later layer wins)
+    badges = sharding_decorations(module, _mesh_before(dump, state, module))
+    node_deco = merge_decorations(badges, node_deco)
+    if badges:
+        notes.append("⊞ a sharding: the mesh axes splitting each dimension (a border colour "
+                     "per sharding); ⇄ a collective: its group size and the bytes one device "
+                     "sends")
     grouped = group(module, comp, options)
     # closed groups say what is inside them: the diff's counts, runtime totals, comments
     diff_groups = group_decorations(grouped, deco) if deco else {}
@@ -263,6 +273,16 @@ def graph_for(dump: Dump, state: ViewState, budget: int | None = None, *,
                 options.ghosts)
     view.notes.extend(notes)
     return view
+
+
+def _mesh_before(dump: Dump, state: ViewState, module: HloModule) -> Mesh | None:
+    """The mesh the before-optimizations text names, for a later stage of a partitioned
+    module (whose own text no longer does); None otherwise."""
+    if state.stage == BEFORE or num_partitions(module) <= 1 or sdy_meshes(module):
+        return None
+    mod = dump.module(state.module) if state.module else dump.main
+    f = mod.before_optimizations if mod is not None else None
+    return mesh_hint(dump.parse(f.path)) if f is not None else None
 
 
 def _old_name(diff: ModuleDiff, module: HloModule, comp: str | None) -> str:

@@ -5,7 +5,7 @@ instructions, shapes with layouts, metadata), print it back, extract a piece as 
 from __future__ import annotations
 
 from .analysis import layout_change, layout_changes, walk_through
-from .attributes import replica_groups
+from .attributes import iota_tile_assignment, replica_groups
 from .errors import HloParseError, diagnostic
 from .formats import (
     EXPECTED,
@@ -75,5 +75,6 @@ __all__ = [
     "parse_shape",
     "print_module",
     "replica_groups",
+    "iota_tile_assignment",
     "walk_through",
 ]

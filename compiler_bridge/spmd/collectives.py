@@ -9,9 +9,11 @@ through ``async-start``/``async-done`` wrappers, which the parser names after th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from ..hlo import HloInstruction, HloModule
+from ..hlo import HloInstruction, HloModule, Shape
+from .groups import device_groups
 
 SYNC = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
                   "collective-permute", "collective-broadcast"})
@@ -46,6 +48,47 @@ class Collective:
     def is_async(self) -> bool:
         return self.done is not None
 
+    @property
+    def result_shape(self) -> Shape:
+        """What the collective yields on one device: the ``-done``'s shape for a pair (a
+        ``-start`` holds its operands and context beside the result)."""
+        return (self.done or self.instruction).shape
+
+    @property
+    def result_bytes(self) -> int:
+        return self.result_shape.byte_size
+
+    def groups(self, num_devices: int) -> tuple[tuple[int, ...], ...]:
+        """The device groups (a collective-permute: its source-target pairs)."""
+        return device_groups(self.instruction, num_devices)
+
+    def group_size(self, num_devices: int) -> int:
+        if self.kind == "collective-permute":
+            return 2
+        groups = self.groups(num_devices)
+        return max((len(g) for g in groups), default=0)
+
+    def sent_bytes(self, num_devices: int) -> int:
+        """Bytes one device sends, by the standard formulas (``n``: the group size, ``B``:
+        :attr:`result_bytes`): all-reduce ``2(n-1)/n B`` (ring: reduce-scatter then
+        all-gather), all-gather and all-to-all ``(n-1)/n B``, reduce-scatter ``(n-1) B`` (its
+        input is ``n`` results), collective-permute and collective-broadcast ``B`` (a device
+        whose pairs all point at itself sends nothing). Each device receives as much."""
+        b = self.result_bytes
+        if self.kind in ("collective-permute", "collective-broadcast"):
+            groups = self.groups(num_devices)
+            moves = any(len(set(g)) > 1 for g in groups) if self.kind == \
+                "collective-permute" else self.group_size(num_devices) > 1
+            return b if moves else 0
+        n = self.group_size(num_devices)
+        if n <= 1:
+            return 0
+        if self.kind == "all-reduce":
+            return 2 * (n - 1) * b // n
+        if self.kind == "reduce-scatter":
+            return (n - 1) * b
+        return (n - 1) * b // n            # all-gather, all-to-all, ragged-all-to-all
+
 
 def collectives(module: HloModule) -> list[Collective]:
     """Every collective of ``module`` in file order, each async pair once (at its start; the
@@ -74,3 +117,12 @@ def _done_of(start: HloInstruction, kind: str) -> HloInstruction | None:
         at = nxt[0]
         if at.opcode == f"{kind}-done":
             return at
+
+
+def num_partitions(module: HloModule) -> int:
+    """The devices a partitioned module runs on: ``num_partitions`` (times
+    ``replica_count``) in its header; 1 when it names neither."""
+    def header(key: str) -> int:
+        m = re.fullmatch(r"\s*(\d+)\s*", module.attributes.get(key, "") or "")
+        return int(m.group(1)) if m else 1
+    return header("num_partitions") * header("replica_count")

@@ -1,0 +1,101 @@
+"""``python -m compiler_bridge collectives DUMP [--json]``: every collective of each sharded
+module with its groups, bytes and cause; ``python -m compiler_bridge shardings DUMP
+[--json]``: each ENTRY parameter's and output's sharding, mesh axes and per-device shape."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..dumps import Dump, DumpModule, open_dump
+from .cause import by_source
+from .report import module_collectives, module_shardings
+
+__all__ = ["add_spmd_commands"]
+
+
+def _modules(dump: Dump, which: str | None) -> list[DumpModule]:
+    if which:
+        return [dump.pick(which)]
+    return sorted(dump.modules.values(), key=lambda m: m.id) \
+        if isinstance(dump.modules, dict) else list(dump.modules)
+
+
+def cmd_collectives(args: argparse.Namespace) -> int:
+    dump = open_dump(args.path)
+    try:
+        modules = _modules(dump, args.module)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        reports = [module_collectives(dump, m) for m in modules]
+    except ValueError as e:         # a sharding or group this reader cannot take
+        print(f"error: {args.path}: {e}", file=sys.stderr)
+        return 1
+    if not args.module:     # the modules that communicate (the eager helpers do not)
+        reports = [r for r in reports if r["collectives"]] or reports
+    if args.json:
+        print(json.dumps({"modules": reports}, indent=2))
+        return 0
+    for r in reports:
+        print(f"module {r['name']}: {len(r['collectives'])} collectives on {r['devices']} "
+              f"devices" + (f"; causes from {r['partitioner_input']}"
+                            if r.get("partitioner_input") else ""))
+        for c in r["collectives"]:
+            cause = c["cause"]
+            why = (f"  <- {cause['instruction']}: {cause['producer_sharding']} vs "
+                   f"{cause['consumer_sharding']}") if cause else ""
+            print(f"  {c['name']:<28} {c['opcode']:<22} {'async' if c['async'] else 'sync ':5} "
+                  f"n={c['group_size']:<3} {c['result_bytes']:>12,} B  sent "
+                  f"{c['sent_bytes']:>12,} B  {c['source']}{why}")
+        groups = by_source(r["collectives"])
+        if groups:
+            print("  by source line:")
+            for g in groups:
+                kinds = ", ".join(f"{n} {k}" for k, n in sorted(g["kinds"].items()))
+                print(f"    {g['source']:<50} {kinds:<40} sent {g['sent_bytes']:>12,} B")
+    return 0
+
+
+def cmd_shardings(args: argparse.Namespace) -> int:
+    dump = open_dump(args.path)
+    try:
+        modules = _modules(dump, args.module)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        reports = [module_shardings(dump, m) for m in modules]
+    except ValueError as e:
+        print(f"error: {args.path}: {e}", file=sys.stderr)
+        return 1
+    if not args.module:
+        reports = [r for r in reports if r["devices"] > 1] or reports
+    if args.json:
+        print(json.dumps({"modules": reports}, indent=2))
+        return 0
+    for r in reports:
+        meshes = ", ".join(f"@{k} {v}" for k, v in r.get("meshes", {}).items())
+        print(f"module {r['name']}: {r['devices']} devices {meshes}")
+        for title, rows in (("parameters", r["parameters"]), ("outputs", r["outputs"])):
+            print(f"  {title}:")
+            for p in rows:
+                per = "x".join(str(d) for d in p.get("per_device_shape", [])) or "-"
+                print(f"    {p['name']:<24} {p['shape']:<18} {p.get('label', '-'):<28} "
+                      f"per device [{per}] {p.get('per_device_bytes', '-')} B")
+    return 0
+
+
+def add_spmd_commands(sub: argparse._SubParsersAction) -> None:
+    for name, func, help_text in (
+            ("collectives", cmd_collectives,
+             "every collective: groups, bytes, sync/async, source line and why it is there"),
+            ("shardings", cmd_shardings,
+             "ENTRY parameters' and outputs' shardings, mesh axes, per-device shapes")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("path", help="a dump folder, archive or one HLO file")
+        p.add_argument("--module", help="module id or name (default: every sharded module)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
