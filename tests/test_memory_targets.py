@@ -1,0 +1,185 @@
+"""Memory on every target: the totals and the peak equal what XLA's
+``compiled.memory_analysis()`` said of the very compile each sample holds (CPU:
+``sample_dumps/memory_analysis.json``; GPU and TPU: each ``xla_facts.json``), the bytes per
+memory space equal XLA's memory-usage report, and a TPU compile that ran out of memory is
+explained from its dump and error text. Every expected number comes from XLA."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from compiler_bridge.dumps import open_dump
+from compiler_bridge.memory import module_memory, parse_usage_report
+from conftest import SAMPLES, sample
+from tests.support.cli import run as run_cli
+
+FACTS = "xla_facts.json"
+BACKENDS = sorted(n for n in os.listdir(SAMPLES)
+                  if os.path.isfile(os.path.join(SAMPLES, n, FACTS)))
+
+
+def _facts(name: str) -> dict:
+    with open(os.path.join(SAMPLES, name, FACTS), encoding="utf-8") as f:
+        return json.load(f)
+
+
+with open(os.path.join(SAMPLES, "memory_analysis.json"), encoding="utf-8") as f:
+    CPU = json.load(f)
+
+# (sample, how to find the module, memory_analysis(), devices)
+CASES = [(name, m["files"], m["memory_analysis"], m["devices"])
+         for name in BACKENDS for m in _facts(name)["modules"] if "memory_analysis" in m]
+CASES += [(name, v["module"], v["memory_analysis"], 1) for name, v in sorted(CPU.items())]
+
+
+def _module(name: str, key: str):
+    """The module a fact names: by its files' prefix (GPU/TPU facts), else the first module
+    of that name (the CPU samples' first compile is the one recorded)."""
+    d = open_dump(sample(name))
+    hits = [m for m in d.modules if key.startswith(f"module_{m.id}.")] or \
+        [m for m in d.modules if m.name == key]
+    assert hits, (name, key)
+    return d, hits[0]
+
+
+def _id(case) -> str:
+    return f"{case[0]}-{case[1].split('.')[1] if case[1].startswith('module_') else case[1]}"
+
+
+def test_every_target_has_cases():
+    assert {c[0] for c in CASES} >= {"gpu_h100", "tpu_v5e", "tpu_v6e", "mlp_train"}
+    assert len(CASES) >= 15
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_totals_and_peak_equal_memory_analysis(case):
+    name, key, want, _ = case
+    d, mod = _module(name, key)
+    t = module_memory(d, mod).totals()
+    assert t.argument_bytes == want["argument_size_in_bytes"]
+    assert t.output_bytes == want["output_size_in_bytes"]
+    assert t.alias_bytes == want["alias_size_in_bytes"]
+    assert t.temp_bytes == want["temp_size_in_bytes"]
+    if "peak_memory_in_bytes" in want:           # JAX 0.4.30 reports no peak
+        assert t.peak_bytes == want["peak_memory_in_bytes"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_bytes_per_space_are_xla_reports(case):
+    """Each memory space's bytes equal the 'Total bytes' of XLA's memory-usage report for
+    that color (where XLA wrote one) and add up to every allocation."""
+    name, key, _, _ = case
+    d, mod = _module(name, key)
+    mem = module_memory(d, mod)
+    t = mem.totals()
+    assert sum(t.spaces.values()) == t.total_bytes
+    report = next((f for f in mod.files if f.kind == "memory_usage_report"), None)
+    if report is None:
+        return
+    spaces = parse_usage_report(d.read_text(report.path), report.path).spaces
+    assert len(spaces) == len(t.spaces)
+    by_color = {a.color for a in mem.allocations}
+    assert {s.color for s in spaces} == by_color
+    assert sorted(s.total_bytes for s in spaces) == sorted(t.spaces.values())
+
+
+@pytest.mark.parametrize("name", [n for n in BACKENDS if n.startswith("tpu_v")
+                                  and "oom" not in n])
+def test_tpu_temp_is_zero_because_temporaries_live_in_vmem(name):
+    """XLA:TPU reports temp 0 with a peak of many MiB: its temporaries are in VMEM (S(1),
+    color 1); its HBM temp allocation holds only tuple index tables."""
+    for m in _facts(name)["modules"]:
+        d, mod = _module(name, m["files"])
+        mem = module_memory(d, mod)
+        t = mem.totals()
+        assert m["memory_analysis"]["temp_size_in_bytes"] == 0 == t.temp_bytes
+        assert t.spaces["VMEM"] > 0 and t.spaces["HBM"] > 0
+        hbm_temp = [v for a in mem.allocations if a.color == 0 and a.is_temp for v in a.values]
+        assert hbm_temp and all(v.shape.startswith("(") for v in hbm_temp)
+        x = t.xla
+        assert x is not None and x.heap_colors == (0, 1)
+        assert m["memory_analysis"]["peak_memory_in_bytes"] == x.whole_run_bytes + x.heap_peak_bytes
+
+
+def test_sharded_module_is_per_device_with_a_total_over_devices():
+    for name in ("gpu_h100", "tpu_v5e", "tpu_v6e"):
+        sharded = [m for m in _facts(name)["modules"] if m["devices"] > 1]
+        assert sharded
+        for m in sharded:
+            p = run_cli("memory", sample(name), "--module", m["files"].split(".")[0][7:],
+                        "--json")
+            assert p.returncode == 0, p.stderr
+            data = json.loads(p.stdout)
+            devices = data["devices"]
+            assert devices["per_device"] is True and devices["count"] == m["devices"]
+            assert data["peak_bytes"] == m["memory_analysis"]["peak_memory_in_bytes"]
+            assert devices["peak_bytes_all_devices"] == data["peak_bytes"] * m["devices"]
+            text = run_cli("memory", sample(name), "--module", m["files"].split(".")[0][7:])
+            assert f"runs on {m['devices']} devices" in text.stdout
+
+
+# -- the compile that ran out of memory
+
+OOM = "tpu_v5e_oom"
+
+
+def _error() -> str:
+    return _facts(OOM)["modules"][0]["error"]
+
+
+def _gib(text: str, label: str) -> float:
+    """'required for HLO temporaries (39.81G)' -> 39.81: the figure the error prints."""
+    m = re.search(label + r"[^(]*\(([\d.]+)G\)", text)
+    assert m, text
+    return float(m.group(1))
+
+
+def test_oom_required_and_available_come_from_the_dump_and_the_error():
+    p = run_cli("memory", sample(OOM), "--json", "--error", _error())
+    assert p.returncode == 0, p.stderr
+    oom = json.loads(p.stdout)["oom"]
+    required = _gib(_error(), "required") * (1 << 30)
+    assert abs(oom["required_bytes"] - required) / required < 0.001   # printed to 0.01G
+    assert oom["available_bytes"] == int(_gib(_error(), "available") * (1 << 30))
+    assert oom["available_from"] == "the error text"
+    # the required bytes are the HBM space's bytes of XLA's own memory-usage report
+    d = open_dump(sample(OOM))
+    report = next(f for f in d.main.files if f.kind == "memory_usage_report")
+    hbm = next(s for s in parse_usage_report(d.read_text(report.path)).spaces if s.color == 0)
+    assert oom["required_bytes"] == hbm.total_bytes
+
+
+def test_oom_without_the_error_text_is_found_from_the_chip():
+    p = run_cli("memory", sample(OOM), "--json")
+    assert p.returncode == 0, p.stderr
+    oom = json.loads(p.stdout)["oom"]
+    assert oom is not None and "datasheet" in oom["available_from"]
+    assert oom["available_bytes"] == 16 << 30             # TPU v5e: 16 GiB HBM
+    assert oom["required_bytes"] > oom["available_bytes"]
+
+
+def test_oom_largest_buffers_name_instruction_source_and_tile_padding():
+    p = run_cli("memory", sample(OOM), "--json", "--error", _error())
+    largest = json.loads(p.stdout)["oom"]["largest"]
+    assert [b["bytes"] for b in largest] == sorted((b["bytes"] for b in largest), reverse=True)
+    d = open_dump(sample(OOM))
+    hlo = d.stage(d.main)
+    for b in largest:
+        assert set(b) >= {"buffer", "bytes", "instruction", "source"}
+        assert hlo.find(b["instruction"]) is not None
+    top = largest[0]
+    assert top["source"] and top["source"].endswith(".py:112") and top["scope"]
+    # f32[3,3,32,64] tiled T(8,128): the minor dimension 64 padded to 128
+    conv = next(b for b in largest if b["shape"].startswith("f32[3,3,32,64]"))
+    assert conv["padding_bytes"] == conv["bytes"] - 3 * 3 * 32 * 64 * 4 == 3 * 3 * 32 * 64 * 4
+
+
+def test_error_text_without_figures_and_bad_error_file(tmp_path):
+    p = run_cli("memory", sample("mlp_train"), "--json", "--error", "INTERNAL: something")
+    assert p.returncode == 0 and json.loads(p.stdout)["oom"] is None
+    p = run_cli("memory", sample("mlp_train"), "--error-file", str(tmp_path / "nope.txt"))
+    assert p.returncode == 2 and "cannot read the error file" in p.stderr
