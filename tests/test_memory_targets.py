@@ -183,3 +183,56 @@ def test_error_text_without_figures_and_bad_error_file(tmp_path):
     assert p.returncode == 0 and json.loads(p.stdout)["oom"] is None
     p = run_cli("memory", sample("mlp_train"), "--error-file", str(tmp_path / "nope.txt"))
     assert p.returncode == 2 and "cannot read the error file" in p.stderr
+
+
+# -- the Memory page
+
+def _page(name: str, monkeypatch, module: str):
+    from tests.support.apptest import app, open_tab
+    return open_tab(app(sample(name), monkeypatch, {"module": module}), "Memory")
+
+
+def test_memory_page_peak_is_xlas_on_gpu_and_tpu(monkeypatch):
+    from tests.support.apptest import plain, texts
+    from viz import panels as P
+    for name in ("gpu_h100", "tpu_v6e"):
+        m = _facts(name)["modules"][0]
+        at = _page(name, monkeypatch, m["files"].split(".")[0][7:])
+        labels = {x.label: x.value for x in at.metric}
+        want = m["memory_analysis"]
+        assert labels["Peak (XLA)"] == P.human_bytes(want["peak_memory_in_bytes"])
+        assert labels["Temp"] == P.human_bytes(want["temp_size_in_bytes"])
+        page = plain(texts(at))
+        assert "peak_memory_in_bytes" in page
+    assert "XLA:TPU reports temp 0: its temporaries live in VMEM" in page
+    assert "HBM" in page and "VMEM" in page
+
+
+def test_memory_page_says_a_sharded_module_is_per_device(monkeypatch):
+    from tests.support.apptest import plain, texts
+    m = next(m for m in _facts("tpu_v5e")["modules"] if m["devices"] > 1)
+    at = _page("tpu_v5e", monkeypatch, m["files"].split(".")[0][7:])
+    page = plain(texts(at))
+    assert f"what one of {m['devices']} devices runs" in page.replace("**", "")
+
+
+def test_memory_page_explains_the_out_of_memory_compile(monkeypatch):
+    from tests.support.apptest import ok
+    at = _page(OOM, monkeypatch, "0000")
+    assert any("Ran out of memory" in e.value and "datasheet" in e.value for e in at.error)
+    oom = next(d.value for d in at.dataframe if "tile padding" in d.value.columns)
+    assert list(oom["bytes"]) == sorted(oom["bytes"], reverse=True)
+    assert str(oom["source"].iloc[0]).endswith(".py:112")     # the conv the user wrote
+    at.text_area(key="mem-oom-error:0000").input(_error()).run()
+    ok(at)
+    box = next(e.value for e in at.error if "Ran out of memory" in e.value)
+    assert "the error text" in box and "15.8 GiB available" in box
+
+
+def test_memory_axis_is_in_binary_units():
+    from viz import memory as MV
+    d, mod = _module("gpu_h100", _facts("gpu_h100")["modules"][0]["files"])
+    fig = MV.timeline_figure(module_memory(d, mod))
+    assert fig.layout.yaxis.title.text == "live MiB" and fig.layout.yaxis.ticksuffix == " MiB"
+    top = max(max(t.y) for t in fig.data if t.y is not None and len(t.y) > 1)
+    assert top == pytest.approx(max(module_memory(d, mod).curve) / (1 << 20))
