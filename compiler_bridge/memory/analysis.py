@@ -17,7 +17,7 @@ from ..hlo import HloInstruction, HloModule
 from .buffer_assignment import (CONSTANT, KINDS, OUTPUT, PARAMETER, TEMP, THREAD_LOCAL,
                                 Allocation, BufferAssignment, LogicalValue)
 from .live_range import LiveRange
-from .oom import OomReport, oom_report, parse_oom_error
+from .oom import OomReport, oom_report, parse_oom_error, required_bytes
 from .reports import UsageReport, ValuesFile
 from .xla_stats import XlaStats, xla_stats
 
@@ -97,10 +97,10 @@ class ModuleMemory:
         """The out-of-memory explanation: when ``error_text`` is an XLA out-of-memory
         error, or when the HBM allocations exceed the chip's HBM; else None."""
         error = parse_oom_error(error_text) if error_text else None
-        report = oom_report(self, error_text, self.device_kind, self.chip_hbm)
-        if error is None and not (self.chip_hbm is not None and report.exceeds):
+        if error is None and (self.chip_hbm is None
+                              or self.chip_hbm >= required_bytes(self)):
             return None
-        return report
+        return oom_report(self, error_text, self.device_kind, self.chip_hbm)
 
     def xla(self) -> XlaStats:
         """``memory_analysis()``'s figures for this module (computed once)."""

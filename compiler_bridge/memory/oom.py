@@ -26,7 +26,8 @@ from .xla_stats import MemoryLike, heap_curve
 class _WithHlo(MemoryLike, Protocol):
     hlo: HloModule | None
 
-__all__ = ["OomBuffer", "OomError", "OomReport", "oom_report", "parse_oom_error"]
+__all__ = ["OomBuffer", "OomError", "OomReport", "oom_report", "parse_oom_error",
+           "required_bytes"]
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
           "P": 1 << 50}
@@ -155,11 +156,17 @@ def _needed(mem: MemoryLike) -> list[LogicalValue]:
     return out
 
 
+def required_bytes(mem: MemoryLike) -> int:
+    """What XLA:TPU's error calls the memory required: the bytes of the HBM (default
+    space) allocations."""
+    return sum(a.size for a in mem.allocations if a.color == 0)
+
+
 def oom_report(mem: _WithHlo, error_text: str = "", chip: str = "",
                chip_hbm: int | None = None) -> OomReport:
     """What the module needs in HBM against what the device has: from ``error_text`` when
     given, else the chip's HBM (``chip_hbm``, named ``chip``)."""
-    required = sum(a.size for a in mem.allocations if a.color == 0)
+    required = required_bytes(mem)
     error = parse_oom_error(error_text) if error_text else None
     if error is not None:
         available: int | None = error.available_bytes
