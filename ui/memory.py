@@ -1,6 +1,8 @@
 """Memory: where the module's bytes go. ``app.py`` places ``panel`` as the "Memory" detail
-tab (totals, live bytes over the schedule with the peak, the values live at the peak by
-op_name scope, the selected instruction's values), ``overlay_control`` in the sidebar
+tab (``memory_analysis()``'s totals and peak, bytes per memory space, per device for a
+sharded module, the out-of-memory explanation, live bytes over the schedule with their
+maximum, the values live there by op_name scope, the selected instruction's values; one
+unit system, binary), ``overlay_control`` in the sidebar
 (colour the graph by bytes, in the URL as ``memory``) and ``stepper_line`` under the pass
 stepper (temp and peak, or why a step has none).
 
@@ -139,8 +141,8 @@ def _totals(mem: ModuleMemory) -> None:
                 if x.heap_colors and x.heap_peak_bytes is not None else "")
         st.markdown(f"**Peak** {P.human_bytes(t.peak_bytes)} = whole-run buffers "
                     f"{P.human_bytes(x.whole_run_bytes)}{heap}{where}.")
-        st.caption(f"{md(x.rule)}: equal to `compiled.memory_analysis().peak_memory_in_bytes`"
-                   " (ARCHITECTURE.md §9.8 says how XLA computes it).")
+        st.caption(f"{md(x.rule)}. The figure `compiled.memory_analysis()` reports, "
+                   "computed from the dump as XLA computes it (ARCHITECTURE.md §9.8).")
     _spaces(mem)
     _devices(mem)
     for note in t.missing:
