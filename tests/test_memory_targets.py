@@ -236,3 +236,66 @@ def test_memory_axis_is_in_binary_units():
     assert fig.layout.yaxis.title.text == "live MiB" and fig.layout.yaxis.ticksuffix == " MiB"
     top = max(max(t.y) for t in fig.data if t.y is not None and len(t.y) > 1)
     assert top == pytest.approx(max(module_memory(d, mod).curve) / (1 << 20))
+
+
+# -- programs compiled here, now: XLA:CPU's own numbers for programs no sample holds
+
+_LIVE = r'''
+import json, os, sys
+out = sys.argv[1]
+os.environ["XLA_FLAGS"] = f"--xla_dump_to={out} --xla_dump_hlo_as_text"
+os.environ["JAX_PLATFORMS"] = "cpu"
+from functools import partial
+import jax, jax.numpy as jnp
+
+def loss(params, x):
+    for w in params:
+        x = jnp.tanh(x @ w)
+    return x.sum()
+
+@partial(jax.jit, donate_argnums=(0,))
+def sgd(params, x):
+    return [p - 0.1 * g for p, g in zip(params, jax.grad(loss)(params, x))]
+
+@jax.jit
+def scan_rnn(h, xs, w):
+    return jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x),) * 2, h, xs)
+
+@jax.jit
+def conv(x, k):
+    y = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y).mean(axis=(1, 2))
+
+params = [jnp.ones((64, 128)), jnp.ones((128, 128)), jnp.ones((128, 32))]
+res = {}
+for f, args in ((sgd, (params, jnp.ones((16, 64)))),
+                (scan_rnn, (jnp.ones((8, 64)), jnp.ones((12, 8, 64)), jnp.ones((64, 64)))),
+                (conv, (jnp.ones((4, 16, 16, 8)), jnp.ones((3, 3, 8, 16))))):
+    m = f.lower(*args).compile().memory_analysis()
+    res["jit_" + f.__name__] = {k: getattr(m, k) for k in dir(m) if k.endswith("_in_bytes")}
+with open(os.path.join(out, "memory_analysis.json"), "w") as f:
+    json.dump(res, f)
+'''
+
+
+def test_programs_compiled_now_match_memory_analysis(tmp_path):
+    """A donated train step (alias), a scan and a convolution compiled in a child process
+    with --xla_dump_to: the dump's totals and peak equal memory_analysis() of each."""
+    import subprocess
+    import sys
+    out = tmp_path / "dump"
+    p = subprocess.run([sys.executable, "-c", _LIVE, str(out)], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    want = json.loads((out / "memory_analysis.json").read_text())
+    d = open_dump(str(out))
+    assert set(want) == {"jit_sgd", "jit_scan_rnn", "jit_conv"}
+    assert want["jit_sgd"]["alias_size_in_bytes"] > 0
+    for name, ma in want.items():
+        mod = next(m for m in d.modules if m.name == name)
+        t = module_memory(d, mod).totals()
+        assert (t.argument_bytes, t.output_bytes, t.alias_bytes, t.temp_bytes, t.peak_bytes) \
+            == (ma["argument_size_in_bytes"], ma["output_size_in_bytes"],
+                ma["alias_size_in_bytes"], ma["temp_size_in_bytes"],
+                ma["peak_memory_in_bytes"]), name
