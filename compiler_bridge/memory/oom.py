@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from ..hlo import HloModule, HloParseError, parse_shape
+from ..hlo import HloParseError, parse_shape
 from .buffer_assignment import LogicalValue
 from .xla_stats import MemoryLike, heap_curve
 
 
-class _WithHlo(MemoryLike, Protocol):
-    hlo: HloModule | None
 
 __all__ = ["OomBuffer", "OomError", "OomReport", "oom_report", "parse_oom_error",
            "required_bytes"]
@@ -118,7 +116,7 @@ def unpadded_bytes(shape: str) -> int | None:
     return s.byte_size if s.is_array else None
 
 
-def _where(mem: _WithHlo, name: str) -> tuple[str, str]:
+def _where(mem: MemoryLike, name: str) -> tuple[str, str]:
     """(source 'file:line', op_name) of an instruction."""
     inst = mem.hlo.find(name) if mem.hlo is not None else None
     if inst is None or mem.hlo is None:
@@ -162,7 +160,7 @@ def required_bytes(mem: MemoryLike) -> int:
     return sum(a.size for a in mem.allocations if a.color == 0)
 
 
-def oom_report(mem: _WithHlo, error_text: str = "", chip: str = "",
+def oom_report(mem: MemoryLike, error_text: str = "", chip: str = "",
                chip_hbm: int | None = None) -> OomReport:
     """What the module needs in HBM against what the device has: from ``error_text`` when
     given, else the chip's HBM (``chip_hbm``, named ``chip``)."""

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..targets import HOST_COLOR, PEAK_HEAP_COLORS, space_name
+from ..hlo import HloModule
+from ..targets import HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, space_name
 from .buffer_assignment import Allocation
 from .live_range import LiveRange
 from .reports import UsageReport
@@ -42,6 +43,7 @@ class MemoryLike(Protocol):
     target: str
     report: UsageReport | None
     live_range: LiveRange | None
+    hlo: HloModule | None
     lives: list[Any]          # ValueLife: .value (LogicalValue), .start, .end
 
     @property
@@ -92,20 +94,44 @@ def memory_target(platform: str, module_name: str, colors: set[int],
     return ""
 
 
-def heap_curve(mem: MemoryLike, colors: tuple[int, ...]) -> list[int]:
-    """Bytes of array temporaries of the given colors live at each schedule position
-    (difference arrays: one pass over the values, one over the positions)."""
+def _heap_values(mem: MemoryLike, colors: tuple[int, ...]) -> list[Any]:
+    """The scheduled array temporaries of the given colors (tuple tables are not in the
+    heap)."""
+    return [v for v in mem.lives
+            if v.start is not None and v.end is not None and v.value.color in colors
+            and not v.value.shape.startswith("(")
+            and mem.allocation(v.value.allocation).is_temp]
+
+
+def heap_curve(mem: MemoryLike, colors: tuple[int, ...], occupied: bool = False) -> list[int]:
+    """The temporaries of the given colors at each schedule position: the sum of the sizes
+    of those live there (the outputs of one instruction at the same bytes once), or with
+    ``occupied`` the bytes of their allocations they occupy (a value placed over its
+    operand's bytes as that operand dies, in place, counted once: what the heap
+    simulator's SHARE_WITH does)."""
     if mem.live_range is None or not colors:
         return []
     end = mem.live_range.end
+    values = _heap_values(mem, colors)
+    if occupied:
+        return _occupied(values, end)
+    # one instruction's outputs at the same bytes (outputs aliasing one operand) count once
+    groups: dict[tuple[str, int, int], list[Any]] = {}
+    for v in values:
+        groups.setdefault((v.value.instruction, v.value.allocation, v.value.offset),
+                          []).append(v)
     delta = [0] * (end + 2)
-    for v in mem.lives:
-        if v.start is None or v.end is None or v.value.color not in colors:
-            continue
-        if not mem.allocation(v.value.allocation).is_temp or v.value.shape.startswith("("):
-            continue
-        delta[max(v.start, 0)] += v.value.size
-        delta[min(v.end, end) + 1] -= v.value.size
+    for group in groups.values():
+        size = max(v.value.size for v in group)
+        spans = sorted((max(v.start, 0), min(v.end, end)) for v in group)
+        lo, hi = spans[0]
+        for a, b in spans[1:] + [(end + 2, end + 2)]:
+            if a > hi + 1:
+                delta[lo] += size
+                delta[hi + 1] -= size
+                lo, hi = a, b
+            else:
+                hi = max(hi, b)
     out, run = [0] * (end + 1), 0
     for i in range(end + 1):
         run += delta[i]
@@ -113,8 +139,48 @@ def heap_curve(mem: MemoryLike, colors: tuple[int, ...]) -> list[int]:
     return out
 
 
-def _holds_arrays(alloc: Allocation) -> bool:
-    return any(not v.shape.startswith("(") for v in alloc.values)
+def _occupied(values: list[Any], end: int) -> list[int]:
+    """Bytes covered by the live values at each position, allocation by allocation: the
+    offsets cut each allocation into segments, each with a count of the live values over
+    it; a segment's bytes count while its count is above zero."""
+    out = [0] * (end + 1)
+    by_alloc: dict[int, list[Any]] = {}
+    for v in values:
+        by_alloc.setdefault(v.value.allocation, []).append(v)
+    for vals in by_alloc.values():
+        cuts = sorted({v.value.offset for v in vals} | {v.value.offset + v.value.size
+                                                        for v in vals})
+        at = {c: i for i, c in enumerate(cuts)}
+        count = [0] * len(cuts)
+        events: dict[int, list[tuple[int, int, int]]] = {}
+        for v in vals:
+            lo, hi = at[v.value.offset], at[v.value.offset + v.value.size]
+            events.setdefault(max(v.start, 0), []).append((lo, hi, 1))
+            events.setdefault(min(v.end, end) + 1, []).append((lo, hi, -1))
+        covered = 0
+        for t in range(end + 1):
+            for lo, hi, step in sorted(events.get(t, ()), key=lambda e: e[2]):
+                for i in range(lo, hi):
+                    before = count[i]
+                    count[i] += step
+                    if before == 0 and step > 0:
+                        covered += cuts[i + 1] - cuts[i]
+                    elif count[i] == 0 and step < 0:
+                        covered -= cuts[i + 1] - cuts[i]
+            out[t] += covered
+    return out
+
+
+def _holds_entry_arrays(mem: MemoryLike, alloc: Allocation) -> bool:
+    """Whether an allocation holds an array the entry computation defines (XLA:TPU counts
+    no temp for tuple tables nor for a loop's scalar predicate)."""
+    for v in alloc.values:
+        if v.shape.startswith("("):
+            continue
+        inst = mem.hlo.find(v.instruction) if mem.hlo is not None else None
+        if inst is None or inst.computation is None or inst.computation.is_entry:
+            return True
+    return False
 
 
 def _rule(target: str, colors: tuple[int, ...]) -> str:
@@ -124,9 +190,10 @@ def _rule(target: str, colors: tuple[int, ...]) -> str:
         return (f"XLA:CPU's peak_memory_in_bytes: {whole}; XLA:CPU adds no heap term"
                 if target == "cpu" else
                 f"{whole} (the dump does not say its target: XLA:CPU's definition)")
-    spaces = " and ".join(space_name(target, c) for c in colors)
+    spaces = " or ".join(space_name(target, c) for c in colors)
     return (f"XLA's peak_memory_in_bytes: {whole} plus the peak of the temporaries in "
-            f"{spaces} over the schedule")
+            f"{spaces} over the schedule" + (", whichever is bigger" if len(colors) > 1
+                                             else ""))
 
 
 def xla_stats(mem: MemoryLike) -> XlaStats:
@@ -148,19 +215,19 @@ def xla_stats(mem: MemoryLike) -> XlaStats:
                 alias += a.size
         if a.maybe_live_out:
             output += a.size
-        if a.is_temp and (target != "tpu" or (a.color == 0 and _holds_arrays(a))):
+        if a.is_temp and (target != "tpu" or (a.color == 0 and _holds_entry_arrays(mem, a))):
             temp += a.size
         if a.color == 0 and (a.parameter is not None or a.maybe_live_out or a.is_constant):
             whole += a.size
     colors = PEAK_HEAP_COLORS.get(target, ())
-    curve = heap_curve(mem, colors)
-    if colors and not curve:
-        heap: int | None = None
-        index: int | None = None
-    elif curve:
-        heap = max(curve)
-        index = curve.index(heap)
-    else:
-        heap, index = 0, None
+    occupied = PEAK_HEAP_OCCUPIED.get(target, True)
+    heap: int | None = 0 if not colors else None
+    index: int | None = None
+    # each space's temporaries peak on their own; the peak takes the biggest
+    for color in colors:
+        curve = heap_curve(mem, (color,), occupied)
+        if curve and (heap is None or max(curve) > heap):
+            heap = max(curve)
+            index = curve.index(heap)
     return XlaStats(target, argument, output, alias, temp, whole, colors, heap, index,
                     whole + heap if heap is not None else None, spaces, _rule(target, colors))

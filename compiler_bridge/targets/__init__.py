@@ -14,7 +14,8 @@ from __future__ import annotations
 from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion, outer_partitions
 from .device import DeviceProfile
 from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
-from .memory_spaces import HOST_COLOR, PEAK_HEAP_COLORS, chip_hbm_bytes, space_name
+from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, chip_hbm_bytes,
+                            space_name)
 from .target import Target, target_of_platform
 from .tpu import TPU_V4, TPU_V5E
 
@@ -31,5 +32,5 @@ __all__ = [
     "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "MATMUL_CUSTOM_CALLS",
     "TPU_V4", "TPU_V5E", "Target", "gemm_lhs_contracting", "gpu_arch", "is_single_kernel_call",
     "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
-    "HOST_COLOR", "PEAK_HEAP_COLORS", "chip_hbm_bytes", "space_name",
+    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "chip_hbm_bytes", "space_name",
 ]

@@ -10,7 +10,8 @@ memory space (``Layout::kHostMemorySpace``): ``memory_analysis()`` counts it apa
 
 from __future__ import annotations
 
-__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "chip_hbm_bytes", "space_name"]
+__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "chip_hbm_bytes",
+           "space_name"]
 
 HOST_COLOR = 5
 
@@ -23,11 +24,16 @@ _NAMES: dict[str, dict[int, str]] = {
     "cpu": {0: "RAM"},
 }
 
-# The colors whose temporaries enter XLA's peak, measured against memory_analysis() on every
-# sample (ARCHITECTURE.md §9.8): XLA:GPU its one device space; XLA:TPU HBM and VMEM (SMEM
-# scalars and the sync-flag space 6 are not counted); XLA:CPU none (its peak is the
-# buffers live for the whole run: arguments, outputs, constants).
+# The colors whose temporaries enter XLA's peak, measured against memory_analysis()
+# (ARCHITECTURE.md §9.8): XLA:GPU its one device space; XLA:TPU HBM and VMEM, each space's
+# peak on its own and the bigger one counted (SMEM scalars and the sync-flag space 6
+# not); XLA:CPU none (its peak is the buffers live for the whole run: arguments, outputs,
+# constants).
 PEAK_HEAP_COLORS: dict[str, tuple[int, ...]] = {"gpu": (0,), "tpu": (0, 1), "cpu": ()}
+# How the temporaries' peak is summed: XLA:GPU's is the bytes the heap occupies (a value
+# that takes over its operand's bytes, in place, adds none); XLA:TPU's (libtpu) adds the
+# sizes of the live values, one instruction's outputs at the same bytes once.
+PEAK_HEAP_OCCUPIED = {"gpu": True, "tpu": False, "cpu": True}
 
 # HBM per chip, from Google Cloud's TPU pages (cloud.google.com/tpu/docs/<version>): v4 32 GiB,
 # v5e 16 GiB, v5p 95 GiB, v6e (Trillium) 32 GiB. XLA keeps part for itself: the usable
