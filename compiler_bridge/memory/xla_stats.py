@@ -13,13 +13,14 @@ How XLA computes them (PjRt's ``GetCompiledMemoryStats``; ARCHITECTURE.md §9.8)
   proto, the memory viewer's algorithm): the bytes of the allocations live for the whole
   run in the default space (entry parameters, maybe-live-out outputs, constants; each
   allocation once, so a donated argument aliased to an output counts once; thread-local
-  scratch not at all) plus the peak of the heap simulator's trace of the temporaries:
-  ALLOC and FREE over the schedule, a value that reuses its operand's bytes adding none.
-  The dump has no heap trace; its live ranges give the same: at each position of the
-  schedule, the sizes of the array values in temp allocations live there (tuple index
-  tables are not in the heap). XLA:GPU counts its one space; XLA:TPU HBM and VMEM (colors
-  0 and 1); XLA:CPU's peak is the whole-run buffers alone (no heap term). Equal to
-  ``memory_analysis()`` to the byte on every sample (tests/test_memory_targets.py).
+  scratch not at all) plus the peak of the heap simulator's trace of the temporaries
+  (ALLOC and FREE over the schedule). The dump has no heap trace; its live ranges give
+  the same: at each position of the schedule, the array values in temp allocations live
+  there (tuple index tables are placed after the heap). XLA:GPU counts the bytes they
+  occupy (a result written in place over its dying operand once: SHARE_WITH); XLA:TPU
+  (libtpu) sums their sizes per space, HBM and VMEM each on its own, and takes the
+  bigger; XLA:CPU adds no heap term. Equal to ``memory_analysis()`` to the byte on every
+  sample (tests/test_memory_targets.py); ARCHITECTURE.md §9.8 has the measurements.
 """
 
 from __future__ import annotations
