@@ -35,7 +35,7 @@ from .buffer_assignment import Allocation
 from .live_range import LiveRange
 from .reports import UsageReport
 
-__all__ = ["MemoryLike", "XlaStats", "heap_curve", "memory_target", "xla_stats"]
+__all__ = ["MemoryLike", "XlaStats", "heap_curve", "heap_peak", "memory_target", "xla_stats"]
 
 
 class MemoryLike(Protocol):
@@ -104,21 +104,15 @@ def _heap_values(mem: MemoryLike, colors: tuple[int, ...]) -> list[Any]:
             and mem.allocation(v.value.allocation).is_temp]
 
 
-def heap_curve(mem: MemoryLike, colors: tuple[int, ...], occupied: bool = False) -> list[int]:
+def heap_curve(mem: MemoryLike, colors: tuple[int, ...]) -> list[int]:
     """The temporaries of the given colors at each schedule position: the sum of the sizes
-    of those live there (the outputs of one instruction at the same bytes once), or with
-    ``occupied`` the bytes of their allocations they occupy (a value placed over its
-    operand's bytes as that operand dies, in place, counted once: what the heap
-    simulator's SHARE_WITH does)."""
+    of those live there, one instruction's outputs at the same bytes (outputs aliasing one
+    operand) once. Difference arrays: one pass over the values, one over the positions."""
     if mem.live_range is None or not colors:
         return []
     end = mem.live_range.end
-    values = _heap_values(mem, colors)
-    if occupied:
-        return _occupied(values, end)
-    # one instruction's outputs at the same bytes (outputs aliasing one operand) count once
     groups: dict[tuple[str, int, int], list[Any]] = {}
-    for v in values:
+    for v in _heap_values(mem, colors):
         groups.setdefault((v.value.instruction, v.value.allocation, v.value.offset),
                           []).append(v)
     delta = [0] * (end + 2)
@@ -140,36 +134,41 @@ def heap_curve(mem: MemoryLike, colors: tuple[int, ...], occupied: bool = False)
     return out
 
 
-def _occupied(values: list[Any], end: int) -> list[int]:
-    """Bytes covered by the live values at each position, allocation by allocation: the
-    offsets cut each allocation into segments, each with a count of the live values over
-    it; a segment's bytes count while its count is above zero."""
-    out = [0] * (end + 1)
-    by_alloc: dict[int, list[Any]] = {}
-    for v in values:
-        by_alloc.setdefault(v.value.allocation, []).append(v)
-    for vals in by_alloc.values():
-        cuts = sorted({v.value.offset for v in vals} | {v.value.offset + v.value.size
-                                                        for v in vals})
-        at = {c: i for i, c in enumerate(cuts)}
-        count = [0] * len(cuts)
-        events: dict[int, list[tuple[int, int, int]]] = {}
-        for v in vals:
-            lo, hi = at[v.value.offset], at[v.value.offset + v.value.size]
-            events.setdefault(max(v.start, 0), []).append((lo, hi, 1))
-            events.setdefault(min(v.end, end) + 1, []).append((lo, hi, -1))
-        covered = 0
-        for t in range(end + 1):
-            for lo, hi, step in sorted(events.get(t, ()), key=lambda e: e[2]):
-                for i in range(lo, hi):
-                    before = count[i]
-                    count[i] += step
-                    if before == 0 and step > 0:
-                        covered += cuts[i + 1] - cuts[i]
-                    elif count[i] == 0 and step < 0:
-                        covered -= cuts[i + 1] - cuts[i]
-            out[t] += covered
-    return out
+def _occupied_at(values: list[Any], t: int) -> int:
+    """Bytes the values live at ``t`` cover, allocation by allocation (overlaps once)."""
+    spans = sorted((v.value.allocation, v.value.offset, v.value.offset + v.value.size)
+                   for v in values if v.start <= t <= v.end)
+    total, cur = 0, None
+    for alloc, lo, hi in spans:
+        if cur is not None and alloc == cur[0] and lo < cur[2]:
+            cur[2] = max(cur[2], hi)
+            continue
+        if cur is not None:
+            total += cur[2] - cur[1]
+        cur = [alloc, lo, hi]
+    return total + (cur[2] - cur[1] if cur is not None else 0)
+
+
+def heap_peak(mem: MemoryLike, color: int, occupied: bool) -> tuple[int, int | None] | None:
+    """(bytes, position) of one space's temporaries at their peak; None without live
+    ranges. ``occupied``: the bytes they cover (a result written in place over its dying
+    operand once, as the heap simulator's SHARE_WITH), found among the positions in
+    decreasing order of the sum (never below what they cover) until no sum can beat it."""
+    curve = heap_curve(mem, (color,))
+    if not curve:
+        return None if mem.live_range is None else (0, None)
+    top = max(curve)
+    if not occupied or top == 0:
+        return top, curve.index(top)
+    values = _heap_values(mem, (color,))
+    best, at = -1, None
+    for t in sorted(range(len(curve)), key=lambda i: (-curve[i], i)):
+        if curve[t] <= best:
+            break
+        got = _occupied_at(values, t)
+        if got > best:
+            best, at = got, t
+    return best, at
 
 
 def _holds_entry_arrays(mem: MemoryLike, alloc: Allocation) -> bool:
@@ -226,9 +225,8 @@ def xla_stats(mem: MemoryLike) -> XlaStats:
     index: int | None = None
     # each space's temporaries peak on their own; the peak takes the biggest
     for color in colors:
-        curve = heap_curve(mem, (color,), occupied)
-        if curve and (heap is None or max(curve) > heap):
-            heap = max(curve)
-            index = curve.index(heap)
+        got = heap_peak(mem, color, occupied)
+        if got is not None and (heap is None or got[0] > heap):
+            heap, index = got
     return XlaStats(target, argument, output, alias, temp, whole, colors, heap, index,
                     whole + heap if heap is not None else None, spaces, _rule(target, colors))
