@@ -157,6 +157,8 @@ class ModuleMemory:
 
     @property
     def peak_index(self) -> int | None:
+        """Where the live-bytes curve peaks (the live-bytes peak; XLA's peak is
+        ``totals().peak_bytes``, reached at ``totals().peak_index``)."""
         if not self.curve:
             return None
         top = max(self.curve)
