@@ -80,7 +80,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
     if args.error_file:
         try:
             with open(args.error_file, encoding="utf-8", errors="replace") as f:
-                error = f.read()
+                error = f.read(1 << 20)      # an error message, not a log to scan
         except OSError as e:
             print(f"error: cannot read the error file {args.error_file}: {e.strerror}",
                   file=sys.stderr)

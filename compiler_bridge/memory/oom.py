@@ -54,7 +54,8 @@ def _bytes(number: str, unit: str) -> int:
 
 def parse_oom_error(text: str) -> OomError | None:
     """The required and available bytes an XLA RESOURCE_EXHAUSTED text names, None for
-    a text that names none."""
+    a text that names none (a pasted log is read up to its first 100,000 characters)."""
+    text = text[:100_000]
     m = _REQUIRED.search(text)
     if m:
         return OomError(text.strip(), m.group(3).upper(), _bytes(m.group(1), m.group(2)),
