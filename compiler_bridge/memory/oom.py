@@ -133,21 +133,21 @@ def _where(mem: MemoryLike, name: str) -> tuple[str, str]:
     return (f"{loc.file}:{loc.line}" if loc is not None else ""), op
 
 
-def _needed(mem: MemoryLike) -> list[LogicalValue]:
-    """The HBM values that needed the bytes: each whole-run allocation's biggest value and
-    the array temporaries live where HBM's temporaries peak (all of them without live
-    ranges)."""
+def _needed(mem: MemoryLike, color: int = 0) -> list[LogicalValue]:
+    """The values of a space that needed the bytes: each whole-run allocation's biggest
+    value and the array temporaries live where the space's temporaries peak (all of them
+    without live ranges)."""
     out: list[LogicalValue] = []
     for a in mem.allocations:
-        if a.color != 0 or not a.values or a.is_thread_local:
+        if a.color != color or not a.values or a.is_thread_local:
             continue
         if a.parameter is not None or a.maybe_live_out or a.is_constant:
             out.append(max(a.values, key=lambda v: (v.size, -v.id)))
-    curve = heap_curve(mem, (0,))
+    curve = heap_curve(mem, (color,))
     at = curve.index(max(curve)) if curve else None
     for life in mem.lives:
         v = life.value
-        if v.color != 0 or v.shape.startswith("(") or not mem.allocation(v.allocation).is_temp:
+        if v.color != color or v.shape.startswith("(") or not mem.allocation(v.allocation).is_temp:
             continue
         if at is None or (life.start is not None and life.end is not None
                           and life.start <= at <= life.end):
@@ -155,18 +155,29 @@ def _needed(mem: MemoryLike) -> list[LogicalValue]:
     return out
 
 
-def required_bytes(mem: MemoryLike) -> int:
-    """What XLA:TPU's error calls the memory required: the bytes of the HBM (default
-    space) allocations."""
-    return sum(a.size for a in mem.allocations if a.color == 0)
+def required_bytes(mem: MemoryLike, color: int = 0) -> int:
+    """What XLA:TPU's error calls the memory required: the bytes of one space's
+    allocations (HBM, the default space, unless the error names another)."""
+    return sum(a.size for a in mem.allocations if a.color == color)
+
+
+def _space_color(mem: MemoryLike, space: str) -> int:
+    """The color of the memory space an error names ('HBM' -> 0, 'VMEM' -> the report's
+    'vmem' color)."""
+    if mem.report is not None:
+        for s in mem.report.spaces:
+            if s.name.lower() == space.lower():
+                return s.color
+    return 0
 
 
 def oom_report(mem: MemoryLike, error_text: str = "", chip: str = "",
                chip_hbm: int | None = None) -> OomReport:
     """What the module needs in HBM against what the device has: from ``error_text`` when
     given, else the chip's HBM (``chip_hbm``, named ``chip``)."""
-    required = required_bytes(mem)
     error = parse_oom_error(error_text) if error_text else None
+    color = _space_color(mem, error.space) if error is not None else 0
+    required = required_bytes(mem, color)
     if error is not None:
         available: int | None = error.available_bytes
         source = "the error text"
@@ -175,10 +186,12 @@ def oom_report(mem: MemoryLike, error_text: str = "", chip: str = "",
     else:
         available, source = None, ""
     largest = []
-    for v in sorted(_needed(mem), key=lambda v: (-v.size, v.id))[:LARGEST]:
+    for v in sorted(_needed(mem, color), key=lambda v: (-v.size, v.id))[:LARGEST]:
         src, scope = _where(mem, v.instruction)
         plain = unpadded_bytes(v.shape)
         largest.append(OomBuffer(v.name, v.size, v.instruction, v.shape,
                                  mem.allocation(v.allocation).kind, src, scope,
                                  max(v.size - plain, 0) if plain is not None else 0))
-    return OomReport(required, available, source, "HBM", error, largest)
+    return OomReport(required, available, source,
+                     "HBM" if color == 0 else error.space if error else f"color {color}",
+                     error, largest)
