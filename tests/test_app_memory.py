@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from conftest import sample
-from tests.support.apptest import app, open_tab, plain, query, select_point, select_row, texts
+import json
+import os
 
 from compiler_bridge.dumps import open_dump
 from compiler_bridge.memory import module_memory
+from conftest import SAMPLES, sample
+from tests.support.apptest import app, open_tab, plain, query, select_point, select_row, texts
+from viz import panels as P
+
+with open(os.path.join(SAMPLES, "memory_analysis.json"), encoding="utf-8") as f:
+    RECORDED = json.load(f)
 
 
 def _mem(name: str):
@@ -19,17 +25,19 @@ def test_memory_tab_shows_totals_peak_and_what_is_live_there(monkeypatch):
     mem = _mem("transformer")
     t = mem.totals()
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Temp"] == "402.2 KiB" and t.temp_bytes == 411904
-    assert labels["Peak live"] == "789.3 KiB"
-    page = texts(at)
-    assert f"live at position {t.peak_index} of the schedule" in page
+    want = RECORDED["transformer"]["memory_analysis"]          # what XLA said
+    assert labels["Temp"] == P.human_bytes(want["temp_size_in_bytes"]) == "402.2 KiB"
+    assert labels["Peak (XLA)"] == P.human_bytes(want["peak_memory_in_bytes"])
+    assert labels["Live-bytes peak"] == P.human_bytes(max(mem.curve))
+    page = plain(texts(at))
+    assert f"position {t.live_peak_index} of the schedule" in page
     assert len(at.get("plotly_chart")) == 1
     live = next(d.value for d in at.dataframe if "offset" in d.value.columns
                 and "op_name" in d.value.columns)
-    assert len(live) == len(mem.live_at(t.peak_index))
-    assert int(live["bytes"].sum()) == t.peak_bytes
+    assert len(live) == len(mem.live_at(t.live_peak_index))
+    assert int(live["bytes"].sum()) == max(mem.curve)
     scopes = next(d.value for d in at.dataframe if "scope" in d.value.columns)
-    assert int(scopes["bytes"].sum()) == t.peak_bytes
+    assert int(scopes["bytes"].sum()) == max(mem.curve)
 
 
 def test_a_row_at_the_peak_selects_its_instruction(monkeypatch):
@@ -52,9 +60,12 @@ def test_a_chart_point_selects_its_instruction(monkeypatch):
 def test_legacy_dump_has_its_curve_from_the_assignment_file(monkeypatch):
     at = open_tab(app(sample("legacy_jax0430"), monkeypatch), "Memory")
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Temp"] == "34.8 KiB" and labels["Peak live"] == "652.5 KiB"
+    want = RECORDED["legacy_jax0430"]["memory_analysis"]
+    assert labels["Temp"] == P.human_bytes(want["temp_size_in_bytes"])
+    mem = _mem("legacy_jax0430")
+    assert labels["Live-bytes peak"] == P.human_bytes(max(mem.curve))
     assert len(at.get("plotly_chart")) == 1
-    assert "live at position 43 of the schedule" in plain(texts(at))
+    assert f"position {mem.curve.index(max(mem.curve))} of the schedule" in plain(texts(at))
 
 
 def test_memory_overlay_colours_the_graph_and_is_in_the_url(monkeypatch):

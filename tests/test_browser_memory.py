@@ -19,7 +19,7 @@ from viz import panels as P
 pytestmark = [pytest.mark.browser]
 
 PEAK_MARKED = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
-    .some(c => [...c.querySelectorAll('text')].some(t => t.textContent.startsWith('peak ')))"""
+    .some(c => [...c.querySelectorAll('text')].some(t => t.textContent.startsWith('live-bytes peak ')))"""
 
 
 CHART = """() => [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout &&
@@ -49,7 +49,7 @@ def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
     d = open_dump(sample("scan_while"))
     mem = module_memory(d, d.main)
     peak = mem.totals()
-    biggest = mem.live_at(peak.peak_index)[0].value.instruction
+    biggest = mem.live_at(peak.live_peak_index)[0].value.instruction
 
     page = new_page()
     open_uploaded(page, server, scan_zip)
@@ -58,7 +58,7 @@ def test_memory_tab_shows_the_peak_and_a_click_selects_the_biggest_buffer(
     page.wait_for_function(PEAK_MARKED, timeout=30_000)
     TIMINGS["memory_tab_to_peak_s"] = round(time.time() - t0, 2)
     wait_idle(page)
-    visible_text(page, f"peak {P.human_bytes(peak.peak_bytes)}").wait_for()
+    visible_text(page, f"live-bytes peak {P.human_bytes(peak.live_peak_bytes)}").wait_for()
     page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
     shot(page, artifacts_dir, "browser-memory-1-tab.png")
 

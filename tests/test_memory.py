@@ -96,7 +96,7 @@ def test_legacy_dump_reads_the_live_ranges_inside_the_assignment_file():
         "cpu_after_optimizations-buffer-assignment.txt")
     assert mem.values_file is not None and len(mem.values_file.values) == len(mem.lives)
     assert mem.missing == ()
-    assert mem.totals().peak_bytes == max(mem.curve)
+    assert mem.totals().live_peak_bytes == max(mem.curve)
 
 
 def test_without_live_ranges_or_values_the_peak_is_missing_and_said(tmp_path):
@@ -106,7 +106,9 @@ def test_without_live_ranges_or_values_the_peak_is_missing_and_said(tmp_path):
     f.write_text(text[: text.index("\nTotal bytes used:") + 1])
     d = open_dump(folder)
     t = memory_totals(d, d.main)
-    assert t.peak_bytes is None and t.peak_index is None
+    assert t.live_peak_bytes is None and t.live_peak_index is None
+    # XLA:CPU's peak is the whole-run buffers: it needs no live ranges
+    assert t.peak_bytes == t.argument_bytes + t.output_bytes + t.constant_bytes
     assert t.temp_bytes == RECORDED["legacy_jax0430"]["memory_analysis"]["temp_size_in_bytes"]
     assert any("no live-range file" in m and "no peak" in m for m in t.missing)
 
@@ -121,8 +123,8 @@ def test_curve_is_the_sum_of_the_values_live_at_each_point_on_every_sample():
         for t, got in enumerate(mem.curve):
             assert got == sum(v.value.size for v in mem.live_at(t)), (name, t)
         peak = mem.totals()
-        assert peak.peak_bytes == max(mem.curve)
-        assert peak.peak_instruction == mem.live_range.sequence[peak.peak_index]
+        assert peak.live_peak_bytes == max(mem.curve)
+        assert peak.live_peak_instruction == mem.live_range.sequence[peak.live_peak_index]
 
 
 def _synthetic(draw_values, end):
@@ -159,7 +161,7 @@ def test_curve_property():
             assert mem.curve[t] == sum(v.value.size for v in live)
             assert mem.curve[t] == sum(c[t] for c in mem.curve_by_kind.values())
         if mem.curve and max(mem.curve) > 0:
-            assert mem.totals().peak_bytes == max(mem.curve)
+            assert mem.totals().live_peak_bytes == max(mem.curve)
 
     check()
 
@@ -229,7 +231,9 @@ def test_broken_live_range_keeps_the_allocations(tmp_path):
     mem = module_memory(d, d.main)
     t = mem.totals()
     assert t.temp_bytes == RECORDED["scan_while"]["memory_analysis"]["temp_size_in_bytes"]
-    assert t.peak_bytes is None
+    assert t.live_peak_bytes is None
+    # XLA:CPU's peak needs no live ranges
+    assert t.peak_bytes == RECORDED["scan_while"]["memory_analysis"]["peak_memory_in_bytes"]
     assert any("live-range file cannot be read" in m and "line 6" in m for m in t.missing)
     assert d.errors[0].file == f.name
     assert f"{f.name}:6: expected '3:<instruction>' in the InstructionSequence" \
@@ -266,17 +270,25 @@ def test_cli_json_has_exactly_the_issue_fields():
     p = _cli(sample("scan_while"), "--json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert list(data) == ["module", "argument_bytes", "output_bytes", "temp_bytes",
-                          "alias_bytes", "peak_bytes", "peak_at", "allocations", "live_at_peak"]
+    assert list(data) == ["module", "target", "argument_bytes", "output_bytes", "temp_bytes",
+                          "alias_bytes", "peak_bytes", "peak_definition", "peak_at",
+                          "whole_run_bytes", "heap_peak_bytes", "live_peak_bytes",
+                          "live_peak_at", "spaces", "devices", "allocations", "live_at_peak",
+                          "oom"]
     want = RECORDED["scan_while"]["memory_analysis"]
     assert data["module"] == "jit_step"
     assert data["temp_bytes"] == want["temp_size_in_bytes"]
     assert data["argument_bytes"] == want["argument_size_in_bytes"]
-    assert set(data["peak_at"]) == {"index", "instruction"}
-    assert {tuple(a) for a in data["allocations"]} == {("index", "size", "kind", "values")}
+    assert data["peak_bytes"] == want["peak_memory_in_bytes"]
+    assert data["peak_at"] is None                # XLA:CPU's peak holds over the whole run
+    assert data["spaces"] == {"RAM": sum(a["size"] for a in data["allocations"])}
+    assert data["oom"] is None
+    assert set(data["live_peak_at"]) == {"index", "instruction"}
+    assert {tuple(a) for a in data["allocations"]} == {("index", "size", "kind", "color",
+                                                        "values")}
     assert all(set(v) == {"instruction", "shape", "size", "offset"}
                for a in data["allocations"] for v in a["values"])
-    assert sum(v["size"] for v in data["live_at_peak"]) == data["peak_bytes"]
+    assert sum(v["size"] for v in data["live_at_peak"]) == data["live_peak_bytes"]
     assert all(set(v) == {"instruction", "size"} for v in data["live_at_peak"])
 
 
@@ -285,7 +297,8 @@ def test_cli_text_and_module_choice():
     assert p.returncode == 0, p.stderr
     assert "temp             35,584" in p.stdout
     mem = _memory("legacy_jax0430")[1]
-    assert f"peak at {mem.peak_index} ({mem.sequence[mem.peak_index]}); live there:" in p.stdout
+    assert (f"live-bytes peak at {mem.peak_index} ({mem.sequence[mem.peak_index]}); "
+            "live there:") in p.stdout
     p = _cli(sample("legacy_jax0430"), "--module", "nope")
     assert p.returncode == 2 and "no module 'nope'" in p.stderr
 

@@ -1,6 +1,8 @@
 """Memory: where the module's bytes go. ``app.py`` places ``panel`` as the "Memory" detail
-tab (totals, live bytes over the schedule with the peak, the values live at the peak by
-op_name scope, the selected instruction's values), ``overlay_control`` in the sidebar
+tab (``memory_analysis()``'s totals and peak, bytes per memory space, per device for a
+sharded module, the out-of-memory explanation, live bytes over the schedule with their
+maximum, the values live there by op_name scope, the selected instruction's values; one
+unit system, binary), ``overlay_control`` in the sidebar
 (colour the graph by bytes, in the URL as ``memory``) and ``stepper_line`` under the pass
 stepper (temp and peak, or why a step has none).
 
@@ -83,7 +85,7 @@ def stepper_line(opened: Opened, picked: Picked) -> None:
         st.caption(f":material/memory: No temp or peak bytes: {md(why.splitlines()[0])}")
         return
     t = mem.totals()
-    peak = f", peak {P.human_bytes(t.peak_bytes)} live" if t.peak_bytes is not None else ""
+    peak = f", peak {P.human_bytes(t.peak_bytes)}" if t.peak_bytes is not None else ""
     if picked.stage == AFTER:
         st.caption(f":material/memory: After optimizations: temp {P.human_bytes(t.temp_bytes)}"
                    f"{peak} (the Memory tab has the rest).")
@@ -110,27 +112,102 @@ def _on_row(key: str, names: list[str], opened: Opened, shown: Shown) -> None:
         go(select_after, opened, shown, names[row])
 
 
+def _metrics(cells: list[tuple[str, int | None, str]]) -> None:
+    for col, (label, value, why) in zip(st.columns(len(cells)), cells):
+        col.metric(label, P.human_bytes(value) if value is not None else "–",
+                   help=(f"{value:,} bytes. " if value is not None else "") + why)
+
+
 def _totals(mem: ModuleMemory) -> None:
     t = mem.totals()
-    cells = [("Arguments", t.argument_bytes), ("Output", t.output_bytes),
-             ("Temp", t.temp_bytes), ("Alias", t.alias_bytes),
-             ("Constants", t.constant_bytes), ("Thread-local", t.thread_local_bytes),
-             ("Peak live", t.peak_bytes)]
-    for col, (label, value) in zip(st.columns(len(cells)), cells):
-        col.metric(label, P.human_bytes(value) if value is not None else "–",
-                   help=f"{value:,} bytes" if value is not None else None)
-    if t.peak_index is not None and t.peak_instruction is not None:
-        st.markdown(f"**Peak**: {P.human_bytes(t.peak_bytes or 0)} live at position "
-                    f"{t.peak_index} of the schedule, at {code(t.peak_instruction)}.")
-    lr = mem.live_range
-    if lr is not None and lr.peak_at is not None and lr.peak_at != t.peak_index \
-            and lr.peak_bytes is not None:
-        st.caption(f"XLA's live-range file names position {lr.peak_at} as its peak "
-                   f"({P.human_bytes(lr.peak_bytes)} live there, the same sum as here): it "
-                   "looks for the peak sizing each value by its whole defining instruction "
-                   "(a tuple element as the tuple), then lists the values' own sizes.")
+    x = mem.xla()
+    _metrics([("Arguments", t.argument_bytes, "Entry-parameter allocations."),
+              ("Output", t.output_bytes, "Maybe-live-out allocations."),
+              ("Alias", t.alias_bytes, "Arguments donated to (aliased with) the output."),
+              ("Temp", t.temp_bytes, "Preallocated temp allocations, as memory_analysis() "
+               "counts them."),
+              ("Peak (XLA)", t.peak_bytes, "XLA's peak_memory_in_bytes: " + x.rule + ".")])
+    _metrics([("Constants", t.constant_bytes, ""),
+              ("Thread-local", t.thread_local_bytes, "Scratch of one thread, not in the peak."),
+              ("All allocations", t.total_bytes, "Every allocation, every memory space."),
+              ("Live-bytes peak", t.live_peak_bytes,
+               "The maximum of the live-bytes curve below: every value live at one position, "
+               "all memory spaces and tuple tables included. Not XLA's definition.")])
+    if t.peak_bytes is not None:
+        where = (f", the temporaries peaking at position {t.peak_index} of the schedule "
+                 f"({code(t.peak_instruction)})" if t.peak_index is not None
+                 and t.peak_instruction is not None and x.heap_peak_bytes else "")
+        heap = (f" + temporaries {P.human_bytes(x.heap_peak_bytes)}"
+                if x.heap_colors and x.heap_peak_bytes is not None else "")
+        st.markdown(f"**Peak** {P.human_bytes(t.peak_bytes)} = whole-run buffers "
+                    f"{P.human_bytes(x.whole_run_bytes)}{heap}{where}.")
+        st.caption(f"{md(x.rule)}. The figure `compiled.memory_analysis()` reports, "
+                   "computed from the dump as XLA computes it (ARCHITECTURE.md §9.9).")
+    _spaces(mem)
+    _devices(mem)
     for note in t.missing:
         st.info(md(note))
+
+
+def _spaces(mem: ModuleMemory) -> None:
+    """Bytes per memory space, and why XLA:TPU says temp 0."""
+    x = mem.xla()
+    if len(x.spaces) > 1:
+        st.markdown("**Memory spaces** (bytes the buffer assignment reserves): " + " · ".join(
+            f"{md(name)} {P.human_bytes(size)}" for name, size in x.spaces.items()))
+    if x.target == "tpu" and x.temp_bytes == 0 and x.spaces.get("VMEM"):
+        st.caption("XLA:TPU reports temp 0: its temporaries live in VMEM (layouts `S(1)`, "
+                   "color 1) and its HBM temp allocation holds only tuple index tables; "
+                   "the peak still counts the VMEM temporaries' peak.")
+
+
+def _devices(mem: ModuleMemory) -> None:
+    """A sharded program: the numbers are one device's; the total over devices."""
+    t = mem.totals()
+    replicas, partitions = mem.devices
+    if t.devices < 2:
+        return
+    total = (f": peak {P.human_bytes(t.peak_bytes * t.devices)}"
+             if t.peak_bytes is not None else "")
+    st.info(f"Per device: after SPMD partitioning this module is what **one** of "
+            f"{t.devices} devices runs (replica_count {replicas} × num_partitions "
+            f"{partitions}, from the module header); every number here is one device's. "
+            f"Over all {t.devices} devices{total}, arguments "
+            f"{P.human_bytes(t.argument_bytes * t.devices)}, all allocations "
+            f"{P.human_bytes(t.total_bytes * t.devices)}.")
+
+
+def _oom(mem: ModuleMemory, module_id: str) -> None:
+    """The out-of-memory explanation: from the error text the user pastes (the dump
+    folder does not hold it) or, on a TPU, from the chip's HBM."""
+    key = f"mem-oom-error:{module_id}"
+    found = mem.oom(str(st.session_state.get(key) or ""))
+    with st.expander("Out of memory?", expanded=found is not None):
+        text = st.text_area(
+            "The compile's error text (optional)", key=key, height=80,
+            placeholder="RESOURCE_EXHAUSTED: Ran out of memory on HBM, ...",
+            help="JAX raises the error; the dump folder does not hold it. Paste it to "
+                 "compare with what XLA says is available.")
+        if found is None:
+            st.caption("No sign of an out-of-memory compile" + (
+                ": the error text names no required and available bytes." if text else
+                "."))
+            return
+        avail = (f"{P.human_bytes(found.available_bytes)} available ({md(found.available_from)})"
+                 if found.available_bytes is not None else "the device's memory unknown")
+        err = found.error
+        said = (f" The error says {P.human_bytes(err.required_bytes)} required."
+                if err is not None else "")
+        st.error(f"Ran out of memory: the buffers need {P.human_bytes(found.required_bytes)} "
+                 f"of {found.space} (the buffer assignment's {found.space} allocations), "
+                 f"{avail}.{said}")
+        rows = MV.oom_rows(found)
+        st.dataframe(rows, hide_index=True, key=f"mem-oom:{module_id}", width="stretch",
+                     column_config={"bytes": st.column_config.NumberColumn(
+                         "bytes", format="localized")})
+        st.caption("The biggest buffers in HBM: the whole-run ones (arguments, outputs) and "
+                   "the temporaries live where HBM's temporaries peak; tile padding is what "
+                   "a tiled layout adds to the array's own bytes.")
 
 
 def panel(nav: Navigator, opened: Opened, shown: Shown) -> None:
@@ -145,6 +222,7 @@ def panel(nav: Navigator, opened: Opened, shown: Shown) -> None:
     st.caption(f"{len(mem.allocations):,} allocations holding {len(mem.lives):,} values "
                "(XLA's buffer assignment; totals as `memory_analysis()` counts them).")
     _totals(mem)
+    _oom(mem, shown.dump_module.id)
     selected = nav.state.selected
     if mem.curve:
         by = st.segmented_control("Stack by", list(MV.BY), key="mem-by", default="kind",
@@ -156,7 +234,9 @@ def panel(nav: Navigator, opened: Opened, shown: Shown) -> None:
                         selection_mode="points", config=CHART_CONFIG)
         st.caption("Click a point to select its instruction in the graph. Live bytes are "
                    "the sizes of the values live at each position (HloLiveRange), a value "
-                   "from its definition to its last use, both included.")
+                   "from its definition to its last use, both included, in every memory "
+                   "space: their maximum is the live-bytes peak, not XLA's peak (the dotted "
+                   "line).")
         _at_peak(nav, mem, opened, shown)
     if selected:
         _selected(mem, selected)
@@ -167,16 +247,19 @@ def _at_peak(nav: Navigator, mem: ModuleMemory, opened: Opened, shown: Shown) ->
     if peak is None:
         return
     rows = MV.live_rows(mem, peak)
-    st.markdown(f"**Live at the peak** ({len(rows):,} values, "
-                f"{P.human_bytes(mem.curve[peak])})")
+    at = mem.instruction_at(peak)
+    st.markdown(f"**Live at the live-bytes peak**, position {peak} of the schedule"
+                + (f" ({code(at)})" if at else "")
+                + f": {len(rows):,} values, {P.human_bytes(mem.curve[peak])}")
     depth = st.slider("op_name levels", 1, 6, 2, key="mem-depth",
                       help="How many levels of the op_name scope group the values")
     scopes = MV.scope_rows(rows, depth)
-    st.dataframe([{"scope": s.scope, "bytes": s.bytes, "share": s.share, "values": s.values,
-                   "biggest": s.biggest} for s in scopes],
+    st.dataframe([{"scope": s.scope, "bytes": s.bytes, "size": P.human_bytes(s.bytes),
+                   "share": s.share, "values": s.values, "biggest": s.biggest}
+                  for s in scopes],
                  hide_index=True, key=f"mem-scopes:{shown.dump_module.id}:{depth}",
                  column_config={
-                     "bytes": st.column_config.NumberColumn("bytes", format="compact"),
+                     "bytes": st.column_config.NumberColumn("bytes", format="localized"),
                      "share": st.column_config.ProgressColumn("share", format="percent",
                                                               min_value=0, max_value=1)},
                  height=min(38 + 35 * len(scopes), 320), width="stretch")
@@ -186,7 +269,7 @@ def _at_peak(nav: Navigator, mem: ModuleMemory, opened: Opened, shown: Shown) ->
                                                                      opened, shown),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460),
                  column_config={"bytes": st.column_config.NumberColumn("bytes",
-                                                                       format="compact")},
+                                                                       format="localized")},
                  width="stretch")
     st.caption("Click a row to select the instruction that defines the value.")
 

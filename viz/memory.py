@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from compiler_bridge.hlo import HloInstruction, HloModule
-from compiler_bridge.memory import STACK_ORDER, ModuleMemory
+from compiler_bridge.memory import STACK_ORDER, ModuleMemory, OomReport
 
 from .grouping import GroupInfo, split_scopes
 from .panels import human_bytes
 
-__all__ = ["BY", "KIND_COLORS", "MemoryOverlay", "MODES", "ScopeRow", "live_rows",
+__all__ = ["BY", "KIND_COLORS", "MemoryOverlay", "MODES", "ScopeRow", "binary_unit", "live_rows", "oom_rows",
            "memory_overlay", "overlay_legend_html", "scope_rows", "timeline_figure",
            "value_rows"]
 
@@ -65,28 +65,42 @@ def _by_allocation(mem: ModuleMemory) -> list[tuple[str, str, list[int]]]:
     return out_rows
 
 
+def binary_unit(n: float) -> tuple[str, int]:
+    """The binary unit a figure of at most ``n`` bytes is drawn in: ('MiB', 2**20), ...
+    (one unit system on cards, tables and axes: IEC, base 1024)."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return unit, size
+    return "B", 1
+
+
 def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
-    """Live bytes at each position of the schedule, stacked; the peak marked. Each point
-    of the top line carries its instruction as ``customdata`` (a click selects it)."""
+    """Live bytes at each position of the schedule (HloLiveRange's sum of every value live
+    there, all memory spaces), stacked; its maximum marked as the live-bytes peak and XLA's
+    ``peak_memory_in_bytes`` drawn as a line (another definition: ``xla_stats``). The axis
+    is in one binary unit; each point of the top line carries its instruction as
+    ``customdata`` (a click selects it)."""
     import numpy as np
     import plotly.graph_objects as go
 
     seq = mem.sequence
     n = len(mem.curve)
+    xla_peak = mem.xla().peak_bytes
+    unit, scale = binary_unit(max(max(mem.curve, default=0), xla_peak or 0))
     xs = np.arange(n)
     names = np.array([seq[i] if i < len(seq) else "(end)" for i in range(n)], dtype=object)
     bands = (_by_allocation(mem) if by == "allocation" else
              [(KIND_LABELS[k], KIND_COLORS[k], mem.curve_by_kind[k])
               for k in STACK_ORDER + ("other",) if k in mem.curve_by_kind])
     # numpy arrays: plotly checks a list element by element (0.3 s at 24k instructions)
-    traces = [go.Scatter(x=xs, y=np.asarray(curve), name=label, stackgroup="live",
+    traces = [go.Scatter(x=xs, y=np.asarray(curve) / scale, name=label, stackgroup="live",
                          mode="lines", line={"width": 0.5, "color": color}, fillcolor=color,
                          hoverinfo="skip")
               for label, color, curve in bands]
     hover = np.array([f"{i}: {html.escape(str(names[i]))}<br>{human_bytes(b)} live"
                       for i, b in enumerate(mem.curve)], dtype=object)
     traces.append(go.Scatter(
-        x=xs, y=np.asarray(mem.curve), name="all live bytes", mode="lines+markers",
+        x=xs, y=np.asarray(mem.curve) / scale, name="all live bytes", mode="lines+markers",
         line={"width": 1.5, "color": "#212529"}, marker={"size": 5, "color": "#212529"},
         customdata=names.reshape(-1, 1), hovertext=hover, hoverinfo="text"))
     shapes = []
@@ -95,11 +109,20 @@ def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
         shapes.append({"type": "line", "x0": peak, "x1": peak, "yref": "paper", "y0": 0,
                        "y1": 1, "line": {"color": "#e03131", "dash": "dash", "width": 1.5}})
         traces.append(go.Scatter(
-            x=[peak], y=[mem.curve[peak]], mode="markers+text", name="peak",
+            x=[peak], y=[mem.curve[peak] / scale], mode="markers+text",
+            name="live-bytes peak",
             marker={"size": 12, "color": "#e03131", "symbol": "triangle-down"},
-            text=[f"peak {human_bytes(mem.curve[peak])}"], textposition="top center",
-            customdata=[[names[peak]]], hovertext=[f"peak at {hover[peak]}"],
-            hoverinfo="text"))
+            text=[f"live-bytes peak {human_bytes(mem.curve[peak])}"],
+            textposition="top center", customdata=[[names[peak]]],
+            hovertext=[f"live-bytes peak at {hover[peak]}"], hoverinfo="text"))
+    if xla_peak is not None:
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1,
+                       "y0": xla_peak / scale, "y1": xla_peak / scale,
+                       "line": {"color": "#7048e8", "dash": "dot", "width": 1.5}})
+        traces.append(go.Scatter(
+            x=[0], y=[xla_peak / scale], mode="text", name="XLA's peak",
+            text=[f"XLA's peak (memory_analysis) {human_bytes(xla_peak)}"],
+            textposition="bottom right", hoverinfo="skip", showlegend=False))
     if selected and selected in seq:
         i = seq.index(selected)
         shapes.append({"type": "line", "x0": i, "x1": i, "yref": "paper", "y0": 0, "y1": 1,
@@ -108,9 +131,11 @@ def timeline_figure(mem: ModuleMemory, by: str = "kind", selected: str = ""):
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "height": 390,
         "hovermode": "closest", "shapes": shapes,
         "xaxis": {"title": {"text": "position in the schedule"}},
-        "yaxis": {"title": {"text": "live bytes"}},
+        "yaxis": {"title": {"text": f"live {unit}"}, "ticksuffix": f" {unit}",
+                  "exponentformat": "none"},
         "legend": {"orientation": "h", "y": -0.25}, "clickmode": "event+select",
-        "title": {"text": f"Live bytes over the schedule ({n - 1} instructions)",
+        "title": {"text": f"Live bytes over the schedule ({n - 1} instructions, every "
+                          "memory space; not XLA's peak definition)",
                   "font": {"size": 14}}})
 
 
@@ -165,13 +190,23 @@ def live_rows(mem: ModuleMemory, index: int) -> list[dict[str, object]]:
     for v in mem.live_at(index):
         shape, _, layout = v.value.shape.partition("{")
         opcode, op, scope, src = _meta(mem.hlo, v.value.instruction)
-        rows.append({"bytes": v.value.size, "instruction": v.value.instruction,
+        rows.append({"bytes": v.value.size, "size": human_bytes(v.value.size),
+                     "instruction": v.value.instruction,
                      "value": v.value.name, "opcode": opcode, "shape": shape,
                      "layout": ("{" + layout) if layout else "", "kind": KIND_LABELS[v.kind],
                      "allocation": v.value.allocation, "offset": v.value.offset,
                      "live": f"{v.start}–{v.end}", "op_name": op, "scope": scope,
                      "source": src})
     return rows
+
+
+def oom_rows(report: OomReport) -> list[dict[str, object]]:
+    """The buffers that needed the bytes of a compile that ran out of memory, biggest
+    first."""
+    return [{"bytes": b.bytes, "size": human_bytes(b.bytes), "buffer": b.buffer,
+             "kind": b.kind, "shape": b.shape, "source": b.source, "scope": b.scope,
+             "tile padding": human_bytes(b.padding_bytes) if b.padding_bytes else "",
+             "instruction": b.instruction} for b in report.largest]
 
 
 @dataclass

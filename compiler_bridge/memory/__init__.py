@@ -18,8 +18,10 @@ from .derive import derive_live_range, flatten_schedule
 from .errors import MemoryFileError
 from .live_range import LiveRange, parse_live_range
 from .loader import memory_totals, module_memory
+from .oom import OomBuffer, OomError, OomReport, parse_oom_error
 from .reports import (MemorySpace, UsageReport, ValueInfo, ValuesFile, parse_usage_report,
                       parse_values)
+from .xla_stats import XlaStats
 
 __all__ = [
     "Allocation",
@@ -31,11 +33,15 @@ __all__ = [
     "MemorySpace",
     "MemoryTotals",
     "ModuleMemory",
+    "OomBuffer",
+    "OomError",
+    "OomReport",
     "STACK_ORDER",
     "UsageReport",
     "ValueInfo",
     "ValuesFile",
     "ValueLife",
+    "XlaStats",
     "add_memory_command",
     "build_memory",
     "derive_live_range",
@@ -44,6 +50,7 @@ __all__ = [
     "module_memory",
     "parse_buffer_assignment",
     "parse_live_range",
+    "parse_oom_error",
     "parse_usage_report",
     "parse_values",
 ]

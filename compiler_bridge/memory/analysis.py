@@ -1,10 +1,11 @@
 """A module's memory: its buffer assignment joined with the live ranges and the HLO.
 
-Totals follow what ``compiled.memory_analysis()`` counts from the same allocations:
-arguments = entry-parameter allocations, output = maybe-live-out allocations, temp =
-preallocated-temp allocations, alias = parameter allocations that are also live out.
-The live-bytes curve is HloLiveRange's: at each schedule position, the sum of the sizes
-of the values live there (a value is live from its start to its end, both included).
+Totals and the peak are ``compiled.memory_analysis()``'s, computed as XLA computes them
+(``xla_stats``: arguments, output, alias, temp, and ``peak_memory_in_bytes`` = the buffers
+live for the whole run plus the temporaries' heap peak). The live-bytes curve is another
+figure, HloLiveRange's: at each schedule position, the sum of the sizes of all the values
+live there, every memory space and tuple table included (a value is live from its start to
+its end, both included); its maximum is the *live-bytes peak*, not XLA's peak.
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ from ..hlo import HloInstruction, HloModule
 from .buffer_assignment import (CONSTANT, KINDS, OUTPUT, PARAMETER, TEMP, THREAD_LOCAL,
                                 Allocation, BufferAssignment, LogicalValue)
 from .live_range import LiveRange
+from .oom import OomReport, oom_report, parse_oom_error, required_bytes
 from .reports import UsageReport, ValuesFile
+from .xla_stats import XlaStats, xla_stats
 
 __all__ = ["MemoryTotals", "ModuleMemory", "ValueLife", "build_memory"]
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryTotals:
-    """Bytes by what XLA allocated them for; ``peak_*`` None without a live-range file."""
+    """Bytes by what XLA allocated them for, per device. ``peak_bytes`` is XLA's
+    ``peak_memory_in_bytes`` (None when it needs live ranges the dump lacks), reached at
+    ``peak_index`` (None when it holds over the whole run); ``live_peak_*`` is the
+    live-bytes curve's maximum (None without live ranges)."""
 
     module: str
     argument_bytes: int
@@ -37,13 +43,24 @@ class MemoryTotals:
     peak_index: int | None
     peak_instruction: str | None
     missing: tuple[str, ...] = ()    # what the dump lacks to say more, in words
+    live_peak_bytes: int | None = None
+    live_peak_index: int | None = None
+    live_peak_instruction: str | None = None
+    devices: int = 1                 # replica_count x num_partitions: the numbers are per device
+    xla: XlaStats | None = None
+
+    @property
+    def spaces(self) -> dict[str, int]:
+        return dict(self.xla.spaces) if self.xla is not None else {}
 
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "argument_bytes": self.argument_bytes,
                 "output_bytes": self.output_bytes, "temp_bytes": self.temp_bytes,
                 "alias_bytes": self.alias_bytes, "constant_bytes": self.constant_bytes,
                 "thread_local_bytes": self.thread_local_bytes,
-                "total_bytes": self.total_bytes, "peak_bytes": self.peak_bytes}
+                "total_bytes": self.total_bytes, "peak_bytes": self.peak_bytes,
+                "live_peak_bytes": self.live_peak_bytes, "spaces": self.spaces,
+                "devices": self.devices}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +88,38 @@ class ModuleMemory:
     by_instruction: dict[str, list[ValueLife]] = field(default_factory=dict)
     report: UsageReport | None = None        # *-memory-usage-report.txt, when read
     values_file: ValuesFile | None = None    # *-buffer-assignment-values.txt, when read
+    target: str = ""                         # 'cpu', 'gpu', 'tpu' ('' when the dump does not say)
+    device_kind: str = ""                    # topology.textproto's platform_version, first line
+    chip_hbm: int | None = None              # the TPU chip's HBM (datasheet), when known
+    _xla: XlaStats | None = None
+
+    def oom(self, error_text: str = "") -> OomReport | None:
+        """The out-of-memory explanation: when ``error_text`` is an XLA out-of-memory
+        error, or when the HBM allocations exceed the chip's HBM; else None."""
+        error = parse_oom_error(error_text) if error_text else None
+        if error is None and (self.chip_hbm is None
+                              or self.chip_hbm >= required_bytes(self)):
+            return None
+        return oom_report(self, error_text, self.device_kind, self.chip_hbm)
+
+    def xla(self) -> XlaStats:
+        """``memory_analysis()``'s figures for this module (computed once)."""
+        if self._xla is None:
+            self._xla = xla_stats(self)
+        return self._xla
+
+    @property
+    def devices(self) -> tuple[int, int]:
+        """(replica_count, num_partitions) from the module's header: after SPMD
+        partitioning the module, and every number here, is one device's."""
+        attrs = self.hlo.attributes if self.hlo is not None else {}
+
+        def count(key: str) -> int:
+            try:
+                return max(int(attrs.get(key, "1")), 1)
+            except ValueError:
+                return 1
+        return count("replica_count"), count("num_partitions")
 
     def uses(self, value: LogicalValue) -> list[tuple[str, int]]:
         """(instruction, operand number) reading the value, from the values file."""
@@ -108,6 +157,8 @@ class ModuleMemory:
 
     @property
     def peak_index(self) -> int | None:
+        """Where the live-bytes curve peaks (the live-bytes peak; XLA's peak is
+        ``totals().peak_bytes``, reached at ``totals().peak_index``)."""
         if not self.curve:
             return None
         top = max(self.curve)
@@ -125,50 +176,65 @@ class ModuleMemory:
         return out
 
     def totals(self) -> MemoryTotals:
-        by: dict[str, int] = {k: 0 for k in KINDS}
-        argument = output = temp = alias = constant = thread_local = total = 0
+        constant = thread_local = total = 0
         for a in self.assignment.allocations:
             total += a.size
-            if a.parameter is not None:
-                argument += a.size
-                if a.maybe_live_out:
-                    alias += a.size
-            if a.maybe_live_out:
-                output += a.size
-            if a.is_temp:
-                temp += a.size
             if a.is_constant:
                 constant += a.size
             if a.is_thread_local:
                 thread_local += a.size
-            by[a.kind] += a.size
-        peak = self.peak_index
-        return MemoryTotals(self.module, argument, output, temp, alias, constant,
-                            thread_local, total,
-                            self.curve[peak] if peak is not None else None, peak,
-                            self.instruction_at(peak) if peak is not None else None,
-                            self.missing)
+        x = self.xla()
+        live = self.peak_index
+        replicas, partitions = self.devices
+        return MemoryTotals(self.module, x.argument_bytes, x.output_bytes, x.temp_bytes,
+                            x.alias_bytes, constant, thread_local, total,
+                            x.peak_bytes, x.heap_peak_index,
+                            self.instruction_at(x.heap_peak_index)
+                            if x.heap_peak_index is not None else None,
+                            self.missing,
+                            self.curve[live] if live is not None else None, live,
+                            self.instruction_at(live) if live is not None else None,
+                            replicas * partitions, x)
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``memory --json`` document."""
+    def to_json(self, error_text: str = "") -> dict[str, Any]:
+        """The ``memory --json`` document (``error_text``: the compile's error, if any)."""
         t = self.totals()
-        peak = t.peak_index
+        oom = self.oom(error_text)
+        x = t.xla or self.xla()
+        replicas, partitions = self.devices
+        live = t.live_peak_index
         return {
             "module": self.module,
+            "target": x.target or None,
             "argument_bytes": t.argument_bytes,
             "output_bytes": t.output_bytes,
             "temp_bytes": t.temp_bytes,
             "alias_bytes": t.alias_bytes,
             "peak_bytes": t.peak_bytes,
-            "peak_at": ({"index": peak, "instruction": t.peak_instruction}
-                        if peak is not None else None),
+            "peak_definition": x.rule,
+            "peak_at": ({"index": t.peak_index, "instruction": t.peak_instruction}
+                        if t.peak_index is not None else None),
+            "whole_run_bytes": x.whole_run_bytes,
+            "heap_peak_bytes": x.heap_peak_bytes,
+            "live_peak_bytes": t.live_peak_bytes,
+            "live_peak_at": ({"index": live, "instruction": t.live_peak_instruction}
+                             if live is not None else None),
+            "spaces": x.spaces,
+            "devices": {"per_device": True, "count": t.devices,
+                        "replica_count": replicas, "num_partitions": partitions,
+                        "peak_bytes_all_devices": (t.peak_bytes * t.devices
+                                                   if t.peak_bytes is not None else None),
+                        "argument_bytes_all_devices": t.argument_bytes * t.devices,
+                        "spaces_all_devices": {k: v * t.devices
+                                               for k, v in x.spaces.items()}},
             "allocations": [
-                {"index": a.index, "size": a.size, "kind": a.kind,
+                {"index": a.index, "size": a.size, "kind": a.kind, "color": a.color,
                  "values": [{"instruction": v.instruction, "shape": v.shape, "size": v.size,
                              "offset": v.offset} for v in a.values]}
                 for a in self.assignment.allocations],
             "live_at_peak": ([{"instruction": v.value.instruction, "size": v.value.size}
-                              for v in self.live_at(peak)] if peak is not None else []),
+                              for v in self.live_at(live)] if live is not None else []),
+            "oom": oom.to_json() if oom is not None else None,
         }
 
 

@@ -1,5 +1,8 @@
-"""``python -m compiler_bridge memory PATH [--module M] [--json]``: a module's totals,
-its peak and the values live there."""
+"""``python -m compiler_bridge memory PATH [--module M] [--json] [--error TEXT]``: a
+module's totals and peak as ``memory_analysis()`` reports them, per memory space and per
+device, the live-bytes peak and the values live there, and for a compile that ran out of
+memory (``--error``: the error text JAX raised; the dump folder does not hold it) what
+needed the bytes."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 
 from ..dumps import open_dump
 from .errors import MemoryFileError
+from .analysis import ModuleMemory
 from .loader import module_memory
 
 __all__ = ["add_memory_command"]
@@ -23,6 +27,43 @@ def _bytes(n: int | None) -> str:
     return f"{n:,}"
 
 
+def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
+    t = mem.totals()
+    print(f"module {label}: {len(mem.allocations)} allocations, {len(mem.lives)} values"
+          + (f", {t.xla.target.upper()}" if t.xla is not None and t.xla.target else ""))
+    if t.devices > 1:
+        print(f"per device: the module runs on {t.devices} devices (replica_count x "
+              "num_partitions); every figure below is one device's")
+    for name, value in (("arguments", t.argument_bytes), ("output", t.output_bytes),
+                        ("temp", t.temp_bytes), ("alias", t.alias_bytes),
+                        ("constants", t.constant_bytes),
+                        ("thread-local", t.thread_local_bytes),
+                        ("all allocations", t.total_bytes), ("peak (XLA)", t.peak_bytes),
+                        ("live-bytes peak", t.live_peak_bytes)):
+        print(f"  {name:<16} {_bytes(value)}")
+    if t.devices > 1 and t.peak_bytes is not None:
+        print(f"  {'peak x devices':<16} {_bytes(t.peak_bytes * t.devices)}")
+    for space, size in t.spaces.items():
+        print(f"  space {space:<10} {_bytes(size)}")
+    if t.xla is not None:
+        print(f"peak: {t.xla.rule}")
+    if t.live_peak_index is not None:
+        print(f"live-bytes peak at {t.live_peak_index} ({t.live_peak_instruction}); "
+              "live there:")
+        for v in mem.live_at(t.live_peak_index)[:top]:
+            print(f"  {v.value.size:>12,}  {v.value.name:<40} {v.value.shape}")
+    oom = mem.oom(error)
+    if oom is not None:
+        print(f"out of memory: needs {_bytes(oom.required_bytes)} of {oom.space}, "
+              f"{_bytes(oom.available_bytes)} available ({oom.available_from}); the "
+              "largest buffers:")
+        for b in oom.largest:
+            pad = f", {_bytes(b.padding_bytes)} tile padding" if b.padding_bytes else ""
+            print(f"  {b.bytes:>16,}  {b.buffer:<36} {b.kind:<9} {b.source or '-'}{pad}")
+    for line in t.missing:
+        print(f"note: {line}")
+
+
 def cmd_memory(args: argparse.Namespace) -> int:
     dump = open_dump(args.path)
     try:
@@ -35,24 +76,19 @@ def cmd_memory(args: argparse.Namespace) -> int:
     except MemoryFileError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    error = args.error or ""
+    if args.error_file:
+        try:
+            with open(args.error_file, encoding="utf-8", errors="replace") as f:
+                error = f.read(1 << 20)      # an error message, not a log to scan
+        except OSError as e:
+            print(f"error: cannot read the error file {args.error_file}: {e.strerror}",
+                  file=sys.stderr)
+            return 2
     if args.json:
-        print(json.dumps(mem.to_json(), indent=2))
+        print(json.dumps(mem.to_json(error), indent=2))
     else:
-        t = mem.totals()
-        print(f"module {module.label}: {len(mem.allocations)} allocations, "
-              f"{len(mem.lives)} values")
-        for label, value in (("arguments", t.argument_bytes), ("output", t.output_bytes),
-                             ("temp", t.temp_bytes), ("alias", t.alias_bytes),
-                             ("constants", t.constant_bytes),
-                             ("thread-local", t.thread_local_bytes),
-                             ("all allocations", t.total_bytes), ("peak live", t.peak_bytes)):
-            print(f"  {label:<16} {_bytes(value)}")
-        if t.peak_index is not None:
-            print(f"peak at {t.peak_index} ({t.peak_instruction}); live there:")
-            for v in mem.live_at(t.peak_index)[:args.top]:
-                print(f"  {v.value.size:>12,}  {v.value.name:<40} {v.value.shape}")
-        for line in t.missing:
-            print(f"note: {line}")
+        _text(mem, module.label, error, args.top)
     for problem in dump.errors:
         print(f"error: {problem.error}", file=sys.stderr)
     return 0
@@ -64,4 +100,7 @@ def add_memory_command(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--module", help="module id or name (default: the main program)")
     m.add_argument("--json", action="store_true")
     m.add_argument("--top", type=int, default=20, help="values listed at the peak")
+    m.add_argument("--error", help="the compile's error text (RESOURCE_EXHAUSTED: ...), "
+                   "for the out-of-memory explanation")
+    m.add_argument("--error-file", help="a file holding the compile's error text")
     m.set_defaults(func=cmd_memory)

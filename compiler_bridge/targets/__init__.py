@@ -17,6 +17,8 @@ from __future__ import annotations
 from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion, outer_partitions
 from .device import DeviceProfile
 from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
+from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, chip_hbm_bytes,
+                            space_name)
 from .target import Target, target_of_platform
 from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
                           collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
@@ -47,4 +49,5 @@ __all__ = [
     "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
     "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
     "ptx_kernels", "tile_config", "tiling", "tpu_generation", "window_config",
+    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "chip_hbm_bytes", "space_name",
 ]

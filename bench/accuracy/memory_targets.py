@@ -1,0 +1,156 @@
+"""Memory on programs no sample holds: the dump's totals and peak (``compiler_bridge.memory``)
+against XLA's ``compiled.memory_analysis()`` of the same compile, for H100 and TPU v5e,
+v6e and v5p, compiled here without the hardware.
+
+Four programs (an MLP train step with donated weights, attention, a scan, a 2×2-sharded
+train step) are compiled for each target in a child process of the backends venv (the one
+``make samples-backends`` makes: jax with libtpu and the CUDA plugin) with
+``--xla_dump_to``; the child records ``memory_analysis()``; this process reads the dumps.
+
+    .venv/bin/python -m bench.accuracy.memory_targets [--venv .venv-backends] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from bench.common import ROOT, command, machine, publish
+
+TARGETS = ("h100", "v5e:2x2", "v6e:2x2", "v5p:2x2x1")
+H100 = os.path.join(ROOT, "sample_dumps", "programs", "h100_sxm.txtpb")
+
+CHILD = r'''
+import json, os, sys
+target, out, h100 = sys.argv[1], sys.argv[2], sys.argv[3]
+os.environ["JAX_PLATFORMS"] = "cpu"
+os.environ["XLA_FLAGS"] = f"--xla_dump_to={out}"
+import jax, jax.numpy as jnp, numpy as np
+from jax.experimental import topologies
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+if target == "h100":
+    topo = topologies.get_topology_desc(platform="cuda", topology_name="",
+                                        target_config=open(h100).read(), topology="1x1x4")
+else:
+    topo = topologies.get_topology_desc(platform="tpu", topology_name=target)
+devs = list(topo.devices)
+one = NamedSharding(Mesh(np.array(devs[:1]), ("x",)), P())
+mesh = Mesh(np.array(devs[:4]).reshape(2, 2), ("d", "m"))
+
+def S(shape, dtype=jnp.float32, sh=one):
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=sh)
+
+def big_mlp(ws, x):
+    def loss(ws, x):
+        for w in ws:
+            x = jax.nn.gelu(x @ w)
+        return (x ** 2).mean()
+    return [w - 1e-3 * g for w, g in zip(ws, jax.grad(loss)(ws, x))]
+
+def attention(q, k, v):
+    s = jnp.einsum("bhqd,bhkd->bhqk", q, k) / 8.0
+    return jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, axis=-1), v)
+
+def rnn(h, xs, w):
+    return jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x),) * 2, h, xs)
+
+def sharded(w1, w2, x):
+    def loss(w1, w2, x):
+        return jnp.mean(jax.nn.relu(x @ w1) @ w2)
+    g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x)
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+programs = {
+    "big_mlp": (big_mlp, ([S((2048, 4096)), S((4096, 4096)), S((4096, 2048))],
+                          S((512, 2048))), {"donate_argnums": (0,)}),
+    "attention": (attention, (S((4, 8, 1024, 64), jnp.bfloat16),) * 3, {}),
+    "rnn": (rnn, (S((64, 256)), S((50, 64, 256)), S((256, 256))), {}),
+    "sharded": (sharded, (S((1024, 4096), sh=NamedSharding(mesh, P("d", "m"))),
+                          S((4096, 1024), sh=NamedSharding(mesh, P("m", "d"))),
+                          S((256, 1024), sh=NamedSharding(mesh, P("d", None)))), {}),
+}
+res = {}
+for name, (f, args, options) in programs.items():
+    f.__name__ = name
+    m = jax.jit(f, **options).lower(*args).compile().memory_analysis()
+    res["jit_" + name] = {k: getattr(m, k) for k in dir(m)
+                          if k.endswith("_in_bytes") and isinstance(getattr(m, k), int)}
+with open(os.path.join(out, "memory_analysis.json"), "w") as fh:
+    json.dump(res, fh)
+'''
+
+FIELDS = (("argument", "argument_size_in_bytes", "argument_bytes"),
+          ("output", "output_size_in_bytes", "output_bytes"),
+          ("alias", "alias_size_in_bytes", "alias_bytes"),
+          ("temp", "temp_size_in_bytes", "temp_bytes"),
+          ("peak", "peak_memory_in_bytes", "peak_bytes"))
+
+
+def compile_target(python: str, target: str, out: str) -> dict:
+    p = subprocess.run([python, "-c", CHILD, target, out, H100], capture_output=True,
+                       text=True, timeout=1200)
+    if p.returncode != 0:
+        raise SystemExit(f"{target}: the compile failed:\n{p.stderr[-3000:]}")
+    with open(os.path.join(out, "memory_analysis.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def compare(out: str, want: dict) -> list[tuple[str, dict[str, tuple[int, int | None]]]]:
+    from compiler_bridge.dumps import open_dump
+    from compiler_bridge.memory import module_memory
+    dump = open_dump(out)
+    rows = []
+    for name, stats in want.items():
+        mod = next(m for m in dump.modules if m.name.split(".cl_")[0] == name)
+        t = module_memory(dump, mod).totals()
+        rows.append((name, {label: (stats[key], getattr(t, attr))
+                            for label, key, attr in FIELDS}))
+    return rows
+
+
+def _cell(xla: int, ours: int | None) -> str:
+    if ours == xla:
+        return "="
+    if ours is None or xla == 0:
+        return f"{ours} vs {xla}"
+    return f"{(ours - xla) / xla:+.1%}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--venv", default=os.path.join(ROOT, ".venv-backends"),
+                    help="the backends venv (make samples-backends)")
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args(argv)
+    python = os.path.join(args.venv, "bin", "python")
+    if not os.path.exists(python):
+        print(f"error: no {python}: make samples-backends makes that venv", file=sys.stderr)
+        return 2
+    lines = ["## Memory: memory_analysis() on programs no sample holds", "",
+             f"Command: {command()} — {machine()}. Four programs compiled here without the "
+             "hardware for each target; each figure of the dump against XLA's "
+             "`memory_analysis()` of the same compile: `=` equal to the byte, else the "
+             "difference. ARCHITECTURE.md §9.8 says where each rule comes from.", "",
+             "| target | program | " + " | ".join(f[0] for f in FIELDS) + " |",
+             "|---|---|" + "---:|" * len(FIELDS)]
+    exact = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for target in args.targets.split(","):
+            out = os.path.join(tmp, target.replace(":", "_"))
+            for name, cells in compare(out, compile_target(python, target, out)):
+                total += 1
+                exact += cells["peak"][0] == cells["peak"][1]
+                lines.append(f"| {target} | {name} | " + " | ".join(
+                    _cell(*cells[label]) for label, _, _ in FIELDS) + " |")
+    lines += ["", f"Peak equal to the byte on {exact} of {total} modules."]
+    publish("memory_targets", lines, write=not args.no_write)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
