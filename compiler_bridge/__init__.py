@@ -26,6 +26,8 @@ from .dumps import (
     DumpModule,
     Store,
     StoreError,
+    dump_target,
+    module_target,
     open_dump,
     path_key,
 )
@@ -47,7 +49,8 @@ from .passes import diff_modules, pass_timeline, step_diff
 from .perf import TraceError, measure, runtime_report
 
 __all__ = [
-    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key",
+    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key", "dump_target",
+    "module_target",
     "HloComputation", "HloInstruction", "HloModule", "HloParseError", "Layout", "Metadata",
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",

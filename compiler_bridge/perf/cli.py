@@ -25,7 +25,8 @@ def add_runtime_commands(sub) -> None:
                                    "model shipped for it, else the roofline")
     r.add_argument("--roofline", action="store_true", help="predict with the roofline only")
     r.add_argument("--device", help="device profile: cpu, h100, h200, a100, tpu_v4, tpu_v5e, "
-                                    "local (calibrated) or a profile JSON")
+                                    "tpu_v5p, tpu_v6e, local (calibrated) or a profile JSON "
+                                    "(default: the device the dump was compiled for)")
     r.add_argument("--module", action="append", help="module id or name (repeatable)")
     r.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"),
                    help="statistic of the measured runs (default median)")

@@ -19,7 +19,7 @@ from . import metrics as M
 from . import model_loader
 from .costs import KernelCost, costs_of, kernel_cost
 from .dataset import module_with_pages
-from .devices import DeviceProfile, device_profile, profile_for_platform
+from .devices import DeviceProfile, device_profile, profile_for_module, profile_for_platform
 from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
 from .trace_events import TraceError
@@ -224,11 +224,6 @@ def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
     return ""
 
 
-def _platform(module: DumpModule) -> str:
-    f = module.after_optimizations
-    return f.platform if f is not None else ""
-
-
 def _measured_value(t: KernelTiming, stat: str) -> float:
     return t.stat(stat)
 
@@ -289,7 +284,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         device = device_profile(device)
     chosen_device = device is not None
     if device is None:
-        device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
+        device = profile_for_module(dump, chosen[0]) if chosen else profile_for_platform("cpu")
     learned = _resolve_model(model, device, auto_model, notes)
     from .calibrate import outdated
     if learned is not None and not chosen_device and device.kind == "cpu" \

@@ -4,7 +4,10 @@
   names say it was compiled for);
 - ``device``: :class:`DeviceProfile`, what the roofline needs to know about a device;
 - ``cpu``, ``gpu``, ``tpu``: each target's knowledge: its file naming (``gpu``: the
-  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its datasheets (built-in profiles).
+  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its device facts (``gpu``: the
+  dump's ``gpu_target_config.pbtxt``; ``tpu``: the chip and slice of ``topology.textproto``)
+  and its datasheets (built-in profiles);
+- ``textproto``: the protobuf text (and wire) format those facts are written in.
 
 Imports ``hlo`` at most; ``dumps``, ``perf``, ``memory`` and ``spmd`` ask it about targets.
 """
@@ -13,9 +16,10 @@ from __future__ import annotations
 
 from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion, outer_partitions
 from .device import DeviceProfile
-from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
-from .target import Target, target_of_platform
-from .tpu import TPU_V4, TPU_V5E
+from .gpu import (A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, GpuDeviceInfo,
+                  gemm_lhs_contracting, gpu_arch, gpu_device_info, gpu_profile)
+from .target import Target, target_of_files, target_of_platform
+from .tpu import TPU_V4, TPU_V5E, TPU_V5P, TPU_V6E, TpuTopology, tpu_topology
 
 # every library matmul a backend calls as a custom call
 MATMUL_CUSTOM_CALLS = GPU_MATMUL_CALLS + CPU_MATMUL_CALLS
@@ -23,11 +27,15 @@ MATMUL_CUSTOM_CALLS = GPU_MATMUL_CALLS + CPU_MATMUL_CALLS
 # the built-in device profiles by key (``python -m compiler_bridge runtimes --device KEY``)
 BUILTIN: dict[str, DeviceProfile] = {
     "cpu": CPU, "h100": H100, "h200": H200, "a100": A100, "tpu_v4": TPU_V4,
-    "tpu_v5e": TPU_V5E,
+    "tpu_v5e": TPU_V5E, "tpu_v5p": TPU_V5P, "tpu_v6e": TPU_V6E,
 }
+# the profile of a target whose device no file names (a TPU dump without its topology)
+DEFAULT_CHIP = {"gpu": "h100", "tpu": "tpu_v5e"}
 
 __all__ = [
-    "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "MATMUL_CUSTOM_CALLS",
-    "TPU_V4", "TPU_V5E", "Target", "gemm_lhs_contracting", "gpu_arch", "is_single_kernel_call",
-    "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
+    "A100", "BUILTIN", "CPU", "DEFAULT_CHIP", "DeviceProfile", "GpuArch", "GpuDeviceInfo", "H100",
+    "H200", "MATMUL_CUSTOM_CALLS", "TPU_V4", "TPU_V5E", "TPU_V5P", "TPU_V6E", "Target",
+    "TpuTopology", "gemm_lhs_contracting", "gpu_arch", "gpu_device_info", "gpu_profile",
+    "is_single_kernel_call", "is_ynnpack_fusion", "outer_partitions", "target_of_files",
+    "target_of_platform", "tpu_topology",
 ]
