@@ -18,7 +18,7 @@ from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion
 from .device import DeviceProfile
 from .gpu import (A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, GpuDeviceInfo,
                   gemm_lhs_contracting, gpu_arch, gpu_device_info, gpu_profile)
-from .target import Target, target_of_files, target_of_platform
+from .target import CompileTarget, Target, compile_target, target_of_files, target_of_platform
 from .tpu import TPU_V4, TPU_V5E, TPU_V5P, TPU_V6E, TpuTopology, tpu_topology
 
 # every library matmul a backend calls as a custom call
@@ -33,7 +33,7 @@ BUILTIN: dict[str, DeviceProfile] = {
 DEFAULT_CHIP = {"gpu": "h100", "tpu": "tpu_v5e"}
 
 __all__ = [
-    "A100", "BUILTIN", "CPU", "DEFAULT_CHIP", "DeviceProfile", "GpuArch", "GpuDeviceInfo", "H100",
+    "A100", "BUILTIN", "CPU", "CompileTarget", "compile_target", "DEFAULT_CHIP", "DeviceProfile", "GpuArch", "GpuDeviceInfo", "H100",
     "H200", "MATMUL_CUSTOM_CALLS", "TPU_V4", "TPU_V5E", "TPU_V5P", "TPU_V6E", "Target",
     "TpuTopology", "gemm_lhs_contracting", "gpu_arch", "gpu_device_info", "gpu_profile",
     "is_single_kernel_call", "is_ynnpack_fusion", "outer_partitions", "target_of_files",

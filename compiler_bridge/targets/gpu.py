@@ -7,12 +7,18 @@ Hopper), ``sm_8.0_gpu_...`` (Ampere A100), ``gfx942_gpu_...`` (AMD ROCm, MI300).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from ..hlo import HloInstruction
 from .device import DeviceProfile, G, T
 from .textproto import first, parse_text
+
+# XLA's published H100 SXM spec (openxla/xla xla/backends/gpu/target_config/specs/
+# h100_sxm.txtpb, Apache-2.0, without the fields newer than jaxlib 0.10.2's proto): the
+# device `python -m compiler_bridge compile --target h100` compiles for
+H100_SPEC = os.path.join(os.path.dirname(__file__), "specs", "h100_sxm.txtpb")
 
 _SM = re.compile(r"sm_(\d+?)\.?(\d+)([a-z]?)_gpu")   # sm_9.0a; the dot optional
 _GFX = re.compile(r"(gfx[0-9a-f]+)_gpu")

@@ -11,11 +11,12 @@ dispatches.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
-from .gpu import gpu_arch, gpu_chip, gpu_device_info
+from .gpu import H100_SPEC, gpu_arch, gpu_chip, gpu_device_info
 from .textproto import first, parse_text
-from .tpu import TPU_FILE_SUFFIXES, tpu_topology
+from .tpu import GENERATIONS, TPU_FILE_SUFFIXES, tpu_topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +97,41 @@ def target_of_files(platform: str, gpu_config: str = "", topology: str = "",
     if not target.kind and any(n.endswith(TPU_FILE_SUFFIXES) for n in file_names):
         target = Target("tpu", platform)
     return target
+
+
+@dataclass(frozen=True)
+class CompileTarget:
+    """A target to compile for, as ``compile --target`` names it: ``platform`` as jax
+    names it ('tpu', 'cuda', 'cpu'), ``topology`` (a TPU's, jax's name: 'v5e:2x2'),
+    ``config`` (a GPU's ``GpuTargetConfigProto`` file)."""
+
+    name: str
+    platform: str
+    topology: str = ""
+    config: str = ""
+
+    @property
+    def kind(self) -> str:
+        return {"cuda": "gpu"}.get(self.platform, self.platform)
+
+
+# the GPUs `compile --target` knows, by name: the device spec XLA publishes for each
+GPU_SPECS = {"h100": H100_SPEC}
+_TOPOLOGY = re.compile(r"(v\w+):(\d+(?:x\d+){1,2})")
+
+
+def compile_target(name: str) -> CompileTarget:
+    """The target ``name`` means: 'cpu', a GPU ('h100') or a TPU topology as jax names it
+    ('v5e:2x2', 'v6e:2x2', 'v5p:2x2x1', 'v4:2x2x1'); ``ValueError`` naming the known ones."""
+    key = name.strip().lower()
+    if key == "cpu":
+        return CompileTarget(key, "cpu")
+    if key in GPU_SPECS:
+        return CompileTarget(key, "cuda", config=GPU_SPECS[key])
+    m = _TOPOLOGY.fullmatch(key)
+    if m and any(g.short == m.group(1) for g in GENERATIONS):
+        return CompileTarget(key, "tpu", topology=key)
+    tpus = ", ".join(f"{g.short}:{'2x2' if g.torus_dims == 2 else '2x2x1'}"
+                     for g in GENERATIONS)
+    raise ValueError(f"unknown target {name!r}: cpu, {', '.join(GPU_SPECS)}, or a TPU "
+                     f"topology as jax names it ({tpus}, ...)")
