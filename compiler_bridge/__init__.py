@@ -18,6 +18,7 @@ The names most callers need are here too.
 """
 
 from .config import Settings, SettingsError, settings
+from .cross_compile import CompileError, compile_module
 from .compare import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
 from .dumps import (
     Dump,
@@ -56,5 +57,6 @@ __all__ = [
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",
     "TraceError", "measure", "Store", "StoreError",
     "Settings", "SettingsError", "settings",
+    "CompileError", "compile_module",
     "CannotCompare", "DumpComparison", "KernelDelta", "PairReport", "compare_dumps",
 ]

@@ -117,3 +117,36 @@ def test_hlo_text_compiles_for_a_gpu_and_compares_with_the_cpu(backends, tmp_pat
                                                   open_dump(out).main.id)]
     cmp = compare_dumps(open_dump(out + "-cpu"), open_dump(out), "cpu", "gpu")
     assert cmp.reports and cmp.reports[0].pair.name == "jit_train_step"
+
+
+def _lowered():
+    import jax
+    import jax.numpy as jnp
+
+    def layer(w, x):
+        return jax.nn.relu(x @ w).sum(axis=-1)
+    return jax.jit(layer).lower(jnp.ones((128, 128)), jnp.ones((8, 128)))
+
+
+def test_show_for_a_target_opens_that_compile_against_this_cpus(backends, tmp_path):
+    import hlolens
+    from compiler_bridge.dumps import Store
+    shown = hlolens.show(_lowered(), data=str(tmp_path / "data"), start=False,
+                         target="v6e:2x2")
+    store = Store(str(tmp_path / "data"))
+    base = shown.url.split("base=")[1]
+    assert shown.url.endswith(f"?dump={shown.share_id}&base={base}")
+    tpu, cpu = store.open(shown.share_id), store.open(base)
+    assert (dump_target(tpu).device_kind, dump_target(tpu).topology) == ("TPU v6 lite",
+                                                                         "v6e:2x2")
+    assert dump_target(cpu).kind == "cpu"
+    # (XLA:TPU names the module jit_layer.cl_<libtpu's build>: the dump's file names say so)
+    assert [m.name.split(".")[0] for m in tpu.modules] == ["jit_layer"]
+    assert compare_dumps(cpu, tpu, "cpu", "tpu").reports       # the pair the page shows
+
+
+def test_show_for_a_target_without_the_backends_says_how_to_install(tmp_path, monkeypatch):
+    import hlolens
+    monkeypatch.setattr(cross_compile, "BACKENDS_VENV", str(tmp_path / "none"))
+    with pytest.raises(CompileError, match="make samples-backends"):
+        hlolens.show(_lowered(), data=str(tmp_path / "data"), start=False, target="h100")
