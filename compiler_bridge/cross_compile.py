@@ -71,7 +71,10 @@ def compile_module(source: str, target: str | CompileTarget, out: str,
     if spec.platform == "cuda":
         # one LLVM module at a time: the PTX files' numbers stay the same from run to run
         flags += " --xla_gpu_force_compilation_parallelism=1"
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2")
+    # ALLOW_MULTIPLE_LIBTPU_LOAD: libtpu locks /tmp/libtpu_lockfile for a process that owns
+    # the chips; a compile-only process owns none, and two compiles at once must both run
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2",
+               ALLOW_MULTIPLE_LIBTPU_LOAD="1")
     cmd = [python, CHILD, os.path.abspath(source), os.path.abspath(out), spec.platform,
            spec.topology] + ([spec.config] if spec.config else [])
     try:

@@ -150,3 +150,53 @@ def test_show_for_a_target_without_the_backends_says_how_to_install(tmp_path, mo
     monkeypatch.setattr(cross_compile, "BACKENDS_VENV", str(tmp_path / "none"))
     with pytest.raises(CompileError, match="make samples-backends"):
         hlolens.show(_lowered(), data=str(tmp_path / "data"), start=False, target="h100")
+
+
+# --- in the app (AppTest): the target picker beside *Compile with XLA:CPU*
+
+def _uploaded_mlir(monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support.apptest import APP
+    monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    src = os.path.join(sample("transformer"), "..", TRANSFORMER_MLIR)
+    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up.set_value([("module.mlir", open(src, "rb").read(), "text/plain")]).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_the_app_compiles_an_uploaded_module_for_a_tpu_against_the_cpu(backends, monkeypatch,
+                                                                        tmp_path):
+    from tests.support.apptest import texts
+    at = _uploaded_mlir(monkeypatch, tmp_path)
+    first = at.query_params["dump"]
+    at.selectbox(key="compile-target").select("v5e:2x2").run()
+    button = next(b for b in at.button if b.key == "compile-mlir")
+    assert button.label == "Compile for v5e:2x2"
+    button.click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    dump, base = at.query_params["dump"], at.query_params["base"]
+    assert first not in (dump, base) and dump != base
+    from compiler_bridge.dumps import Store
+    store = Store(str(tmp_path / "data"))
+    assert dump_target(store.open(dump)).device_kind == "TPU v5 lite"
+    assert dump_target(store.open(base)).kind == "cpu"
+    assert "jit_train_step" in texts(at)
+
+
+def test_the_app_says_how_to_install_the_compilers(monkeypatch, tmp_path):
+    from tests.support.apptest import texts
+    monkeypatch.setattr(cross_compile, "BACKENDS_VENV", str(tmp_path / "none"))
+    at = _uploaded_mlir(monkeypatch, tmp_path)
+    first = at.query_params["dump"]
+    at.selectbox(key="compile-target").select("h100").run()
+    next(b for b in at.button if b.key == "compile-mlir").click().run()
+    assert not at.exception and len(at.error) == 1
+    shown = texts(at)           # as the page reads (markdown's escapes taken out)
+    assert "XLA's GPU and TPU compilers are not installed" in shown
+    assert "make samples-backends" in shown and "requirements-backends.txt" in shown
+    assert at.query_params["dump"] == first
