@@ -26,6 +26,7 @@ run: $(STAMP)
 BACKENDS := .venv-backends/.requirements
 $(BACKENDS): sample_dumps/requirements-backends.txt $(STAMP)
 	$(PY) sample_dumps/make_backend_samples.py --venv
+	touch $@
 
 # lint and types first: they take seconds and name the line
 test: $(STAMP) $(BACKENDS)
