@@ -115,3 +115,17 @@ def test_the_runtimes_tab_sets_xlas_estimate_beside_the_roofline(monkeypatch):
     table = next(d for d in at.dataframe if "xla_estimate_us" in d.value.columns)
     assert "xla_estimate_us" in table.proto.column_order
     assert table.value["xla_estimate_us"].notna().sum() == est.kernels
+
+
+def test_runtimes_text_says_xlas_estimate_is_a_prediction(tmp_path):
+    dump = open_dump(sample("tpu_v6e"))
+    report = runtime_report(dump, ["0055"], auto_model=False)
+    est = report.xla_estimates[0]
+    p = run("runtimes", sample("tpu_v6e"), "--roofline", "--module", "0055",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("XLA's estimate"))
+    assert f"Kendall tau {est.kendall_tau:.2f} over {est.kernels} kernels" in line
+    assert f"ratio {est.ratio:.2f} (roofline / XLA)" in line
+    assert f"ratio {est.optimal_ratio:.2f} (roofline step / XLA)" in line
+    assert line.endswith("(two predictions, not a measurement)")

@@ -139,6 +139,21 @@ def step_line(st, predictor: str) -> str:
     return line
 
 
+def estimate_line(est) -> str:
+    """XLA's own estimate of a module beside the roofline, in words (predictions both)."""
+    parts = []
+    if est.kernels:
+        parts.append(f"Kendall tau {_fmt(est.kendall_tau)} over {est.kernels} kernels "
+                     f"XLA:TPU priced (estimated_cycles at {est.clock_hz / 1e9:.2f} GHz: "
+                     f"{_us(est.xla_us) if est.xla_us is not None else '-'}), ratio "
+                     f"{_fmt(est.ratio)} (roofline / XLA)")
+    if est.optimal_us is not None:
+        parts.append(f"optimal_seconds {_us(est.optimal_us)}, ratio "
+                     f"{_fmt(est.optimal_ratio)} (roofline step / XLA)")
+    return (f"XLA's estimate of module {est.module_id}: " + "; ".join(parts)
+            + " (two predictions, not a measurement)")
+
+
 def _us(us: float) -> str:
     return f"{us / 1e3:.3g} ms" if us >= 1e3 else f"{us:.3g} µs"
 
@@ -164,6 +179,8 @@ def _print_report(report, top: int) -> None:
         st = report.step_time(mid)
         if st is not None:
             print(step_line(st, report.predictor))
+    for est in report.xla_estimates:
+        print(estimate_line(est))
     m = report.metrics_json()
     nf = m.get("noise_floor") or {}
     if report.metrics:
