@@ -200,3 +200,21 @@ def test_the_app_says_how_to_install_the_compilers(monkeypatch, tmp_path):
     assert "XLA's GPU and TPU compilers are not installed" in shown
     assert "make samples-backends" in shown and "requirements-backends.txt" in shown
     assert at.query_params["dump"] == first
+
+
+def test_an_out_of_memory_tpu_compile_keeps_its_dump_and_xlas_words(backends, tmp_path):
+    """The OOM sample's program (its HLO before optimizations) compiled here for its v5e:
+    XLA refuses with the words it used when the sample was made, and what it dumped before
+    stopping (buffer assignment, memory-usage report) is kept."""
+    facts = _facts(sample("tpu_v5e_oom"))
+    entry = facts["modules"][0]
+    src = os.path.join(sample("tpu_v5e_oom"), entry["files"] + ".before_optimizations.txt")
+    with pytest.raises(CompileError) as e:
+        compile_module(src, facts["topology"], str(tmp_path / "oom"))
+    words = entry["error"].splitlines()[0]
+    assert words.startswith("RESOURCE_EXHAUSTED: Ran out of memory on HBM")
+    assert words in str(e.value)
+    assert e.value.out == str(tmp_path / "oom")
+    assert words in _facts(e.value.out)["modules"][0]["error"]
+    dump = open_dump(e.value.out)
+    assert any(f.name.endswith("memory-usage-report.txt") for f in dump.main.files)

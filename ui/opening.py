@@ -453,23 +453,31 @@ def _compile_for_target(nav: Navigator, box, opened: Opened, module: DumpModule,
         src = os.path.join(tmp, "module.mlir")
         with open(src, "wb") as f:
             f.write(opened.dump.read_bytes(path))
+        st.session_state.pop("upload-error", None)
+        refused = ""
         try:
             with st.spinner(f"Compiling for {COMPILE_TARGETS[target]}…"):
-                done = compile_module(src, target, os.path.join(tmp, "target"))
-                cpu = compile_module(src, "cpu", os.path.join(tmp, "cpu")) if loose else None
+                out = compile_module(src, target, os.path.join(tmp, "target")).out
+                cpu = compile_module(src, "cpu", os.path.join(tmp, "cpu")).out if loose else ""
         except (CompileError, ValueError) as e:
-            box.error(f"Could not compile it: {md(str(e))}")
-            return
+            if not isinstance(e, CompileError) or not e.out:
+                box.error(f"Could not compile it: {md(str(e))}")
+                return
+            # XLA refused (out of memory, say) after dumping what it did: that is shown
+            refused, out, cpu = str(e), e.out, ""
         try:
             holds = visitor.mine()
-            base = store().add_path(cpu.out, f"{module.name} (compiled for this machine's CPU)",
+            base = store().add_path(cpu, f"{module.name} (compiled for this machine's CPU)",
                                     uploader=visitor.account(), holds=holds).share_id \
-                if cpu is not None else opened.key
-            stored = store().add_path(done.out, f"{module.name} (compiled for {target})",
+                if cpu else opened.key
+            stored = store().add_path(out, f"{module.name} (compiled for {target})",
                                       uploader=visitor.account(), holds=holds)
         except (DumpError, OSError) as e:
             box.error(f"Could not store it: {code(describe(e))}")
             return
+    if refused:
+        st.session_state["upload-error"] = (f"XLA could not compile it: {md(refused)}. Shown: "
+                                            "what XLA dumped before it stopped.")
     st.session_state["upload-note"] = f"Opened {module.name} compiled for {target}"
     nav.go(N.choose_base(N.choose_dump(nav.state, stored.share_id), base))
     st.rerun()
