@@ -18,6 +18,7 @@ The names most callers need are here too.
 """
 
 from .config import Settings, SettingsError, settings
+from .cross_compile import CompileError, compile_module
 from .compare import CannotCompare, DumpComparison, KernelDelta, PairReport, compare_dumps
 from .dumps import (
     Dump,
@@ -26,6 +27,8 @@ from .dumps import (
     DumpModule,
     Store,
     StoreError,
+    dump_target,
+    module_target,
     open_dump,
     path_key,
 )
@@ -47,11 +50,13 @@ from .passes import diff_modules, pass_timeline, step_diff
 from .perf import TraceError, measure, runtime_report
 
 __all__ = [
-    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key",
+    "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key", "dump_target",
+    "module_target",
     "HloComputation", "HloInstruction", "HloModule", "HloParseError", "Layout", "Metadata",
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",
     "TraceError", "measure", "Store", "StoreError",
     "Settings", "SettingsError", "settings",
+    "CompileError", "compile_module",
     "CannotCompare", "DumpComparison", "KernelDelta", "PairReport", "compare_dumps",
 ]

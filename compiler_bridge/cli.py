@@ -241,6 +241,48 @@ def _print_comparison(cmp) -> None:
               f"B {', '.join(j['unpaired']['b']) or '-'}")
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    """Compile a StableHLO or HLO module for a target into a dump (compiler_bridge/
+    cross_compile.py); with --compare-cpu, also for this machine's CPU, and the two side by
+    side. Exit 1: it could not compile (the reason on stderr), 2: an unknown target."""
+    from .compare import CannotCompare, compare_dumps
+    from .cross_compile import CompileError, compile_module
+    from .dumps import module_target
+
+    try:
+        done = compile_module(args.file, args.target, args.out)
+        cpu = compile_module(args.file, "cpu", args.out.rstrip("/") + "-cpu") \
+            if args.compare_cpu else None
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except CompileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        if e.out:
+            print(f"note: XLA dumped what it did before it stopped: {e.out}", file=sys.stderr)
+        return 1
+    dump = open_dump(done.out)
+    target = module_target(dump) if dump.modules else None
+    cmp = None
+    if cpu is not None:
+        try:
+            cmp = compare_dumps(open_dump(cpu.out), dump, cpu.out, done.out)
+        except (CannotCompare, DumpError) as e:
+            print(f"note: cannot compare with the CPU compile: {e}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"dump": done.out, "target": target.to_json() if target else None,
+                          "modules": [m.label for m in dump.modules],
+                          "cpu_dump": cpu.out if cpu else None,
+                          "comparison": cmp.to_json() if cmp else None}, indent=1))
+        return 0
+    print(f"compiled {args.file} for {target.label if target else done.target.name}: "
+          f"{done.out} ({', '.join(m.label for m in dump.modules)})")
+    if cmp is not None:
+        print(f"against this machine's CPU ({cpu.out if cpu else ''}):")
+        _print_comparison(cmp)
+    return 0
+
+
 def cmd_store(args: argparse.Namespace) -> int:
     """The dump store the app uploads to: add a dump (prints its share id), list, remove."""
     import time
@@ -320,6 +362,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="exit 1 when a paired module's median step time grew by more "
                          "than PCT percent")
     cp.set_defaults(func=cmd_compare)
+    cc = sub.add_parser("compile", help="compile a StableHLO or HLO module for a CPU, GPU or "
+                                        "TPU target into a dump, without the hardware")
+    cc.add_argument("file", help="a StableHLO (.mlir) or HLO text module")
+    cc.add_argument("--target", required=True,
+                    help="cpu, h100, or a TPU topology as jax names it (v5e:2x2, v6e:2x2, "
+                         "v5p:2x2x1); GPU and TPU need .venv-backends (make samples-backends)")
+    cc.add_argument("--out", required=True, help="the dump folder to write (new or empty)")
+    cc.add_argument("--compare-cpu", action="store_true",
+                    help="also compile for this machine's CPU (into OUT-cpu) and compare")
+    cc.add_argument("--json", action="store_true")
+    cc.set_defaults(func=cmd_compile)
     sp = sub.add_parser("store", help="the app's dump store: add, list, remove dumps")
     sp.add_argument("--data", default="",
                     help="the store's folder or fsspec URL (default: $HLOLENS_DATA, "

@@ -24,6 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from compiler_bridge import compile_module
 from compiler_bridge.dumps import Store
 
 __all__ = ["Shown", "app_url", "serve", "show", "write_dump"]
@@ -215,19 +216,41 @@ def _in_notebook() -> bool:
 
 
 def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
-         profile: bool = False, start: bool = True, **kwargs: Any) -> Shown:
+         profile: bool = False, start: bool = True, target: str = "",
+         **kwargs: Any) -> Shown:
     """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
     ``show(f, x, y)``. Returns (and prints) the link; ``start=False`` never starts the
-    app. ``profile``: also a short profiled run (needs the arguments: ``show(f, x)``)."""
+    app. ``profile``: also a short profiled run (needs the arguments: ``show(f, x)``).
+    ``target``: also compile the program for that target ('h100', 'v5e:2x2', ...; see
+    ``python -m compiler_bridge compile``) without the hardware; the link then opens that
+    compile, compared with this machine's (``CompileError`` when it cannot compile, e.g.
+    without ``.venv-backends``)."""
     folder = write_dump(obj, *args, profile=profile, **kwargs)
+    compiled_for = tempfile.mkdtemp(prefix="hlolens-target-") if target else ""
     try:
-        store = Store(data)
         program = next(p for p in sorted(os.listdir(folder)) if p.startswith("module_0000."))
-        stored = store.add_path(folder, name=name or program.split(".")[1])
+        label = name or program.split(".")[1]
+        if target:
+            mlir = os.path.join(folder, "module_0000." + program.split(".")[1],
+                                "module.mlir")
+            if not os.path.exists(mlir):
+                raise TypeError("hlolens.show(..., target=) needs the program before "
+                                "compilation: a Lowered or a function and its arguments")
+            compile_module(mlir, target, os.path.join(compiled_for, "dump"))
+        store = Store(data)
+        stored = store.add_path(folder, name=label)
+        query = f"dump={stored.share_id}"
+        if target:
+            cpu = stored
+            stored = store.add_path(os.path.join(compiled_for, "dump"),
+                                    name=f"{label} ({target})")
+            query = f"dump={stored.share_id}&base={cpu.share_id}"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if compiled_for:
+            shutil.rmtree(compiled_for, ignore_errors=True)
     base = (serve(data) if start else app_url(store)) or "http://localhost:8501/"
-    shown = Shown(f"{base}?dump={stored.share_id}", stored.share_id, store.folder(stored.share_id))
+    shown = Shown(f"{base}?{query}", stored.share_id, store.folder(stored.share_id))
     if _in_notebook():
         from IPython.display import display   # type: ignore[import-not-found]
         display(shown)

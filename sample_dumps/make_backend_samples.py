@@ -12,7 +12,7 @@ wheels. Each target runs this script again in that venv (``--child``), in its ow
 (XLA reads ``XLA_FLAGS`` once per process), with ``JAX_PLATFORMS=cpu`` and
 ``XLA_FLAGS=--xla_dump_to=sample_dumps/<target>``. The child asks JAX for the target's
 topology (``jax.experimental.topologies.get_topology_desc``: a TPU topology by name, or an
-H100 from ``programs/h100_sxm.txtpb``, XLA's published device spec), builds the programs of
+H100 from ``compiler_bridge/targets/specs/h100_sxm.txtpb``, XLA's published device spec), builds the programs of
 ``programs/backend_programs.py`` on its devices and compiles each with
 ``jax.jit(...).lower(<ShapeDtypeStructs with shardings>).compile()``: XLA:GPU or XLA:TPU
 compiles, nothing runs.
@@ -47,7 +47,7 @@ REPO = HERE.parent
 VENV = REPO / ".venv-backends"
 VENV_PYTHON = VENV / "bin" / "python"
 REQUIREMENTS = HERE / "requirements-backends.txt"
-H100_CONFIG = HERE / "programs" / "h100_sxm.txtpb"
+H100_CONFIG = REPO / "compiler_bridge" / "targets" / "specs" / "h100_sxm.txtpb"
 FACTS = "xla_facts.json"
 BUDGET = 3_000_000   # bytes, all backend samples together
 MAX_PTX = 3          # PTX files kept per module (the first kernels, by XLA's numbering)
@@ -169,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", nargs="*", help="target names (default: all)")
+    parser.add_argument("--venv", action="store_true",
+                        help="only create (or update) .venv-backends, compile nothing")
     args = parser.parse_args(argv)
+    if args.venv:
+        ensure_venv()
+        return 0
     by_name = {t.name: t for t in TARGETS}
     unknown = [n for n in args.targets if n not in by_name]
     if unknown:

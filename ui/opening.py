@@ -399,35 +399,100 @@ def _process_paste(nav: Navigator, text: str) -> None:
 
 # --------------------------------------------------------------------------- StableHLO
 
+# what the app compiles for: '' is this machine's CPU (in this process), the others as
+# `python -m compiler_bridge compile --target` names them
+COMPILE_TARGETS = {"": "XLA:CPU", "h100": "XLA:GPU, NVIDIA H100", "v5e:2x2": "XLA:TPU, v5e 2x2",
+                   "v6e:2x2": "XLA:TPU, v6e 2x2", "v5p:2x2x1": "XLA:TPU, v5p 2x2x1"}
+
+
 def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> None:
-    """Sidebar, for a module read from StableHLO alone (an uploaded or pasted .mlir):
-    compile it with XLA:CPU to add the after-optimizations stage (stored as a new dump, so
-    the result has a link). A dump's own ``module.mlir`` needs no button: it is a stage of
-    its module (``STABLEHLO``, first in the stage picker)."""
-    dump = opened.dump
+    """Sidebar: compile the module for a target. A module read from StableHLO alone (an
+    uploaded or pasted .mlir) gets *Compile with XLA:CPU* (adds the after-optimizations
+    stage) and a target picker; a dump's module with its StableHLO (``module.mlir``) gets
+    the picker in an expander. A GPU or TPU compile is stored as a new dump, opened
+    against this machine's CPU compile (the dump itself when it is one) in the comparison."""
     before = module.first(BEFORE)
     from_mlir = before is not None and before.source == MLIR_TEXT
-    if not (from_mlir and module.first(AFTER) is None):
+    loose = from_mlir and module.first(AFTER) is None
+    source = before if loose else module.stablehlo
+    if source is None:
         return
-    box = st.sidebar.container()
-    if from_mlir and before is not None and module.first(AFTER) is None:
-        if st.sidebar.button("Compile with XLA:CPU", key="compile-mlir",
-                             help="Adds the after-optimizations stage, as XLA:CPU on this "
-                                  "machine compiles it (through jax): a GPU or TPU compile "
-                                  "would differ"):
-            data = dump.read_bytes(before.path)
-            with st.spinner("Compiling with XLA:CPU…"):
-                try:
-                    text = compile_for_cpu(data, before.path)
-                except HloParseError as e:
-                    box.error(f"XLA:CPU could not compile it: {code(str(e))}")
-                    return
-            files = [(f.path, dump.read_bytes(f.path)) for f in dump.files]
-            files.append((f"{_safe_name(module.name)}.cpu_after_optimizations.hlo",
-                          text.encode()))
-            _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)", files)
-        st.sidebar.caption("No after-optimizations stage: *Compile with XLA:CPU* compiles "
-                           "it here, for this machine's CPU.")
+    where = st.sidebar.container() if loose else \
+        st.sidebar.expander("Compile for a target…", expanded=False)
+    with where:
+        target = st.selectbox("Target", list(COMPILE_TARGETS) if loose
+                              else list(COMPILE_TARGETS)[1:], key="compile-target",
+                              format_func=lambda k: COMPILE_TARGETS[k],
+                              help="XLA compiles for a GPU or TPU here, without one "
+                                   "(jax's compile-only devices; .venv-backends)")
+        box = st.container()
+        label = "Compile with XLA:CPU" if not target else f"Compile for {target}"
+        if st.button(label, key="compile-mlir",
+                     help="Adds the after-optimizations stage, as XLA:CPU on this machine "
+                          "compiles it (through jax)" if not target else
+                          "A new dump: XLA's compile for this target, compared with the "
+                          "CPU's"):
+            if target:
+                _compile_for_target(nav, box, opened, module, source.path, target, loose)
+            elif before is not None:
+                _compile_here(nav, box, opened, module, before.path)
+        if loose:
+            st.caption("No after-optimizations stage: *Compile* compiles it here, for this "
+                       "machine's CPU or, without the hardware, a GPU or TPU.")
+
+
+def _compile_here(nav: Navigator, box, opened: Opened, module: DumpModule, path: str) -> None:
+    dump = opened.dump
+    with st.spinner("Compiling with XLA:CPU…"):
+        try:
+            text = compile_for_cpu(dump.read_bytes(path), path)
+        except HloParseError as e:
+            box.error(f"XLA:CPU could not compile it: {code(str(e))}")
+            return
+    files = [(f.path, dump.read_bytes(f.path)) for f in dump.files]
+    files.append((f"{_safe_name(module.name)}.cpu_after_optimizations.hlo", text.encode()))
+    _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)", files)
+
+
+def _compile_for_target(nav: Navigator, box, opened: Opened, module: DumpModule, path: str,
+                        target: str, loose: bool) -> None:
+    """Compile in another process into a new dump, store it (and, for a module that was
+    never compiled, this machine's CPU compile as its baseline) and open it compared."""
+    import tempfile
+
+    from compiler_bridge import CompileError, compile_module
+    with tempfile.TemporaryDirectory(prefix="hlolens-compile-") as tmp:
+        src = os.path.join(tmp, "module.mlir")
+        with open(src, "wb") as f:
+            f.write(opened.dump.read_bytes(path))
+        st.session_state.pop("upload-error", None)
+        refused = ""
+        try:
+            with st.spinner(f"Compiling for {COMPILE_TARGETS[target]}…"):
+                out = compile_module(src, target, os.path.join(tmp, "target")).out
+                cpu = compile_module(src, "cpu", os.path.join(tmp, "cpu")).out if loose else ""
+        except (CompileError, ValueError) as e:
+            if not isinstance(e, CompileError) or not e.out:
+                box.error(f"Could not compile it: {md(str(e))}")
+                return
+            # XLA refused (out of memory, say) after dumping what it did: that is shown
+            refused, out, cpu = str(e), e.out, ""
+        try:
+            holds = visitor.mine()
+            base = store().add_path(cpu, f"{module.name} (compiled for this machine's CPU)",
+                                    uploader=visitor.account(), holds=holds).share_id \
+                if cpu else opened.key
+            stored = store().add_path(out, f"{module.name} (compiled for {target})",
+                                      uploader=visitor.account(), holds=holds)
+        except (DumpError, OSError) as e:
+            box.error(f"Could not store it: {code(describe(e))}")
+            return
+    if refused:
+        st.session_state["upload-error"] = (f"XLA could not compile it: {md(refused)}. Shown: "
+                                            "what XLA dumped before it stopped.")
+    st.session_state["upload-note"] = f"Opened {module.name} compiled for {target}"
+    nav.go(N.choose_base(N.choose_dump(nav.state, stored.share_id), base))
+    st.rerun()
 
 
 def _add_derived(nav: Navigator, box, name: str, files: list[tuple[str, bytes]]) -> None:

@@ -199,6 +199,9 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     step = r.step_time(rt.shown.dump_module.id)
     if step is not None:
         st.markdown(step_line(step, r))
+    estimate = RV.xla_estimate_lines(r, rt.shown.dump_module.id)
+    if estimate:
+        st.markdown("  \n".join(estimate))
     if rt.shown.stage != AFTER:
         st.caption(f"These are the kernels of the module after optimizations (what ran); "
                    f"this is {md(_stage_name(rt.shown))}. Picking one shows it there.")
@@ -286,6 +289,8 @@ def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
     elif dev.kind == "cpu":
         text += (" Device profile: generic CPU (`python -m compiler_bridge calibrate` "
                  "measures this machine).")
+    else:
+        text += f" Device profile: {md(dev.source)}."
     return text
 
 
@@ -361,6 +366,10 @@ TABLE_CONFIG = {
              "thread's other ops, while an asynchronous thunk waited) ran too"),
     "measured_us": st.column_config.NumberColumn("measured µs per execution", format="%.2f"),
     "predicted_us": st.column_config.NumberColumn("predicted µs", format="%.2f"),
+    "xla_estimate_us": st.column_config.NumberColumn(
+        "XLA's estimate µs", format="%.2f",
+        help="XLA:TPU's estimated_cycles of the kernel (after_codegen.txt) at the chip's "
+             "clock: XLA's own cost model, a prediction, not a measurement"),
     "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
     "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
     "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
@@ -392,6 +401,8 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     columns = [c for c in RV.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "per_step_us", "overlap", "measured_us", "ratio",
                 "executions_per_run", "p10_us", "p90_us")]
+    if not r.xla_estimates:
+        columns.remove("xla_estimate_us")
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
                  column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460))

@@ -168,8 +168,9 @@ def _clean(x):
 # --------------------------------------------------------------------------- table
 
 TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",
-                 "measured_us", "predicted_us", "ratio", "executions_per_run", "p10_us",
-                 "p90_us", "flops", "bytes", "intensity", "bound", "computation")
+                 "measured_us", "predicted_us", "xla_estimate_us", "ratio",
+                 "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
+                 "bound", "computation")
 # what the kernel table can be sorted by (largest first), and how it says so
 SORTS = {"share": "share of step", "fused_ops": "ops (fused)", "bytes": "bytes",
          "flops": "flops", "measured_us": "measured time", "predicted_us": "predicted time"}
@@ -202,7 +203,7 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None,
             "fused_ops": sizes.get(r.instruction, 1) if sizes else None,
             "share": r.share, "per_step_us": r.per_step_us, "overlap": r.overlap,
             "measured_us": r.measured_us, "predicted_us": r.predicted_us,
-            "ratio": r.ratio, "executions_per_run": r.executions_per_run,
+            "xla_estimate_us": r.xla_estimate_us, "ratio": r.ratio, "executions_per_run": r.executions_per_run,
             "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
@@ -214,6 +215,33 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None,
         return v is None, -float(v or 0.0), -float(x["predicted_us"])
     out.sort(key=order)
     return out[:limit] if limit else out
+
+
+def xla_estimate_lines(report: RuntimeReport, module_id: str) -> list[str]:
+    """The roofline beside XLA's own estimates of the module, in words (markdown; [] when
+    the dump holds none): Kendall's tau and the ratio over the kernels XLA:TPU priced
+    (``estimated_cycles``), the step against ``optimal_seconds``. Predictions both."""
+    est = next((a for a in report.xla_estimates if a.module_id == module_id), None)
+    if est is None:
+        return []
+    out = []
+    if est.kernels:
+        tau = f"Kendall tau **{est.kendall_tau:.2f}**" if est.kendall_tau is not None \
+            else "too few kernels for a Kendall tau"
+        line = (f"**XLA's own estimate** (XLA:TPU's `estimated_cycles` of {est.kernels:,} "
+                f"kernels in after_codegen.txt): {tau} between its order of the kernels and "
+                "the roofline's")
+        if est.xla_us is not None and est.ratio is not None:
+            line += (f"; together {fmt_us(est.xla_us)} at {est.clock_hz / 1e9:.2f} GHz "
+                     f"against the roofline's {fmt_us(est.roofline_us)}: ratio "
+                     f"**{est.ratio:.2f}** (roofline / XLA)")
+        out.append(line + ".")
+    if est.optimal_us is not None and est.optimal_ratio is not None:
+        out.append(f"XLA's `optimal_seconds` (cost_analysis): {fmt_us(est.optimal_us)} for "
+                   f"the module; the roofline's step: {fmt_us(est.step_roofline_us)}, ratio "
+                   f"**{est.optimal_ratio:.2f}**.")
+    out.append("Both are predictions (two cost models of the same chip), not measurements.")
+    return out
 
 
 # --------------------------------------------------------------------------- timeline

@@ -37,6 +37,7 @@ from .notes import Comment, SavedView
 from .content import dump_hash
 from .store import Store, StoredDump
 from .trace_shelf import TraceShelf, is_trace_id, trace_id
+from .target_files import dump_target, gpu_target_config, module_target
 
 __all__ = [
     "AFTER",
@@ -68,7 +69,10 @@ __all__ = [
     "TraceShelf",
     "XPLANE",
     "dump_hash",
+    "dump_target",
+    "gpu_target_config",
     "is_trace_id",
+    "module_target",
     "open_dump",
     "path_key",
     "trace_id",

@@ -29,6 +29,7 @@ from .devices import (
     DeviceProfile,
     device_profile,
     load_profile,
+    profile_for_module,
     profile_for_platform,
 )
 from .model_loader import default_model_path, load_model, shipped_model_path
@@ -63,6 +64,7 @@ __all__ = [
     "measure",
     "module_costs",
     "percentile",
+    "profile_for_module",
     "profile_for_platform",
     "rate_note",
     "read_trace",

@@ -25,7 +25,8 @@ def add_runtime_commands(sub) -> None:
                                    "model shipped for it, else the roofline")
     r.add_argument("--roofline", action="store_true", help="predict with the roofline only")
     r.add_argument("--device", help="device profile: cpu, h100, h200, a100, tpu_v4, tpu_v5e, "
-                                    "local (calibrated) or a profile JSON")
+                                    "tpu_v5p, tpu_v6e, local (calibrated) or a profile JSON "
+                                    "(default: the device the dump was compiled for)")
     r.add_argument("--module", action="append", help="module id or name (repeatable)")
     r.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"),
                    help="statistic of the measured runs (default median)")
@@ -138,6 +139,21 @@ def step_line(st, predictor: str) -> str:
     return line
 
 
+def estimate_line(est) -> str:
+    """XLA's own estimate of a module beside the roofline, in words (predictions both)."""
+    parts = []
+    if est.kernels:
+        parts.append(f"Kendall tau {_fmt(est.kendall_tau)} over {est.kernels} kernels "
+                     f"XLA:TPU priced (estimated_cycles at {est.clock_hz / 1e9:.2f} GHz: "
+                     f"{_us(est.xla_us) if est.xla_us is not None else '-'}), ratio "
+                     f"{_fmt(est.ratio)} (roofline / XLA)")
+    if est.optimal_us is not None:
+        parts.append(f"optimal_seconds {_us(est.optimal_us)}, ratio "
+                     f"{_fmt(est.optimal_ratio)} (roofline step / XLA)")
+    return (f"XLA's estimate of module {est.module_id}: " + "; ".join(parts)
+            + " (two predictions, not a measurement)")
+
+
 def _us(us: float) -> str:
     return f"{us / 1e3:.3g} ms" if us >= 1e3 else f"{us:.3g} µs"
 
@@ -163,6 +179,8 @@ def _print_report(report, top: int) -> None:
         st = report.step_time(mid)
         if st is not None:
             print(step_line(st, report.predictor))
+    for est in report.xla_estimates:
+        print(estimate_line(est))
     m = report.metrics_json()
     nf = m.get("noise_floor") or {}
     if report.metrics:

@@ -13,11 +13,14 @@ import os
 import platform
 
 from ..config import settings
-from ..targets import BUILTIN, CPU, DeviceProfile, target_of_platform
+from ..dumps import Dump, DumpModule, gpu_target_config, module_target
+from ..targets import (BUILTIN, CPU, DEFAULT_CHIP, DeviceProfile, gpu_device_info, gpu_profile,
+                       target_of_platform)
 
 
 def device_profile(name: str) -> DeviceProfile:
-    """A built-in profile by key ('cpu', 'h100', 'h200', 'a100', 'tpu_v4', 'tpu_v5e'),
+    """A built-in profile by key ('cpu', 'h100', 'h200', 'a100', 'tpu_v4', 'tpu_v5e',
+    'tpu_v5p', 'tpu_v6e'),
     'local' (the calibrated profile of this machine), or a path to a profile JSON."""
     key = name.lower().replace("-", "_").replace(" ", "_")
     if key in BUILTIN:
@@ -66,6 +69,25 @@ def profile_for_platform(platform_prefix: str) -> DeviceProfile:
     if target.kind != "cpu" and target.chip:
         return BUILTIN[target.chip]
     return load_calibrated() or CPU
+
+
+def profile_for_module(dump: Dump, module: DumpModule) -> DeviceProfile:
+    """The profile of the device the module was compiled for, from the dump's files: a GPU
+    from its ``gpu_target_config.pbtxt`` (what it lacks from its architecture's
+    datasheet), a TPU from its generation's datasheet (``topology.textproto``), a CPU
+    dump as :func:`profile_for_platform` ``cpu``."""
+    target = module_target(dump, module)
+    if target.kind == "cpu" or not target.kind:
+        return profile_for_platform(target.platform or "cpu")
+    datasheet = BUILTIN[target.chip or DEFAULT_CHIP[target.kind]]
+    if target.kind == "gpu":
+        text = gpu_target_config(dump, module)
+        if text:
+            try:
+                return gpu_profile(gpu_device_info(text), datasheet)
+            except ValueError:
+                pass
+    return datasheet
 
 
 def host_name() -> str:

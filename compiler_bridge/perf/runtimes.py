@@ -19,13 +19,14 @@ from . import metrics as M
 from . import model_loader
 from .costs import KernelCost, costs_of, kernel_cost
 from .dataset import module_with_pages
-from .devices import DeviceProfile, device_profile, profile_for_platform
+from .devices import DeviceProfile, device_profile, profile_for_module, profile_for_platform
 from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
 from .trace_events import TraceError
 from .trace_files import TraceSource
 from .traces import KernelTiming, Measured, measure
-from ..dumps import Dump, DumpModule
+from .xla_estimates import Agreement, agreement, module_cycles, optimal_seconds
+from ..dumps import Dump, DumpModule, module_target
 from ..hlo import HloModule
 
 STATS = ("median", "p10", "min", "mean")
@@ -53,6 +54,7 @@ class KernelRow:
     overlap: float | None = None            # share of its own time other kernels ran too
     runs_per_step: float = 1.0              # from the HLO: its loops' trip counts
     runs_known: bool = True                 # no loop of unknown trip count or branch around it
+    xla_estimate_us: float | None = None    # XLA's own estimate (TPU estimated_cycles), not measured
 
     @property
     def runs(self) -> float:
@@ -92,6 +94,7 @@ class KernelRow:
             "runs_per_step": self.runs_per_step, "runs_known": self.runs_known,
             "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
             "p90_us": t.p90_us if t else None, "min_us": t.min_us if t else None,
+            "xla_estimate_us": self.xla_estimate_us,
         }
 
 
@@ -139,6 +142,9 @@ class RuntimeReport:
     notes: list[str] = field(default_factory=list)
     trace_error: str | None = None          # why nothing was measured, if so
     key: str = ""                           # content identity of the inputs (see runtime_report)
+    # per module, the roofline against XLA's own estimates (predictions both)
+    xla_estimates: list[Agreement] = field(default_factory=list)
+    target: dict = field(default_factory=dict)   # Target.to_json() of the first module
 
     @property
     def measured_rows(self) -> list[KernelRow]:
@@ -187,6 +193,8 @@ class RuntimeReport:
             "trace": self.measured.summary() if self.measured else None,
             "trace_error": self.trace_error,
             "notes": self.notes,
+            "target": self.target or None,
+            "xla_estimates": [a.to_json() for a in self.xla_estimates],
         }
 
 
@@ -222,11 +230,6 @@ def rate_note(cost: KernelCost, device: DeviceProfile) -> str:
         return (f"{cost.trig:,.0f} sines/cosines at {device.trig_flops:.0f} flops each "
                 f"(a tanh: {device.transcendental_flops:.0f})")
     return ""
-
-
-def _platform(module: DumpModule) -> str:
-    f = module.after_optimizations
-    return f.platform if f is not None else ""
 
 
 def _measured_value(t: KernelTiming, stat: str) -> float:
@@ -289,7 +292,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         device = device_profile(device)
     chosen_device = device is not None
     if device is None:
-        device = profile_for_platform(_platform(chosen[0]) if chosen else "cpu")
+        device = profile_for_module(dump, chosen[0]) if chosen else profile_for_platform("cpu")
     learned = _resolve_model(model, device, auto_model, notes)
     from .calibrate import outdated
     if learned is not None and not chosen_device and device.kind == "cpu" \
@@ -302,6 +305,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     rows: list[KernelRow] = []
     reported = []
     module_keys = []
+    estimates: list[Agreement] = []
     for mod in chosen:
         try:
             hlo = module_with_pages(dump, mod)
@@ -310,7 +314,11 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
             continue
         reported.append((mod.id, mod.name))
         module_keys.append((mod.id, hlo.key))
-        rows += _module_rows(mod, hlo, measured, device, learned, stat)
+        mod_rows = _module_rows(mod, hlo, measured, device, learned, stat)
+        found = _xla_estimates(dump, mod, mod_rows, device)
+        if found is not None:
+            estimates.append(found)
+        rows += mod_rows
     if measured is not None:
         notes += measured.notes
         for mid, _name in reported:
@@ -322,7 +330,9 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         dump.name, reported, device, "learned" if learned is not None else "roofline",
         learned.describe() if learned is not None else f"roofline on {device.name}",
         stat, rows, measured, notes=notes, trace_error=trace_error,
-        key=_report_key(dump, module_keys, traces, learned, device, stat))
+        key=_report_key(dump, module_keys, traces, learned, device, stat),
+        xla_estimates=estimates,
+        target=module_target(dump, chosen[0]).to_json() if chosen else {})
     if len(mrows) >= 2:
         # (a row is measured when it has a timing: both filters keep every row of mrows)
         meas = [r.measured_us for r in mrows if r.measured_us is not None]
@@ -333,6 +343,18 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         report.noise_floor = noise_floor_of([r.timing for r in mrows if r.timing is not None],
                                             stat)
     return report
+
+
+def _xla_estimates(dump: Dump, mod: DumpModule, rows: list[KernelRow],
+                   device: DeviceProfile) -> Agreement | None:
+    """XLA's own estimates of the module beside its rows' rooflines (each row gets its
+    kernel's estimate in µs at the profile's clock); None when the dump holds none."""
+    cycles = module_cycles(dump, mod)
+    if device.clock_hz > 0:
+        for r in rows:
+            if r.instruction in cycles:
+                r.xla_estimate_us = cycles[r.instruction] / device.clock_hz * 1e6
+    return agreement(mod.id, rows, cycles, device.clock_hz, optimal_seconds(dump, mod))
 
 
 def _report_key(dump: Dump, module_keys: list[tuple[str, str]],

@@ -4,7 +4,10 @@
   names say it was compiled for);
 - ``device``: :class:`DeviceProfile`, what the roofline needs to know about a device;
 - ``cpu``, ``gpu``, ``tpu``: each target's knowledge: its file naming (``gpu``: the
-  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its datasheets (built-in profiles);
+  ``sm_9.0a_gpu_`` prefix), its backend_config readers, its device facts (``gpu``: the
+  dump's ``gpu_target_config.pbtxt``; ``tpu``: the chip and slice of ``topology.textproto``)
+  and its datasheets (built-in profiles);
+- ``textproto``: the protobuf text (and wire) format those facts are written in.
 - ``gpu_kernels``, ``tpu_kernels``: what each backend decided per kernel, read from text
   (emitters, Triton tiles, thunk sequence, PTX; tiled layouts, memory spaces, window configs,
   estimated cycles and the TPU clocks); ``compiler_bridge.kernels`` brings them the files.
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 from .cpu import CPU, CPU_MATMUL_CALLS, is_single_kernel_call, is_ynnpack_fusion, outer_partitions
 from .device import DeviceProfile
-from .gpu import A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, gemm_lhs_contracting, gpu_arch
+from .gpu import (A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, GpuDeviceInfo,
+                  gemm_lhs_contracting, gpu_arch, gpu_device_info, gpu_profile)
+from .target import CompileTarget, Target, compile_target, target_of_files, target_of_platform
+from .tpu import TPU_V4, TPU_V5E, TPU_V5P, TPU_V6E, TpuTopology, tpu_topology
 from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, chip_hbm_bytes,
                             space_name)
-from .target import Target, target_of_platform
 from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
                           collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
                           kernel_name, match_collectives, match_thunks,
@@ -28,7 +33,6 @@ from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thu
 from .tpu_kernels import (CLOCK_SOURCE, TPU_CLOCK_HZ, Tiling, WindowConfig, cycles_to_us,
                           memory_space, memory_space_name, tiling, tpu_generation,
                           window_config)
-from .tpu import TPU_V4, TPU_V5E
 
 # every library matmul a backend calls as a custom call
 MATMUL_CUSTOM_CALLS = GPU_MATMUL_CALLS + CPU_MATMUL_CALLS
@@ -36,16 +40,21 @@ MATMUL_CUSTOM_CALLS = GPU_MATMUL_CALLS + CPU_MATMUL_CALLS
 # the built-in device profiles by key (``python -m compiler_bridge runtimes --device KEY``)
 BUILTIN: dict[str, DeviceProfile] = {
     "cpu": CPU, "h100": H100, "h200": H200, "a100": A100, "tpu_v4": TPU_V4,
-    "tpu_v5e": TPU_V5E,
+    "tpu_v5e": TPU_V5E, "tpu_v5p": TPU_V5P, "tpu_v6e": TPU_V6E,
 }
+# the profile of a target whose device no file names (a TPU dump without its topology)
+DEFAULT_CHIP = {"gpu": "h100", "tpu": "tpu_v5e"}
 
 __all__ = [
-    "A100", "BUILTIN", "CPU", "DeviceProfile", "GpuArch", "H100", "H200", "MATMUL_CUSTOM_CALLS",
-    "TPU_V4", "TPU_V5E", "Target", "gemm_lhs_contracting", "gpu_arch", "is_single_kernel_call",
-    "is_ynnpack_fusion", "outer_partitions", "target_of_platform",
+    "A100", "BUILTIN", "CPU", "CompileTarget", "compile_target", "DEFAULT_CHIP", "DeviceProfile", "GpuArch", "GpuDeviceInfo", "H100",
+    "H200", "MATMUL_CUSTOM_CALLS", "TPU_V4", "TPU_V5E", "TPU_V5P", "TPU_V6E", "Target",
+    "TpuTopology", "gemm_lhs_contracting", "gpu_arch", "gpu_device_info", "gpu_profile",
+    "is_single_kernel_call", "is_ynnpack_fusion", "outer_partitions", "target_of_files",
+    "target_of_platform", "tpu_topology",
     # what each backend decided per kernel (gpu_kernels, tpu_kernels)
     "AutotuneResult", "CLOCK_SOURCE", "COLLECTIVE_THUNKS", "COMPUTE_STREAM", "collective_op",
-    "collective_strategy", "instruction_kernel", "is_sync", "match_collectives", "TPU_CLOCK_HZ", "Thunk", "TileConfig",
+    "collective_strategy", "instruction_kernel", "is_sync", "match_collectives", "TPU_CLOCK_HZ",
+    "Thunk", "TileConfig",
     "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
     "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
     "ptx_kernels", "tile_config", "tiling", "tpu_generation", "window_config",

@@ -53,6 +53,9 @@ class DeviceProfile:
     # bytes/s of writing pages malloc mapped fresh this run (a block over glibc's 32 MiB
     # mmap threshold: page faults); 0: output_bandwidth
     fresh_bandwidth: float = 0.0
+    # Hz of the clock XLA's own cost model counts a kernel's cycles in (TPU
+    # ``estimated_cycles``); 0: not known
+    clock_hz: float = 0.0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

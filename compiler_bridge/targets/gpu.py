@@ -7,11 +7,18 @@ Hopper), ``sm_8.0_gpu_...`` (Ampere A100), ``gfx942_gpu_...`` (AMD ROCm, MI300).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from ..hlo import HloInstruction
-from .device import DeviceProfile, T
+from .device import DeviceProfile, G, T
+from .textproto import first, parse_text
+
+# XLA's published H100 SXM spec (openxla/xla xla/backends/gpu/target_config/specs/
+# h100_sxm.txtpb, Apache-2.0, without the fields newer than jaxlib 0.10.2's proto): the
+# device `python -m compiler_bridge compile --target h100` compiles for
+H100_SPEC = os.path.join(os.path.dirname(__file__), "specs", "h100_sxm.txtpb")
 
 _SM = re.compile(r"sm_(\d+?)\.?(\d+)([a-z]?)_gpu")   # sm_9.0a; the dot optional
 _GFX = re.compile(r"(gfx[0-9a-f]+)_gpu")
@@ -65,12 +72,103 @@ def gemm_lhs_contracting(inst: HloInstruction) -> tuple[int, ...]:
     return ()
 
 
-def gpu_chip(arch: GpuArch | None) -> str:
-    """The built-in profile for an architecture: compute capability 9.x -> ``h100`` (H200
-    shares sm_90: pick it by name), every other GPU -> ``a100`` (the datasheets we have)."""
+def gpu_chip(arch: GpuArch | None, name: str = "") -> str:
+    """The built-in profile for an architecture: compute capability 9.x -> ``h100``, or
+    ``h200`` when the device's name says H200 (both are sm_90), every other GPU -> ``a100``
+    (the datasheets we have)."""
     if arch is not None and arch.vendor == "nvidia" and arch.major == 9:
-        return "h100"
+        return "h200" if "h200" in name.lower() else "h100"
     return "a100"
+
+
+# XLA's PrimitiveType numbers (xla/xla_data.proto), the keys of a target config's
+# rate_infos maps, for the element types a roofline prices
+PRIMITIVE_TYPES = {2: "s8", 6: "u8", 10: "f16", 11: "f32", 12: "f64", 16: "bf16",
+                   19: "f8e5m2", 20: "f8e4m3fn", 28: "f8e4m3"}
+
+
+@dataclass(frozen=True)
+class GpuDeviceInfo:
+    """What a ``gpu_target_config.pbtxt`` (XLA's ``stream_executor.GpuTargetConfigProto``,
+    the device XLA:GPU compiled for) says the roofline needs: ``name`` (XLA's and jax's
+    device kind, e.g. 'NVIDIA H100 80GB HBM3'), SMs (``core_count``), FP32 lanes per SM
+    (``fpus_per_core``), clock, bandwidth, memory, and per element type the matrix units'
+    (tensor cores') and scalar units' flop rates."""
+
+    name: str
+    core_count: int
+    fpus_per_core: int
+    clock_ghz: float
+    memory_bandwidth: float           # bytes/s
+    memory_bytes: int
+    l2_cache_bytes: int
+    matrix_flops: dict[str, float]    # element type -> flop/s
+    scalar_flops: dict[str, float]
+
+    @property
+    def vector_flops(self) -> float:
+        """XLA's ``CalculateEffectiveFlopsPerNs`` with every SM and lane busy: one FMA (2
+        flops) per FP32 lane per cycle."""
+        return self.core_count * self.fpus_per_core * self.clock_ghz * G * 2
+
+
+def _rates(unit: dict | None, cores: int) -> dict[str, float]:
+    """Flop/s per element type of an ``ExecutionUnitDescriptionProto``, as XLA's
+    ``GpuPerformanceModelBase::CalculatePeakMatrixOpsPerNs`` computes them
+    (xla/service/gpu/model/gpu_performance_model_base.cc): clock x ops per clock x 2 (an
+    FMA is two flops) x units per core x cores."""
+    out: dict[str, float] = {}
+    for entry in (unit or {}).get("rate_infos", []):
+        dtype = PRIMITIVE_TYPES.get(int(first(entry, "key", default=0)))
+        rate = first(entry, "value", default={})
+        if dtype is None or not isinstance(rate, dict):
+            continue
+        out[dtype] = (float(first(rate, "clock_rate_ghz", default=0)) * G
+                      * int(first(rate, "ops_per_clock", default=0)) * 2
+                      * int(first(rate, "units_per_core", default=0)) * cores)
+    return out
+
+
+def gpu_device_info(text: str) -> GpuDeviceInfo:
+    """The device of a ``gpu_target_config.pbtxt``; ``ValueError`` when the text is no
+    target config (no ``gpu_device_info`` with SMs and a clock)."""
+    info = first(parse_text(text), "gpu_device_info")
+    if not isinstance(info, dict) or not first(info, "core_count") \
+            or not first(info, "clock_rate_ghz"):
+        raise ValueError("expected a GpuTargetConfigProto with gpu_device_info (core_count, "
+                         "clock_rate_ghz)")
+    cores = int(first(info, "core_count"))
+    return GpuDeviceInfo(
+        name=str(first(info, "name", default="") or first(info, "device_description_str",
+                                                          default="")),
+        core_count=cores, fpus_per_core=int(first(info, "fpus_per_core", default=0)),
+        clock_ghz=float(first(info, "clock_rate_ghz")),
+        memory_bandwidth=float(first(info, "memory_bandwidth", default=0)),
+        memory_bytes=int(first(info, "device_memory_size", default=0)),
+        l2_cache_bytes=int(first(info, "l2_cache_size", default=0)),
+        matrix_flops=_rates(first(info, "matrix_unit_description"), cores),
+        scalar_flops=_rates(first(info, "scalar_unit_description"), cores))
+
+
+def gpu_profile(info: GpuDeviceInfo, fallback: DeviceProfile) -> DeviceProfile:
+    """The roofline's profile of the device a dump was compiled for, from its target
+    config: matmul rates from the matrix units (f32 dots on TF32 tensor cores: XLA:GPU's
+    default precision), the vector rate from the FP32 lanes, the bandwidth as XLA's cost
+    model takes it. A figure the config lacks (an older XLA writes no unit descriptions)
+    comes from ``fallback``, the datasheet of its architecture."""
+    matmul = {**fallback.matmul_flops, **info.matrix_flops}
+    if "f8e4m3fn" in info.matrix_flops:
+        matmul["f8"] = info.matrix_flops["f8e4m3fn"]
+    return DeviceProfile(
+        info.name or fallback.name, "gpu", matmul,
+        vector_flops=info.vector_flops or fallback.vector_flops,
+        bandwidth=info.memory_bandwidth or fallback.bandwidth,
+        launch_overhead_us=fallback.launch_overhead_us,
+        transcendental_flops=fallback.transcendental_flops,
+        source=f"the dump's gpu_target_config.pbtxt ({info.core_count} SMs at "
+               f"{info.clock_ghz:g} GHz, {info.memory_bandwidth / 1e12:.3g} TB/s; rates as "
+               "XLA's GPU performance model computes them); launch overhead and what the "
+               f"config lacks from {fallback.source}")
 
 
 # NVIDIA H100 SXM5: "NVIDIA H100 Tensor Core GPU" datasheet (nvidia.com/en-us/data-center/h100):
