@@ -68,6 +68,7 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
     picker.click()
     page.get_by_role("option").filter(has_text="jit_train_step").first.click()
     wait_idle(page)
+    assert "jit_train_step" in select_value(page, "pick-module")
     shot(page, artifacts_dir, "browser-02-uploaded.png")
 
     # expand a fusion in place with a double-click
@@ -86,6 +87,7 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
     deadline = time.time() + 10       # the view centres on the opened fusion
     while f"node:{inner}" not in visible_nodes(page) and time.time() < deadline:
         time.sleep(0.1)
+    assert f"node:{inner}" in visible_nodes(page)
     shot(page, artifacts_dir, "browser-03-fusion-open.png")
 
     # click an instruction inside it: the inspector shows its HLO line and source
@@ -114,25 +116,6 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
     assert page.ws_bytes[0] - before_bytes < svg_bytes / 2
     shot(page, artifacts_dir, "browser-04-inspector.png")
 
-    # a new browser context opening the link shows the same view
-    link = href(page)
-    other = new_page()
-    t0 = time.time()
-    other.goto(link)
-    other.wait_for_function(GRAPH_DRAWN, timeout=60_000)
-    TIMINGS["link_load_to_graph_s"] = round(time.time() - t0, 2)
-    TIMINGS["link_navigation_to_graph_ms"] = round(other.evaluate("performance.now()"))
-    visible_text(other, line_start).wait_for()
-    selected = other.locator(".hl-selected")
-    selected.wait_for()
-    assert selected.get_attribute("id") == f"node:{inner}"
-    assert params(other)["selected"] == inner
-    if "viewport" in params(other):   # the same window size shows the same part of the graph
-        restored = other.locator(".hl-root").get_attribute("data-viewport")
-        assert restored == params(other)["viewport"]
-    wait_idle(other)
-    shot(other, artifacts_dir, "browser-05-shared-link.png")
-
     # pan and zoom settle into the URL's viewport
     stage = page.locator(".hl-stage")
     box = stage.bounding_box()
@@ -147,6 +130,24 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
         time.sleep(0.05)
     assert params(page).get("viewport") not in (None, before)
     wait_idle(page)
+
+    # a new browser context opening the link shows the same view
+    link = href(page)
+    other = new_page()
+    t0 = time.time()
+    other.goto(link)
+    other.wait_for_function(GRAPH_DRAWN, timeout=60_000)
+    TIMINGS["link_load_to_graph_s"] = round(time.time() - t0, 2)
+    TIMINGS["link_navigation_to_graph_ms"] = round(other.evaluate("performance.now()"))
+    visible_text(other, line_start).wait_for()
+    selected = other.locator(".hl-selected")
+    selected.wait_for()
+    assert selected.get_attribute("id") == f"node:{inner}"
+    assert params(other)["selected"] == inner
+    # the same window size shows the same part of the graph
+    assert other.locator(".hl-root").get_attribute("data-viewport") == params(page)["viewport"]
+    wait_idle(other)
+    shot(other, artifacts_dir, "browser-05-shared-link.png")
 
     # search finds dot ops; picking one selects and focuses it
     box = page.get_by_placeholder("name, opcode, op_name, shape or source")
