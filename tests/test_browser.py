@@ -149,22 +149,25 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
     wait_idle(other)
     shot(other, artifacts_dir, "browser-05-shared-link.png")
 
-    # search finds dot ops; picking one selects and focuses it
+    # search: Enter goes to the first dot (the module's first in its order), picking
+    # another goes there; focus mode stays off as the user left it
+    dots = [i.name for i in module.instructions() if i.opcode == "dot"]
     box = page.get_by_placeholder("name, opcode, op_name, shape or source")
     box.fill("dot")
     box.press("Enter")
+    got = wait_param(page, "selected", dots[0])
+    assert "focus" not in got
+    visible_text(page, f"%{dots[0]} = ").wait_for()
     hits = page.locator('[data-testid="stSelectbox"]').filter(has_text="hits")
     hits.wait_for()
     wait_idle(page)
     hits.click()
-    option = page.get_by_role("option").filter(has_text=" · dot · ").first
-    name = option.inner_text().split(" · ")[0].strip()
-    assert module.find(name).opcode == "dot"
+    option = page.get_by_role("option").filter(has_text=f"{dots[1]} · dot · ").first
     option.click()
-    got = wait_param(page, "selected", name)
-    assert got.get("focus")
-    visible_text(page, f"%{name} = ").wait_for()
-    svg_node(page, f"node:{name}").wait_for()
+    got = wait_param(page, "selected", dots[1])
+    assert "focus" not in got
+    visible_text(page, f"%{dots[1]} = ").wait_for()
+    svg_node(page, f"node:{dots[1]}").wait_for()
     wait_idle(page)
     shot(page, artifacts_dir, "browser-06-search.png")
 

@@ -206,7 +206,8 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     query = cols[0].text_input(
         "Search", key="search-q", label_visibility="collapsed", icon=":material/search:",
         placeholder="Search: name, opcode, op_name, shape or source (e.g. dot, f32[64,64], "
-                    "attention)")
+                    "attention) — Enter goes to the first hit",
+        on_change=_go_to_first_hit, args=(shown.module,))
     regex = cols[1].toggle("regex", key="search-re")
     if not query.strip():
         return
@@ -224,12 +225,18 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     more = f" (showing the first {len(result.hits)})" if result.total > len(result.hits) else ""
     pick_key = f"search-pick:{regex}:{query}"
     cols = st.columns([5, 1], vertical_alignment="bottom")
-    cols[0].selectbox(
-        f"{result.total:,} hit{'s' if result.total != 1 else ''}{more} — pick one to select "
-        "and focus it", list(hits), index=None, key=pick_key,
-        placeholder="Go to a hit…",
-        format_func=lambda n: f"{n} · {hits[n].opcode} · {hits[n].shape} · {hits[n].computation}",
-        on_change=go_pick, args=(_go_to_hit, pick_key, shown.module))
+    if len(hits) == 1:              # nothing to pick: one click (or Enter) goes there
+        (h,) = result.hits
+        cols[0].button(f"1 hit: {code(h.name)} · {md(h.opcode)} · {md(h.shape)} · "
+                       f"{md(h.computation)} — go to it", key=pick_key, type="tertiary",
+                       on_click=go, args=(_go_to_hit, h.name, shown.module))
+    else:
+        cols[0].selectbox(
+            f"{result.total:,} hits{more} — Enter went to the first; pick one to go to it",
+            list(hits), index=None, key=pick_key, placeholder="Go to a hit…",
+            format_func=lambda n: (f"{n} · {hits[n].opcode} · {hits[n].shape} · "
+                                   f"{hits[n].computation}"),
+            on_change=go_pick, args=(_go_to_hit, pick_key, shown.module))
     table = cols[1].popover("Table", width="stretch", key=f"search-table:{pick_key}",
                             on_change="rerun")
     if table.open:
@@ -240,7 +247,19 @@ def search_box(nav: Navigator, shown: Shown) -> None:
 
 
 def _go_to_hit(state: ViewState, name: str, module: HloModule):
-    return N.go_to(state, module, name, focus=True)
+    """A hit is shown and selected; focus mode stays as the user set it (on, it follows
+    the hit)."""
+    return N.go_to(state, module, name, focus=bool(state.focus))
+
+
+def _go_to_first_hit(module: HloModule) -> None:
+    """Enter in the search box: to the first (best ranked) hit, as a pick of it would."""
+    query = st.session_state.get("search-q") or ""
+    if not query.strip():
+        return
+    result = search(module, query, bool(st.session_state.get("search-re")))
+    if result.hits and not result.error:
+        go(_go_to_hit, result.hits[0].name, module)
 
 
 # --------------------------------------------------------------------------- breadcrumb
