@@ -115,7 +115,8 @@ def test_drop_a_mlir_file_and_compile_it_for_cpu(served, new_page, artifacts_dir
     drop(page, "module.mlir", open(path, encoding="utf-8").read())
     page.wait_for_function(GRAPH_DRAWN, timeout=90_000)
     wait_idle(page)
-    assert "jit_step" in header(page) and "StableHLO (as HLO)" in header(page)
+    assert "jit_step" in header(page) and "before optimizations (StableHLO converted by jaxlib)" \
+        in header(page)
     shot(page, artifacts_dir, "browser-open-2-dropped-mlir.png")
     first = params(page)["dump"]
     page.get_by_role("button", name="Compile with XLA:CPU").click()

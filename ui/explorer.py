@@ -11,7 +11,7 @@ import streamlit as st
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.hlo import MLIR_TEXT
-from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
+from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG
 
 from viz import GROUPINGS, ViewState
@@ -38,6 +38,10 @@ from .kit import (
     stage_label,
 )
 from .model import Opened, Picked, Shown
+
+# a loose .mlir's module: the HLO jaxlib converts it to, the stage the URL names (a dump's
+# own module.mlir is the stage STABLEHLO, "StableHLO (as HLO)")
+FROM_MLIR = f"{STAGES[BEFORE]} (StableHLO converted by jaxlib)"
 
 
 # --------------------------------------------------------------------------- module
@@ -81,7 +85,8 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     if current is None:
         st.error(f"{md(opened.name)} holds no HLO modules.")
         return None
-    controlled("pick-module", current.id)
+    # with the labels: after a compile the same module id counts other instructions
+    controlled("pick-module", current.id, [c.label for c in choices])
     st.sidebar.selectbox("Module", [c.id for c in choices], key="pick-module",
                          format_func=lambda i: by_id[i].label,
                          on_change=go_option,
@@ -104,7 +109,8 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     if stage != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
         nav.go(state.with_(stage=stage))
     labels = {s.stage: stage_label(s) for s in listed}
-    labels.update({s.stage: STAGES[STABLEHLO] for s in tl.steps if from_mlir(dump, s.file)})
+    labels.update({s.stage: FROM_MLIR for s in tl.steps
+                   if s.kind == BEFORE and from_mlir(dump, s.file)})
     controlled("pick-stage", stage)
     mlir = " or its StableHLO (module.mlir, converted by jaxlib)" \
         if tl.stablehlo is not None else ""
@@ -140,8 +146,8 @@ def header(opened: Opened, picked: Picked):
     m = picked.dump_module
     step = picked.step
     where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
-    if from_mlir(opened.dump, step.file):
-        where = STAGES[STABLEHLO]
+    if step.kind == BEFORE and from_mlir(opened.dump, step.file):
+        where = FROM_MLIR
     left, right = st.columns([3, 2], vertical_alignment="center")
     # md: backslash escapes keep both markdown and HTML of a name text in this HTML line
     left.markdown(f"### {md(m.name)} <span style='color:#868e96;font-weight:400;"

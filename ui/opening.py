@@ -15,14 +15,14 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from compiler_bridge import DumpError, path_key, settings
+from compiler_bridge import Dump, DumpError, path_key, settings
 from compiler_bridge.dumps import AFTER, BEFORE, DumpModule, StoreError, StoredDump
 from compiler_bridge.hlo import (
     EXPECTED,
     HLO_TEXT,
     MLIR_TEXT,
     HloParseError,
-    compile_for_cpu,
+    compile_dump_for_cpu,
     module_name,
     sniff,
 )
@@ -406,16 +406,32 @@ def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> Non
             data = dump.read_bytes(before.path)
             with st.spinner("Compiling with XLA:CPU…"):
                 try:
-                    text = compile_for_cpu(data, before.path)
+                    made = compile_dump_for_cpu(data, before.path,
+                                                every_pass=len(data) <= EVERY_PASS_UP_TO)
                 except HloParseError as e:
                     box.error(f"XLA:CPU could not compile it: {code(str(e))}")
                     return
-            files = [(f.path, dump.read_bytes(f.path)) for f in dump.files]
-            files.append((f"{_safe_name(module.name)}.cpu_after_optimizations.hlo",
-                          text.encode()))
-            _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)", files)
+            _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)",
+                         compiled_dump(dump, before.path, made))
         st.sidebar.caption("No after-optimizations stage: *Compile with XLA:CPU* compiles "
                            "it here, for this machine's CPU.")
+
+
+# StableHLO up to this size is compiled with a snapshot after every pass (the transformer's
+# 55 KB of StableHLO made 4 MB of snapshots); a bigger one gets before and after only
+EVERY_PASS_UP_TO = 256 << 10
+
+
+def compiled_dump(dump: Dump, mlir: str, made: dict[str, bytes]) -> list[tuple[str, bytes]]:
+    """The files of a dump as JAX writes one: XLA's dump of the compile (``made``, its
+    module folder holds the StableHLO it compiled as ``module.mlir``) and the dump's other
+    files; the loose ``mlir`` goes in that folder where XLA did not write it."""
+    prefix = next((p[:-len(".before_optimizations.txt")] for p in sorted(made)
+                   if p.endswith(".before_optimizations.txt") and "/" not in p), "")
+    files = [(f.path, dump.read_bytes(f.path)) for f in dump.files if f.path != mlir]
+    if prefix and f"{prefix}/module.mlir" not in made:
+        files.append((f"{prefix}/module.mlir", dump.read_bytes(mlir)))
+    return files + sorted(made.items())
 
 
 def _add_derived(nav: Navigator, box, name: str, files: list[tuple[str, bytes]]) -> None:
