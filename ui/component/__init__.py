@@ -119,12 +119,14 @@ def _noop() -> None:
 
 
 def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
-               height: int = DEFAULT_HEIGHT, cards: str = "") -> str:
+               height: int = DEFAULT_HEIGHT, cards: str = "", home: str = "") -> str:
     """Mount the graph view; returns the SVG's id (what the page reports as drawn).
 
     ``selected`` is an instruction name or a group id to highlight, ``viewport`` an
     'x,y,w,h' viewBox to restore (from the URL) when the SVG is first drawn; ``cards``
-    the JSON text of the drawn nodes' inspector headers (name -> card), for ``node_card``.
+    the JSON text of the drawn nodes' inspector headers (name -> card), for ``node_card``;
+    ``home`` the SVG id of the node to open on, readable, when the graph is too big to read
+    whole and nothing else places it (``viz.home``).
     """
     if "__" in key:
         raise ValueError("a component key must not contain '__'")
@@ -134,7 +136,7 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
         # the command first, so the graph finds it when its SVG arrives
         _light(key=f"{key}-cmd", height="content",
                    data={"mode": "command", "channel": key, "svg_id": sid,
-                         "selected": selected, "viewport": viewport,
+                         "selected": selected, "viewport": viewport, "home": home,
                          "center": center.get("target", ""), "nonce": center.get("nonce", 0)})
         _component(key=key, height=height,
                    data={"svg": svg, "svg_id": sid, "channel": key, "height": height,
