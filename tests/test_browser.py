@@ -144,8 +144,11 @@ def test_upload_explore_and_share_a_view(server, new_page, transformer_zip, arti
     selected.wait_for()
     assert selected.get_attribute("id") == f"node:{inner}"
     assert params(other)["selected"] == inner
-    # the same window size shows the same part of the graph
-    assert other.locator(".hl-root").get_attribute("data-viewport") == params(page)["viewport"]
+    # the same window size shows the same part of the graph (to the 0.1 unit the box is
+    # written with: its height is made again from the width and the frame's aspect)
+    restored = other.locator(".hl-root").get_attribute("data-viewport").split(",")
+    assert all(abs(float(a) - float(b)) <= 0.15
+               for a, b in zip(restored, params(page)["viewport"].split(","), strict=True))
     wait_idle(other)
     shot(other, artifacts_dir, "browser-05-shared-link.png")
 

@@ -40,10 +40,13 @@ VISIBLE_NODES = """() => {
     .find(h => h.shadowRoot && h.shadowRoot.querySelector('.hl-stage svg'));
   if (!host) return [];
   const stage = host.shadowRoot.querySelector('.hl-stage').getBoundingClientRect();
+  const mini = host.shadowRoot.querySelector('.hl-mini:not([hidden])');
+  const m = mini ? mini.getBoundingClientRect() : null;      // the minimap covers its corner
   return [...host.shadowRoot.querySelectorAll('g.node')].filter(g => {
     const r = g.getBoundingClientRect();
     return r.left >= stage.left && r.right <= stage.right && r.top >= stage.top
-      && r.bottom <= stage.bottom && r.width > 8;
+      && r.bottom <= stage.bottom && r.width > 8 && !(m && r.right > m.left
+      && r.left < m.right && r.bottom > m.top && r.top < m.bottom);
   }).map(g => g.id);
 }"""
 
