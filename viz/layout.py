@@ -115,7 +115,8 @@ class _WasmWorker:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "viz._layout_worker"], stdin=subprocess.PIPE,
+                [sys.executable, "-m", "viz._layout_worker", settings().cache_dir],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         return self._proc
