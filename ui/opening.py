@@ -30,6 +30,7 @@ from viz import navigation as N
 from viz import panels as P
 
 from . import visitor
+from .component import preload
 from .data import cli_stored, dump_at, store, upload_cap
 from .kit import Navigator, code, describe, go, go_pick, md
 from .model import Opened
@@ -50,6 +51,8 @@ def style() -> None:
       [class*="st-key-refs-"] [data-testid="stButtonGroup"] > div { flex-wrap: wrap;
                    overflow: visible; row-gap: .35rem; }
     </style>""", unsafe_allow_html=True)
+    with st.sidebar:
+        preload()                  # the components' code, fetched with the first elements
 
 
 def welcome(nav: Navigator | None = None) -> None:

@@ -145,6 +145,14 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
     return sid
 
 
+def preload() -> None:
+    """An empty mount first on the page: the browser fetches Streamlit's code for
+    components (and Arrow's, which it needs) with the page's first elements. Asked for
+    with the graph, it queued behind every widget's code above the graph on the browser's
+    six connections and came about a second later (issue 32, item 16)."""
+    _light(key="hl-preload", height=0, data={"mode": "preload"})
+
+
 def node_card(key: str, selected: str, card: dict[str, Any] | None) -> None:
     """The inspector's header for ``selected`` (``card``: ``viz.panels.card``'s JSON, or None
     to show nothing), drawn by the browser; a click in the graph under ``key`` fills it from
@@ -167,4 +175,5 @@ def remember_cookie(cookie: str, ids: list[str], key: str) -> None:
 
 
 __all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
+           "preload",
            "handled", "link_box", "node_card", "remember_cookie", "svg_id"]
