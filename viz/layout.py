@@ -115,10 +115,13 @@ class _WasmWorker:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "viz._layout_worker", settings().cache_dir],
-                stdin=subprocess.PIPE,
+                [sys.executable, "-m", "viz._layout_worker"], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            # its first frame: where it keeps Graphviz compiled to machine code
+            cache = settings().cache_dir.encode()
+            if self._proc.stdin is not None:
+                self._proc.stdin.write(struct.pack("<Q", len(cache)) + cache)
         return self._proc
 
     def _kill(self) -> None:
