@@ -26,6 +26,7 @@ from tests.support.pages import (
     pick_stage,
     select_value,
     shot,
+    show_whole,
     stage_value,
     svg_node,
     upload,
@@ -318,6 +319,7 @@ def test_share_a_view_with_another_browser(server, browser, new_page, mlp_zip, a
 
     # select a node in the graph, then step to the fusion pass: the selection stays
     name = "params_0___b__.1"
+    show_whole(page)
     svg_node(page, f"node:{name}").click()
     wait_param(page, "selected", name)
     wait_idle(page)

@@ -64,6 +64,15 @@ def svg_node(page, element_id: str):
     return page.locator(f'[id="{element_id}"]')
 
 
+def show_whole(page) -> None:
+    """The graph's "fit" button: the whole graph in the frame, as before a click on a node
+    the default view (a readable part of a big graph) may not show."""
+    page.get_by_title("Fit the whole graph").click()
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '[data-testid=stBidiComponentIsolated]')].some(h => h.shadowRoot &&
+        h.shadowRoot.querySelector('.hl-stage svg') && h.shadowRoot.querySelector('.hl-mini').hidden)""")
+
+
 def upload(page, path: str) -> None:
     sidebar = page.locator('section[data-testid="stSidebar"]')
     opener = sidebar.get_by_text("Open a dump")
