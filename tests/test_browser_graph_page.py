@@ -113,3 +113,23 @@ def test_the_wheel_scrolls_the_page_and_ctrl_wheel_zooms(server, new_page, trans
     assert _box(page.evaluate(VIEW))[2] > _box(zoomed)[2]        # zoomed out
     assert page.evaluate(SCROLLED) == scrolled
     wait_idle(page)
+
+
+def test_a_wide_graph_has_no_empty_space_above_it(server, new_page, tmp_path_factory,
+                                                  artifacts_dir):
+    """scan_while's view is wider than the frame's shape: opened, and fitted whole, its top
+    is at the frame's top (the spare height goes below it)."""
+    page = new_page()
+    open_uploaded(page, server, sample_zip(tmp_path_factory, "scan_while"))
+    full = _box(page.evaluate("() => (" + ROOT + ")().dataset.full"))
+    assert full[2] / full[3] > 666 / 680                   # wider than the frame
+    vp = _box(page.evaluate(VIEW))
+    assert abs(vp[1] - full[1]) <= 0.5, (vp, full)
+    shot(page, artifacts_dir, "graph-page-3-wide-graph-top.png")
+    before = page.evaluate(VIEW)
+    page.get_by_title("Fit the whole graph").click()
+    page.wait_for_function(f"(b) => ({VIEW})() !== b", arg=before, timeout=5_000)
+    vp = _box(page.evaluate(VIEW))
+    pad = max(full[2], full[3]) * 0.01                     # fit's margin
+    assert abs(vp[1] - (full[1] - pad)) <= 0.5, (vp, full)
+    wait_idle(page)

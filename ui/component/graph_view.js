@@ -206,11 +206,14 @@ class Graph {
     if (report) this.scheduleReport();
   }
 
+  // The whole graph, its top at the frame's top: a graph wider than the frame's shape
+  // leaves its spare height below it, not above.
   fit(report = true) {
     if (!this.full) return;
     const pad = Math.max(this.full.w, this.full.h) * 0.01;
-    this.setBox({ x: this.full.x - pad, y: this.full.y - pad,
-                  w: this.full.w + 2 * pad, h: this.full.h + 2 * pad }, report);
+    const b = this.aspect({ x: this.full.x - pad, y: this.full.y - pad,
+                            w: this.full.w + 2 * pad, h: this.full.h + 2 * pad });
+    this.setBox({ ...b, y: this.full.y - pad }, report);
   }
 
   unitsPerPx() { return this.vb ? this.vb.w / this.size().w : 1; }
@@ -228,7 +231,8 @@ class Graph {
     const cy = c ? (c.y0 + c.y1) / 2 : this.full.y;
     const f = this.full;
     this.setBox({ x: within(cx - bw / 2, f.x, f.x + f.w - bw),
-                  y: within(cy - bh / 2, f.y, f.y + f.h - bh), w: bw, h: bh }, false);
+                  y: bh >= f.h ? f.y : within(cy - bh / 2, f.y, f.y + f.h - bh),   // top
+                  w: bw, h: bh }, false);
   }
 
   // ---------------------------------------------------------------- minimap
