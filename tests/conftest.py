@@ -48,6 +48,17 @@ def missing(what: str, *, module_level: bool = False) -> None:
     pytest.skip(what, allow_module_level=module_level)
 
 
+def needs(*modules: str, module_level: bool = False) -> None:
+    """The Python packages a suite needs (requirements.txt pins them): absent, ``missing``
+    (a skip here, a failure in CI), where ``pytest.importorskip`` would skip in CI too."""
+    import importlib
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            missing(f"{name} is not importable ({e})", module_level=module_level)
+
+
 def peer_file(prefix: str) -> str:
     """The peer module whose file name starts with ``prefix`` (skips when the corpus is absent)."""
     hits = sorted(glob.glob(os.path.join(PEER, prefix + "*.hlo")))

@@ -11,7 +11,7 @@ import os
 import shutil
 
 import pytest
-from conftest import sample
+from conftest import read, sample
 from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import APP, app, click, ok, query, texts, uploader
@@ -139,18 +139,56 @@ def test_url_restores_the_view(monkeypatch):
     assert "%reduce_sum.27 = f32[2,32]{1,0} reduce(" in texts(at)
 
 
-def test_search_hit_selects_and_focuses_it(monkeypatch):
+def _dots_in_file_order() -> list[str]:
+    """The transformer's dot instructions in the order XLA printed them (its HLO text)."""
+    import glob
+    import re
+    text = read(glob.glob(sample("transformer") + "/*cpu_after_optimizations.txt")[0])
+    return re.findall(r"^\s*(?:ROOT )?%?([\w.\-]+) = \S+ dot\(", text, re.M)
+
+
+def test_search_enter_goes_to_the_first_hit_and_focus_stays_off(monkeypatch):
+    """Issue 32, item 14: Enter in the search box goes to the first hit (no instruction is
+    named 'dot', so the first dot in the file); picking another hit goes there; neither
+    turns on focus mode, which the user did not ask for."""
+    dots = _dots_in_file_order()
     at = app(sample("transformer"), monkeypatch)
     at.text_input(key="search-q").input("dot").run()
+    q = query(at)
+    assert q["selected"] == dots[0] and "focus" not in q
+    assert any(g.startswith("fusion:ynn_fusion") for g in q["expanded"].split("~"))
+    assert f"%{dots[0]} = " in texts(at)
     pick = at.selectbox(key="search-pick:False:dot")
-    dots = [o.split(" · ")[0] for o in pick.options if " · dot · " in o]
-    assert dots, pick.options[:10]
-    pick.select(dots[0]).run()
+    assert [o.split(" · ")[0] for o in pick.options if " · dot · " in o] == dots
+    pick.select(dots[1]).run()
+    q = query(at)
+    assert q["selected"] == dots[1] and "focus" not in q
+    assert f"%{dots[1]} = " in texts(at)
+
+
+def test_search_with_focus_on_keeps_it_on_around_the_hit(monkeypatch):
+    """Focus mode the user turned on stays on: its neighbourhood follows the hit (the
+    fusion that holds the dot)."""
+    dots = _dots_in_file_order()
+    at = app(sample("transformer"), monkeypatch, {"selected": "reduce_sum.27",
+                                                  "focus": "reduce_sum.27"})
+    at.text_input(key="search-q").input("dot").run()
     q = query(at)
     assert q["selected"] == dots[0]
-    assert q["focus"].startswith("ynn_fusion")            # the fusion that holds the dot
-    assert f"fusion:{q['focus']}" in q["expanded"]
-    assert f"%{dots[0]} = " in texts(at)
+    assert q["focus"].startswith("ynn_fusion") and f"fusion:{q['focus']}" in q["expanded"]
+
+
+def test_a_single_search_hit_needs_no_pick(monkeypatch):
+    at = app(sample("transformer"), monkeypatch, {"selected": "reduce_sum.27"})
+    at.text_input(key="search-q").input("ynn_fusion.17").run()
+    assert query(at)["selected"] == "ynn_fusion.17"
+    assert not [s for s in at.selectbox if str(s.key).startswith("search-pick")]
+    at.query_params["selected"] = "reduce_sum.27"       # elsewhere again: one click back
+    at.run()
+    go = at.button(key="search-pick:False:ynn_fusion.17")
+    assert "ynn_fusion.17" in go.label
+    go.click().run()
+    assert query(at)["selected"] == "ynn_fusion.17" and "focus" not in query(at)
 
 
 def test_bad_regex_is_a_message(monkeypatch):

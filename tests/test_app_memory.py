@@ -15,6 +15,13 @@ with open(os.path.join(SAMPLES, "memory_analysis.json"), encoding="utf-8") as f:
     RECORDED = json.load(f)
 
 
+def _xla_temp(name: str) -> str:
+    """XLA's temp size of the sample's compile (``memory_analysis()``), as the page writes
+    bytes (binary units, one decimal)."""
+    with open(os.path.join(SAMPLES, "memory_analysis.json")) as f:
+        return f"{json.load(f)[name]['memory_analysis']['temp_size_in_bytes'] / 1024:.1f} KiB"
+
+
 def _mem(name: str):
     d = open_dump(sample(name))
     return module_memory(d, d.main)

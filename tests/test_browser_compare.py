@@ -21,7 +21,8 @@ from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
 from tests.support.browser import CHROMIUM, GRAPH_DRAWN
 from tests.support.fixtures import app_server
-from tests.support.pages import href, params, shot, svg_node, visible_text, wait_idle, wait_param
+from tests.support.pages import (href, params, shot, show_whole, svg_node, visible_text,
+                                 wait_idle, wait_param)
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -117,6 +118,7 @@ def test_compare_two_stored_dumps_step_to_a_changed_fusion_and_share(stored, bro
     tables = page.locator('[data-testid="stButtonGroup"]')
     tables.get_by_text("Changed (").first.click()
     wait_idle(page)
+    show_whole(page)
     svg_node(page, f"node:{unfused.new.name}").click()
     wait_param(page, "selected", unfused.new.name)
     visible_text(page, "In the baseline").wait_for()

@@ -115,7 +115,8 @@ def test_drop_a_mlir_file_and_compile_it_for_cpu(served, new_page, artifacts_dir
     drop(page, "module.mlir", open(path, encoding="utf-8").read())
     page.wait_for_function(GRAPH_DRAWN, timeout=90_000)
     wait_idle(page)
-    assert "jit_step" in header(page) and "StableHLO (as HLO)" in header(page)
+    assert "jit_step" in header(page) and "before optimizations (StableHLO converted by jaxlib)" \
+        in header(page)
     shot(page, artifacts_dir, "browser-open-2-dropped-mlir.png")
     first = params(page)["dump"]
     page.get_by_role("button", name="Compile with XLA:CPU").click()
@@ -126,6 +127,18 @@ def test_drop_a_mlir_file_and_compile_it_for_cpu(served, new_page, artifacts_dir
     wait_idle(page)
     assert params(page)["dump"] != first           # a new stored dump: its own link
     assert "jit_step" in header(page) and "after optimizations" in header(page)
+    # the module picker shows the compiled module's count, not the StableHLO's
+    from compiler_bridge import parse_hlo
+    from compiler_bridge.hlo import compile_for_cpu
+    from tests.support.pages import select_value
+    n = len(list(parse_hlo(compile_for_cpu(open(path, "rb").read())).instructions()))
+    try:
+        page.wait_for_function(f"""() => [...document.querySelectorAll(
+            '.st-key-pick-module[data-stale=false] input')].some(i =>
+            i.value.includes('{n:,} instr'))""", timeout=20_000)
+    except Exception:                   # the assertion says what it shows
+        pass
+    assert f"{n:,} instructions" in select_value(page, "pick-module")
     assert page.locator('[data-testid="stException"]').count() == 0
     shot(page, artifacts_dir, "browser-open-3-compiled-for-cpu.png")
 

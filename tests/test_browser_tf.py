@@ -13,7 +13,8 @@ from conftest import sample
 from compiler_bridge import open_dump
 from compiler_bridge.tf import graph_step_diff, graph_timeline, tf_index
 from tests.support.browser import GRAPH_DRAWN
-from tests.support.pages import button, params, shot, upload, visible_text, wait_idle, wait_param
+from tests.support.pages import (button, params, shot, show_whole, upload, visible_text,
+                                 wait_idle, wait_param)
 from tests.support.samples import sample_zip
 from viz.stepper import CHANGED_FILL
 
@@ -92,6 +93,7 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
     shot(page, artifacts_dir, "browser-tf-02-cluster-open.png")
 
     # a click on an unclustered node inspects it: op, and why XLA left it out (the log's words)
+    show_whole(page)
     page.locator('[id="node:text/AsString"]').first.click()
     wait_param(page, "selected", "text/AsString", timeout=60)
     wait_idle(page)

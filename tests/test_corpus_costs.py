@@ -10,13 +10,12 @@ import json
 
 import pytest
 
+from conftest import needs
+
 from compiler_bridge import parse_hlo
 from compiler_bridge.perf import xla_cost_totals
 
-
-pytest.importorskip("flax")
-pytest.importorskip("equinox")
-pytest.importorskip("optax")
+needs("flax", "equinox", "optax", module_level=True)
 
 # one small program per kind of family: what each brings to the HLO
 CASES = [

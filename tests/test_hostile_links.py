@@ -36,12 +36,77 @@ def _rendered(at) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("field", [f.name for f in fields(ViewState) if f.name != "dump"])
-def test_a_url_parameter_never_becomes_markup(monkeypatch, field):
-    at = app(sample("transformer"), monkeypatch, {field: PAYLOAD})
+# Where each field of a link shows on the page, with what else the link needs for it to
+# show (``base`` "self": the dump's own share id, a recompilation of itself)
+SHOWN = {"module": {}, "stage": {}, "computation": {}, "selected": {}, "focus": {},
+         "base": {}, "base_module": {"base": "self"}, "trace": {"overlay": "measured"}}
+# fields whose value is one of a few words or a number: ``from_query`` drops anything else
+DROPPED = ("grouping", "radius", "overlay", "changed_only", "budget", "memory")
+# kept by ``from_query``, never written on the page: each test below says where it goes
+ELSEWHERE = ("expanded", "viewport", "compare")
+
+
+def test_every_field_of_a_link_is_checked_here():
+    """A field added to ViewState fails here until one of the tests below covers it."""
+    assert (set(SHOWN) | set(DROPPED) | set(ELSEWHERE)
+            == {f.name for f in fields(ViewState)} - {"dump"})
+
+
+def _no_markup(at) -> None:
     for html in _rendered(at):
         assert "evil.example" not in html or ("<a " not in html and "<img" not in html), html
         assert "<strong>Session expired</strong>" not in html, html
+
+
+@pytest.mark.parametrize("field", sorted(SHOWN))
+def test_a_url_parameter_never_becomes_markup(monkeypatch, field):
+    """The payload reaches the page (its words and its web address, as text), and no
+    link, image or bold text comes of it."""
+    from tests.support.apptest import texts
+    query = {field: PAYLOAD, **SHOWN[field]}
+    if query.get("base") == "self":
+        from tests.support.apptest import query as url
+        query["base"] = url(app(sample("transformer"), monkeypatch))["dump"]
+    at = app(sample("transformer"), monkeypatch, query)
+    page = texts(at)
+    # the trace id is cut at 64 characters, before the web address
+    assert "**Session expired**" in page and (field == "trace" or "evil.example" in page)
+    _no_markup(at)
+
+
+@pytest.mark.parametrize("field", DROPPED)
+def test_a_url_parameter_that_is_not_a_value_of_its_field_is_dropped(monkeypatch, field):
+    assert getattr(ViewState.from_query({field: PAYLOAD}), field) == getattr(ViewState(), field)
+    at = app(sample("transformer"), monkeypatch, {field: PAYLOAD})
+    from tests.support.apptest import query
+    assert field not in query(at)
+    _no_markup(at)
+
+
+def test_an_expanded_group_no_graph_has_opens_nothing(monkeypatch):
+    from tests.support.apptest import svg_of
+    plain = svg_of(app(sample("transformer"), monkeypatch))
+    at = app(sample("transformer"), monkeypatch, {"expanded": PAYLOAD})
+    assert svg_of(at) == plain and "evil.example" not in plain
+    _no_markup(at)
+
+
+def test_a_viewport_reaches_only_the_graph_which_reads_four_numbers(monkeypatch):
+    """The viewport goes to the graph component's command (graph_view.js's parseBox reads
+    four numbers or nothing), never into the page's text."""
+    from tests.support.apptest import mount, texts
+    at = app(sample("transformer"), monkeypatch, {"viewport": PAYLOAD})
+    assert mount(at, "command").get("viewport") == PAYLOAD
+    assert "evil.example" not in texts(at)
+    _no_markup(at)
+
+
+def test_a_compare_target_that_is_no_stage_compares_with_the_previous_step(monkeypatch):
+    """An unknown stage to diff against: the pass stepper compares with the step before, as
+    with no ``compare`` at all."""
+    at = app(sample("mlp_train"), monkeypatch, {"stage": "pass:0024", "compare": PAYLOAD})
+    assert at.selectbox(key="pass-compare").value == ""
+    _no_markup(at)
 
 
 def test_a_saved_views_name_never_becomes_markup(monkeypatch):

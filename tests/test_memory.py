@@ -245,8 +245,9 @@ def test_module_without_buffer_assignment_says_so(tmp_path):
     folder = _copy(tmp_path, "scan_while")
     _one(folder, "*-buffer-assignment.txt").unlink()
     d = open_dump(folder)
-    with pytest.raises(MemoryFileError, match="has no buffer-assignment file"):
+    with pytest.raises(MemoryFileError, match="has no buffer-assignment file") as e:
         memory_totals(d, d.main)
+    assert str(e.value).startswith("module ")    # no file to name: no '<text>:' before it
 
 
 def sample_file_path(name: str, pattern: str) -> str:

@@ -537,19 +537,52 @@ def test_pasted_text_that_is_no_module_is_refused_clearly(monkeypatch, tmp_path)
     assert "dump" not in at.query_params
 
 
+def _xla_cpu_stats(mlir: bytes):
+    """What XLA:CPU reports compiling this StableHLO here: its optimized HLO's instruction
+    count and its ``get_compiled_memory_stats()``."""
+    import jax.extend
+    from jax._src.lib import xla_client
+    backend = jax.extend.backend.get_backend("cpu")
+    ex = backend.compile_and_load(mlir.decode(), xla_client.DeviceList(
+        tuple(backend.devices()[:1])), xla_client.CompileOptions())
+    text = ex.hlo_modules()[0].to_string()
+    count = len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", text, re.M))
+    return count, ex.get_compiled_memory_stats()
+
+
 def test_stablehlo_is_its_own_stage_and_compiles_for_cpu(monkeypatch, tmp_path):
+    """Issue 32, item 15: an uploaded .mlir is its HLO before optimizations (as jaxlib
+    converts it), and the header and picker say so, as the URL does. Compiled with
+    XLA:CPU, it is a dump as XLA writes one — its StableHLO first, every pass, the buffer
+    assignment — so nothing asks for a dump flag, no message lacks its file, and the
+    module picker counts the compiled module's instructions."""
+    from tests.support.apptest import open_tab
     path = _mlir_files()[0]
     at = _fresh(monkeypatch, tmp_path)
     up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
     up.set_value([("module.mlir", open(path, "rb").read(), "text/plain")]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "StableHLO (as HLO)" in _texts(at)
+    assert at.query_params["stage"] == BEFORE
+    shown = "before optimizations (StableHLO converted by jaxlib)"
+    assert f"module 0000 · {shown}" in _texts(at)
+    assert at.selectbox(key="pick-stage").options == [shown]
     first = at.query_params["dump"]
     next(b for b in at.button if b.key == "compile-mlir").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["dump"] != first
-    assert at.selectbox(key="pick-stage").options == ["StableHLO (as HLO)", "after optimizations"]
-    assert "after optimizations" in _texts(at)
+    options = at.selectbox(key="pick-stage").options
+    assert options[:2] == ["StableHLO (as HLO)", "before optimizations"]
+    assert options[-1] == "after optimizations" and len(options) > 3     # every pass
+    page = _texts(at)
+    assert "after optimizations" in page
+    assert "<text>" not in page and "--xla_dump" not in page
+    count, stats = _xla_cpu_stats(open(path, "rb").read())
+    (label,) = at.selectbox(key="pick-module").options
+    assert f"{count:,} instructions" in label, label
+    at = open_tab(at, "Memory")
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Temp"] == f"{stats.temp_size_in_bytes / 1024:.1f} KiB", labels
+    assert "<text>" not in _texts(at) and "--xla_dump" not in _texts(at)
 
 
 def test_the_app_lists_a_dumps_stablehlo_first_and_draws_it(monkeypatch, tmp_path):

@@ -48,17 +48,14 @@ def test_truncated_file_between_instructions(text):
 
 
 def test_binary_file_is_rejected_with_offset():
-    obj = sample_file("mlp_train", "*.o") if _has("mlp_train", "*.o") else None
-    data = open(obj, "rb").read() if obj else b"\x7fELF\x02\x01\x01\x00" + bytes(range(256))
+    """A profiler's XPlane protobuf (binary, as the profiler wrote it) given as HLO: the
+    error names the first NUL byte's offset and line, as the bytes show them."""
+    data = open(sample_file("transformer", "trace/plugins/profile/*/vm.xplane.pb"), "rb").read()
+    nul = data.index(b"\0")
     err = parse_error(data)
     assert "binary data" in err.message and "expected HLO text" in err.message
-
-
-def _has(name, pattern):
-    import glob
-    import os
-    from conftest import SAMPLES
-    return bool(glob.glob(os.path.join(SAMPLES, name, pattern)))
+    assert f"offset {nul})" in err.message
+    assert err.line == data[:nul].count(b"\n") + 1
 
 
 def test_non_utf8_bytes(text):

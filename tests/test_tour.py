@@ -169,10 +169,9 @@ def test_item4_a_search_hit_picked_with_focus_on_is_drawn(monkeypatch):
     """A wide neighbourhood (8 hops) is split into part boxes; the hit must still be a
     node of the view, and 'Show it in the graph' must keep it so."""
     from tests.support.apptest import query, texts
-    at = app(sample("transformer"), monkeypatch, {"radius": "8"})
-    at.text_input(key="search-q").input("ynn_fusion.17").run()
-    pick = at.selectbox(key="search-pick:False:ynn_fusion.17")
-    pick.select("ynn_fusion.17").run()
+    at = app(sample("transformer"), monkeypatch, {"radius": "8", "selected": "reduce_sum.27",
+                                                  "focus": "reduce_sum.27"})
+    at.text_input(key="search-q").input("ynn_fusion.17").run()   # Enter: the one hit
     q = query(at)
     assert q["selected"] == "ynn_fusion.17" and q["focus"] == "ynn_fusion.17"
     svg = _drawn(at)

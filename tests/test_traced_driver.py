@@ -76,7 +76,9 @@ def test_every_configuration_changes_the_optimized_hlo():
     """Issue 15, point 5: a configuration is only worth ranking if XLA compiles the program
     differently under it (flags that only change code generation are left out)."""
     import re
-    pytest.importorskip("flax")
+
+    from conftest import needs
+    needs("flax")
 
     def optimized(name):
         compiled, _, _ = P.compile_program(name)

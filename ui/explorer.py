@@ -11,7 +11,7 @@ import streamlit as st
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.hlo import MLIR_TEXT
-from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
+from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import PER_PASS_FLAG
 
 from viz import GROUPINGS, ViewState
@@ -38,6 +38,10 @@ from .kit import (
     stage_label,
 )
 from .model import Opened, Picked, Shown
+
+# a loose .mlir's module: the HLO jaxlib converts it to, the stage the URL names (a dump's
+# own module.mlir is the stage STABLEHLO, "StableHLO (as HLO)")
+FROM_MLIR = f"{STAGES[BEFORE]} (StableHLO converted by jaxlib)"
 
 
 # --------------------------------------------------------------------------- module
@@ -81,7 +85,8 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     if current is None:
         st.error(f"{md(opened.name)} holds no HLO modules.")
         return None
-    controlled("pick-module", current.id)
+    # with the labels: after a compile the same module id counts other instructions
+    controlled("pick-module", current.id, [c.label for c in choices])
     st.sidebar.selectbox("Module", [c.id for c in choices], key="pick-module",
                          format_func=lambda i: by_id[i].label,
                          on_change=go_option,
@@ -104,7 +109,8 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     if stage != state.stage:          # 'pass:17' -> 'pass:0017', or a fallback
         nav.go(state.with_(stage=stage))
     labels = {s.stage: stage_label(s) for s in listed}
-    labels.update({s.stage: STAGES[STABLEHLO] for s in tl.steps if from_mlir(dump, s.file)})
+    labels.update({s.stage: FROM_MLIR for s in tl.steps
+                   if s.kind == BEFORE and from_mlir(dump, s.file)})
     controlled("pick-stage", stage)
     mlir = " or its StableHLO (module.mlir, converted by jaxlib)" \
         if tl.stablehlo is not None else ""
@@ -140,8 +146,8 @@ def header(opened: Opened, picked: Picked):
     m = picked.dump_module
     step = picked.step
     where = stage_label(step, short=True) if step.kind == "pass" else STAGES[step.kind]
-    if from_mlir(opened.dump, step.file):
-        where = STAGES[STABLEHLO]
+    if step.kind == BEFORE and from_mlir(opened.dump, step.file):
+        where = FROM_MLIR
     left, right = st.columns([3, 2], vertical_alignment="center")
     # md: backslash escapes keep both markdown and HTML of a name text in this HTML line
     left.markdown(f"### {md(m.name)} <span style='color:#868e96;font-weight:400;"
@@ -206,7 +212,8 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     query = cols[0].text_input(
         "Search", key="search-q", label_visibility="collapsed", icon=":material/search:",
         placeholder="Search: name, opcode, op_name, shape or source (e.g. dot, f32[64,64], "
-                    "attention)")
+                    "attention) — Enter goes to the first hit",
+        on_change=_go_to_first_hit, args=(shown.module,))
     regex = cols[1].toggle("regex", key="search-re")
     if not query.strip():
         return
@@ -224,12 +231,18 @@ def search_box(nav: Navigator, shown: Shown) -> None:
     more = f" (showing the first {len(result.hits)})" if result.total > len(result.hits) else ""
     pick_key = f"search-pick:{regex}:{query}"
     cols = st.columns([5, 1], vertical_alignment="bottom")
-    cols[0].selectbox(
-        f"{result.total:,} hit{'s' if result.total != 1 else ''}{more} — pick one to select "
-        "and focus it", list(hits), index=None, key=pick_key,
-        placeholder="Go to a hit…",
-        format_func=lambda n: f"{n} · {hits[n].opcode} · {hits[n].shape} · {hits[n].computation}",
-        on_change=go_pick, args=(_go_to_hit, pick_key, shown.module))
+    if len(hits) == 1:              # nothing to pick: one click (or Enter) goes there
+        (h,) = result.hits
+        cols[0].button(f"1 hit: {code(h.name)} · {md(h.opcode)} · {md(h.shape)} · "
+                       f"{md(h.computation)} — go to it", key=pick_key, type="tertiary",
+                       on_click=go, args=(_go_to_hit, h.name, shown.module))
+    else:
+        cols[0].selectbox(
+            f"{result.total:,} hits{more} — Enter went to the first; pick one to go to it",
+            list(hits), index=None, key=pick_key, placeholder="Go to a hit…",
+            format_func=lambda n: (f"{n} · {hits[n].opcode} · {hits[n].shape} · "
+                                   f"{hits[n].computation}"),
+            on_change=go_pick, args=(_go_to_hit, pick_key, shown.module))
     table = cols[1].popover("Table", width="stretch", key=f"search-table:{pick_key}",
                             on_change="rerun")
     if table.open:
@@ -240,7 +253,19 @@ def search_box(nav: Navigator, shown: Shown) -> None:
 
 
 def _go_to_hit(state: ViewState, name: str, module: HloModule):
-    return N.go_to(state, module, name, focus=True)
+    """A hit is shown and selected; focus mode stays as the user set it (on, it follows
+    the hit)."""
+    return N.go_to(state, module, name, focus=bool(state.focus))
+
+
+def _go_to_first_hit(module: HloModule) -> None:
+    """Enter in the search box: to the first (best ranked) hit, as a pick of it would."""
+    query = st.session_state.get("search-q") or ""
+    if not query.strip():
+        return
+    result = search(module, query, bool(st.session_state.get("search-re")))
+    if result.hits and not result.error:
+        go(_go_to_hit, result.hits[0].name, module)
 
 
 # --------------------------------------------------------------------------- breadcrumb

@@ -25,6 +25,7 @@ from viz import (
     Layout,
     ViewState,
     compare_step,
+    home,
     prefetch,
     runtime_overlay,
     start_layout,
@@ -62,7 +63,8 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
     svg, layout_s = got
     st.caption(f"**{md(view.computation)}** — {view.node_count:,} nodes, "
                f"{view.edge_count:,} edges · built in {build_s * 1000:,.0f} ms, laid out in "
-               f"{layout_s * 1000:,.0f} ms · drag to pan, wheel to zoom, click to inspect, "
+               f"{layout_s * 1000:,.0f} ms · drag to pan, Ctrl/⌘ + wheel to zoom (the wheel "
+               "alone scrolls the page until you click the graph), click to inspect, "
                "double-click to open or close")
     for note in view.notes:
         if "budget" in note:
@@ -70,7 +72,7 @@ def show(nav: Navigator, opened: Opened, shown: Shown,
         else:
             st.caption(f"ℹ {md(note)}")
     graph_view(svg, selected=state.selected, viewport=state.viewport, key=GRAPH_KEY,
-               height=GRAPH_HEIGHT, cards=cards_for(shown, view))
+               height=GRAPH_HEIGHT, cards=cards_for(shown, view), home=home(view, shown.module))
     if view.node_count <= PREFETCH_AROUND:
         steps = _neighbour_steps(shown)
         # once per drawing and selection: a pan or a click elsewhere asks for nothing new

@@ -15,7 +15,7 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from compiler_bridge import DumpError, path_key, settings
+from compiler_bridge import Dump, DumpError, path_key, settings
 from compiler_bridge.dumps import (AFTER, BEFORE, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
                                    MEMORY_USAGE_REPORT, DumpModule, StoreError, StoredDump)
 from compiler_bridge.hlo import (
@@ -23,7 +23,7 @@ from compiler_bridge.hlo import (
     HLO_TEXT,
     MLIR_TEXT,
     HloParseError,
-    compile_for_cpu,
+    compile_dump_for_cpu,
     module_name,
     sniff,
 )
@@ -31,6 +31,7 @@ from viz import navigation as N
 from viz import panels as P
 
 from . import upload_spool, visitor
+from .component import preload
 from .data import cli_stored, dump_at, store, upload_cap
 from .kit import Navigator, code, describe, go, go_pick, md
 from .model import Opened
@@ -51,6 +52,8 @@ def style() -> None:
       [class*="st-key-refs-"] [data-testid="stButtonGroup"] > div { flex-wrap: wrap;
                    overflow: visible; row-gap: .35rem; }
     </style>""", unsafe_allow_html=True)
+    with st.sidebar:
+        preload()                  # the components' code, fetched with the first elements
 
 
 def welcome(nav: Navigator | None = None) -> None:
@@ -435,23 +438,25 @@ def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> Non
             if target:
                 _compile_for_target(nav, box, opened, module, source.path, target, loose)
             elif before is not None:
-                _compile_here(nav, box, opened, module, before.path)
+                _compile_here(nav, box, opened, before.path)
         if loose:
             st.caption("No after-optimizations stage: *Compile* compiles it here, for this "
                        "machine's CPU or, without the hardware, a GPU or TPU.")
 
 
-def _compile_here(nav: Navigator, box, opened: Opened, module: DumpModule, path: str) -> None:
+def _compile_here(nav: Navigator, box, opened: Opened, path: str) -> None:
+    """XLA:CPU's compile with its dump flags: the stored dump has XLA's own files (its
+    ``module.mlir``, a snapshot after each pass, buffer assignment, live ranges)."""
     dump = opened.dump
+    data = dump.read_bytes(path)
     with st.spinner("Compiling with XLA:CPU…"):
         try:
-            text = compile_for_cpu(dump.read_bytes(path), path)
+            made = compile_dump_for_cpu(data, path, every_pass=len(data) <= EVERY_PASS_UP_TO)
         except HloParseError as e:
             box.error(f"XLA:CPU could not compile it: {code(str(e))}")
             return
-    files = [(f.path, dump.read_bytes(f.path)) for f in dump.files]
-    files.append((f"{_safe_name(module.name)}.cpu_after_optimizations.hlo", text.encode()))
-    _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)", files)
+    _add_derived(nav, box, f"{opened.name} (compiled for this machine's CPU)",
+                 compiled_dump(dump, path, made))
 
 
 def _compile_for_target(nav: Navigator, box, opened: Opened, module: DumpModule, path: str,
@@ -493,6 +498,23 @@ def _compile_for_target(nav: Navigator, box, opened: Opened, module: DumpModule,
     st.session_state["upload-note"] = f"Opened {module.name} compiled for {target}"
     nav.go(N.choose_base(N.choose_dump(nav.state, stored.share_id), base))
     st.rerun()
+
+
+# StableHLO up to this size is compiled with a snapshot after every pass (the transformer's
+# 55 KB of StableHLO made 4 MB of snapshots); a bigger one gets before and after only
+EVERY_PASS_UP_TO = 256 << 10
+
+
+def compiled_dump(dump: Dump, mlir: str, made: dict[str, bytes]) -> list[tuple[str, bytes]]:
+    """The files of a dump as JAX writes one: XLA's dump of the compile (``made``, its
+    module folder holds the StableHLO it compiled as ``module.mlir``) and the dump's other
+    files; the loose ``mlir`` goes in that folder where XLA did not write it."""
+    prefix = next((p[:-len(".before_optimizations.txt")] for p in sorted(made)
+                   if p.endswith(".before_optimizations.txt") and "/" not in p), "")
+    files = [(f.path, dump.read_bytes(f.path)) for f in dump.files if f.path != mlir]
+    if prefix and f"{prefix}/module.mlir" not in made:
+        files.append((f"{prefix}/module.mlir", dump.read_bytes(mlir)))
+    return files + sorted(made.items())
 
 
 def _add_derived(nav: Navigator, box, name: str, files: list[tuple[str, bytes]]) -> None:

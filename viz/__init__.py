@@ -13,6 +13,7 @@ from .grouping import GraphOptions, GroupInfo, Grouping, group, split_scopes
 from .layout import (Layout, LayoutError, engine, prefetch, prefetching, render_svg,
                      start_layout, warm)
 from .navigation import set_budget
+from .overview import home
 from .stepper import (
     ADDED_FILL,
     CHANGED_FILL,
@@ -66,6 +67,7 @@ __all__ = [
     "graph_for",
     "group",
     "group_decorations",
+    "home",
     "html_report",
     "layout",
     "memory",

@@ -118,6 +118,10 @@ class _WasmWorker:
                 [sys.executable, "-m", "viz._layout_worker"], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            # its first frame: where it keeps Graphviz compiled to machine code
+            cache = settings().cache_dir.encode()
+            if self._proc.stdin is not None:
+                self._proc.stdin.write(struct.pack("<Q", len(cache)) + cache)
         return self._proc
 
     def _kill(self) -> None:

@@ -30,6 +30,8 @@ def diagnostic(message: str, source: str | None, line: int = 0, column: int = 0,
                text: str = "", width: int = 300) -> str:
     """``file:line:col: message``, then the offending line (cut at ``width``) and a caret
     under the column: how the readers of XLA's files report what they cannot read."""
+    if not source and not line:      # nothing to point at: the message alone
+        return message
     where = source or "<text>"
     if line:
         where += f":{line}"

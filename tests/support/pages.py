@@ -40,10 +40,13 @@ VISIBLE_NODES = """() => {
     .find(h => h.shadowRoot && h.shadowRoot.querySelector('.hl-stage svg'));
   if (!host) return [];
   const stage = host.shadowRoot.querySelector('.hl-stage').getBoundingClientRect();
+  const mini = host.shadowRoot.querySelector('.hl-mini:not([hidden])');
+  const m = mini ? mini.getBoundingClientRect() : null;      // the minimap covers its corner
   return [...host.shadowRoot.querySelectorAll('g.node')].filter(g => {
     const r = g.getBoundingClientRect();
     return r.left >= stage.left && r.right <= stage.right && r.top >= stage.top
-      && r.bottom <= stage.bottom && r.width > 8;
+      && r.bottom <= stage.bottom && r.width > 8 && !(m && r.right > m.left
+      && r.left < m.right && r.bottom > m.top && r.top < m.bottom);
   }).map(g => g.id);
 }"""
 
@@ -59,6 +62,15 @@ def visible_text(page, text: str):
 
 def svg_node(page, element_id: str):
     return page.locator(f'[id="{element_id}"]')
+
+
+def show_whole(page) -> None:
+    """The graph's "fit" button: the whole graph in the frame, as before a click on a node
+    the default view (a readable part of a big graph) may not show."""
+    page.get_by_title("Fit the whole graph").click()
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '[data-testid=stBidiComponentIsolated]')].some(h => h.shadowRoot &&
+        h.shadowRoot.querySelector('.hl-stage svg') && h.shadowRoot.querySelector('.hl-mini').hidden)""")
 
 
 def upload(page, path: str) -> None:

@@ -119,12 +119,14 @@ def _noop() -> None:
 
 
 def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
-               height: int = DEFAULT_HEIGHT, cards: str = "") -> str:
+               height: int = DEFAULT_HEIGHT, cards: str = "", home: str = "") -> str:
     """Mount the graph view; returns the SVG's id (what the page reports as drawn).
 
     ``selected`` is an instruction name or a group id to highlight, ``viewport`` an
     'x,y,w,h' viewBox to restore (from the URL) when the SVG is first drawn; ``cards``
-    the JSON text of the drawn nodes' inspector headers (name -> card), for ``node_card``.
+    the JSON text of the drawn nodes' inspector headers (name -> card), for ``node_card``;
+    ``home`` the SVG id of the node to open on, readable, when the graph is too big to read
+    whole and nothing else places it (``viz.home``).
     """
     if "__" in key:
         raise ValueError("a component key must not contain '__'")
@@ -134,13 +136,21 @@ def graph_view(svg: str, *, selected: str = "", viewport: str = "", key: str,
         # the command first, so the graph finds it when its SVG arrives
         _light(key=f"{key}-cmd", height="content",
                    data={"mode": "command", "channel": key, "svg_id": sid,
-                         "selected": selected, "viewport": viewport,
+                         "selected": selected, "viewport": viewport, "home": home,
                          "center": center.get("target", ""), "nonce": center.get("nonce", 0)})
         _component(key=key, height=height,
                    data={"svg": svg, "svg_id": sid, "channel": key, "height": height,
                          "cards": cards},
                    on_click_change=_noop, on_viewport_change=_noop)
     return sid
+
+
+def preload() -> None:
+    """An empty mount first on the page: the browser fetches Streamlit's code for
+    components (and Arrow's, which it needs) with the page's first elements. Asked for
+    with the graph, it queued behind every widget's code above the graph on the browser's
+    six connections and came about a second later (issue 32, item 16)."""
+    _light(key="hl-preload", height=0, data={"mode": "preload"})
 
 
 def node_card(key: str, selected: str, card: dict[str, Any] | None) -> None:
@@ -165,4 +175,5 @@ def remember_cookie(cookie: str, ids: list[str], key: str) -> None:
 
 
 __all__ = ["DEFAULT_HEIGHT", "GraphEvent", "center_on", "graph_events", "graph_view",
+           "preload",
            "handled", "link_box", "node_card", "remember_cookie", "svg_id"]

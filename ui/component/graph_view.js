@@ -33,6 +33,12 @@ const REPORT_MS = 350;        // debounce of viewport reports to Python
 const DRAG_PX = 4;            // movement that turns a press into a drag
 const READABLE = 1.6;         // SVG units per pixel beyond which 9 pt labels are unreadable
 const CLOSE = 1.0;            // the scale used to show a node up close
+const READ_UNITS = 0.9;       // SVG units per pixel a view opens at: 9 pt labels at 10 px
+const MINI_PX = 180;          // the minimap's longer side
+const HINT_MS = 1400;         // how long the wheel hint stays after a plain wheel
+// The wheel over the graph scrolls the page, as over a map widget; Ctrl/⌘ + wheel (a
+// trackpad's pinch sends ctrlKey) or the wheel over the focused graph zooms.
+const WHEEL_HINT = "Ctrl + scroll to zoom (⌘ + scroll on a Mac), or click the graph first";
 
 function parseBox(text) {
   if (!text) return null;
@@ -43,6 +49,9 @@ function parseBox(text) {
 
 // The SVG id of a selection: an instruction name, or a group id (which holds a ':').
 const elementFor = (selected) => (selected.includes(":") ? `group:${selected}` : `node:${selected}`);
+
+// v kept within [lo, hi]; centred between them when the range is empty (hi < lo)
+const within = (v, lo, hi) => (hi < lo ? (lo + hi) / 2 : Math.min(Math.max(v, lo), hi));
 
 const boxText = (b) => [b.x, b.y, b.w, b.h].map((v) => (Math.round(v * 10) / 10).toString()).join(",");
 
@@ -68,9 +77,23 @@ class Graph {
       '<button type="button" data-act="in" title="Zoom in">+</button>' +
       '<button type="button" data-act="out" title="Zoom out">&minus;</button>' +
       '<button type="button" data-act="fit" title="Fit the whole graph">fit</button>' +
-      "</div>";
+      "</div>" +
+      '<div class="hl-hint" aria-live="polite">' + WHEEL_HINT + "</div>" +
+      '<div class="hl-mini" hidden title="The whole graph: click to go there">' +
+      '<img alt=""><div class="hl-mini-view"></div></div>';
     parent.appendChild(this.root);
     this.stage = this.root.querySelector(".hl-stage");
+    this.stage.tabIndex = 0;   // focused (by a click or Tab), the wheel zooms
+    this.stage.title = WHEEL_HINT;
+    this.hint = this.root.querySelector(".hl-hint");
+    this.mini = this.root.querySelector(".hl-mini");
+    this.miniImg = this.mini.querySelector("img");
+    this.miniView = this.mini.querySelector(".hl-mini-view");
+    this.miniUrl = "";
+    this.svgText = "";
+    this.onMiniDown = this.onMiniDown.bind(this);
+    this.mini.addEventListener("pointerdown", this.onMiniDown);
+    this.hintTimer = 0;
     this.svg = null;
     this.svgId = null;
     this.full = null;          // the graph's own bounds (Graphviz's viewBox)
@@ -111,6 +134,8 @@ class Graph {
     clearTimeout(this.clickTimer);
     clearTimeout(this.settleTimer);
     clearTimeout(this.reportTimer);
+    clearTimeout(this.hintTimer);
+    if (this.miniUrl) URL.revokeObjectURL(this.miniUrl);
     if (graphs.get(this.channel) === this) graphs.delete(this.channel);
     this.root.remove();
   }
@@ -134,14 +159,19 @@ class Graph {
   // ---------------------------------------------------------------- SVG and viewBox
   load(svgText, svgId) {
     const start = svgText.indexOf("<svg");
-    this.stage.innerHTML = start >= 0 ? svgText.slice(start) : svgText;
+    this.svgText = start >= 0 ? svgText.slice(start) : svgText;
+    this.stage.innerHTML = this.svgText;
     this.svg = this.stage.querySelector("svg");
+    if (this.miniUrl) URL.revokeObjectURL(this.miniUrl);
+    this.miniUrl = "";
+    this.mini.hidden = true;
     this.svgId = svgId;
     this.root.dataset.svgId = svgId;
     this.t = { s: 1, x: 0, y: 0 };
     if (!this.svg) return;
     this.full = parseBox(this.svg.getAttribute("viewBox")) ||
       { x: 0, y: 0, w: 100, h: 100 };
+    this.root.dataset.full = boxText(this.full);
     this.svg.removeAttribute("width");
     this.svg.removeAttribute("height");
     this.svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
@@ -172,17 +202,82 @@ class Graph {
     this.svg.style.willChange = "";
     this.svg.setAttribute("viewBox", boxText(this.vb));
     this.root.dataset.viewport = boxText(this.vb);
+    this.showMinimap(this.vb);
     if (report) this.scheduleReport();
   }
 
+  // The whole graph, its top at the frame's top: a graph wider than the frame's shape
+  // leaves its spare height below it, not above.
   fit(report = true) {
     if (!this.full) return;
     const pad = Math.max(this.full.w, this.full.h) * 0.01;
-    this.setBox({ x: this.full.x - pad, y: this.full.y - pad,
-                  w: this.full.w + 2 * pad, h: this.full.h + 2 * pad }, report);
+    const b = this.aspect({ x: this.full.x - pad, y: this.full.y - pad,
+                            w: this.full.w + 2 * pad, h: this.full.h + 2 * pad });
+    this.setBox({ ...b, y: this.full.y - pad }, report);
   }
 
   unitsPerPx() { return this.vb ? this.vb.w / this.size().w : 1; }
+
+  // Nothing places the view (no viewport, selection or node to centre on): the whole
+  // graph when its labels are readable so, else a readable part around ``home`` (the
+  // biggest fusion, from Python), kept inside the graph: no empty margin above or beside
+  // it. The minimap shows where that part is.
+  openHome(home) {
+    if (!this.full || this.unitsPerPx() <= READ_UNITS) return;
+    const { w, h } = this.size();
+    const bw = w * READ_UNITS, bh = h * READ_UNITS;
+    const c = home ? this.boundsOf(home) : null;
+    const cx = c ? (c.x0 + c.x1) / 2 : this.full.x + this.full.w / 2;
+    const cy = c ? (c.y0 + c.y1) / 2 : this.full.y;
+    const f = this.full;
+    this.setBox({ x: within(cx - bw / 2, f.x, f.x + f.w - bw),
+                  y: bh >= f.h ? f.y : within(cy - bh / 2, f.y, f.y + f.h - bh),   // top
+                  w: bw, h: bh }, false);
+  }
+
+  // ---------------------------------------------------------------- minimap
+  // The whole graph, small, in a corner while the view shows only part of it, with the
+  // part shown drawn on it. The image is the same SVG, made once per graph, after the
+  // graph itself is drawn (an image decodes off the page's DOM).
+  showMinimap(b) {
+    const f = this.full;
+    const whole = !f || (b.x <= f.x && b.y <= f.y && b.x + b.w >= f.x + f.w &&
+                         b.y + b.h >= f.y + f.h);
+    this.mini.hidden = whole;
+    if (whole) return;
+    const k = MINI_PX / Math.max(f.w, f.h);
+    if (!this.miniUrl) {
+      this.miniUrl = URL.createObjectURL(new Blob([this.svgText], { type: "image/svg+xml" }));
+      this.mini.style.width = `${f.w * k}px`;
+      this.mini.style.height = `${f.h * k}px`;
+      const url = this.miniUrl;
+      setTimeout(() => { if (this.miniUrl === url) this.miniImg.src = url; }, 250);
+    }
+    const v = this.miniView.style;
+    v.left = `${(b.x - f.x) * k}px`;
+    v.top = `${(b.y - f.y) * k}px`;
+    v.width = `${b.w * k}px`;
+    v.height = `${b.h * k}px`;
+  }
+
+  onMiniDown(e) {
+    if (e.button !== 0 || !this.vb || !this.full) return;
+    e.preventDefault();
+    e.stopPropagation();
+    this.settle();
+    const r = this.mini.getBoundingClientRect();
+    const k = MINI_PX / Math.max(this.full.w, this.full.h);
+    const gx = this.full.x + (e.clientX - r.left) / k, gy = this.full.y + (e.clientY - r.top) / k;
+    this.setBox({ x: gx - this.vb.w / 2, y: gy - this.vb.h / 2, w: this.vb.w, h: this.vb.h });
+  }
+
+  // The viewBox the screen shows now, a CSS transform of a pan or zoom included.
+  currentBox() {
+    const u = this.unitsPerPx();
+    const { w, h } = this.size();
+    const nu = u / this.t.s;
+    return { x: this.vb.x - this.t.x * nu, y: this.vb.y - this.t.y * nu, w: w * nu, h: h * nu };
+  }
 
   // Limit zoom: from 20 px per unit to twice the fitted view.
   clampUnits(units) {
@@ -195,15 +290,13 @@ class Graph {
     clearTimeout(this.settleTimer);
     this.settleTimer = 0;
     if (!this.vb || (this.t.s === 1 && this.t.x === 0 && this.t.y === 0)) return;
-    const u = this.unitsPerPx();
-    const { w, h } = this.size();
-    const nu = u / this.t.s;
-    this.setBox({ x: this.vb.x - this.t.x * nu, y: this.vb.y - this.t.y * nu, w: w * nu, h: h * nu });
+    this.setBox(this.currentBox());
   }
 
   applyTransform() {
     this.svg.style.willChange = "transform";
     this.svg.style.transform = `translate(${this.t.x}px, ${this.t.y}px) scale(${this.t.s})`;
+    this.showMinimap(this.currentBox());
   }
 
   zoomAt(px, py, factor) {
@@ -227,9 +320,10 @@ class Graph {
   }
 
   // Centre an element; zoom out to fit it, or in so a node is readable.
-  centerOn(elementId, readable) {
+  // An element's box in the SVG's user units (its transforms applied), or null.
+  boundsOf(elementId) {
     const el = this.svg && this.svg.getElementById(elementId);
-    if (!el || !this.vb) return false;
+    if (!el) return null;
     const bb = el.getBBox();
     const m = el.getCTM && this.svg.getCTM
       ? this.svg.getCTM().inverse().multiply(el.getCTM()) : null;
@@ -240,6 +334,13 @@ class Graph {
       x0 = Math.min(a.x, b.x); y0 = Math.min(a.y, b.y);
       x1 = Math.max(a.x, b.x); y1 = Math.max(a.y, b.y);
     }
+    return { x0, y0, x1, y1 };
+  }
+
+  centerOn(elementId, readable) {
+    const c = this.vb ? this.boundsOf(elementId) : null;
+    if (!c) return false;
+    const { x0, y0, x1, y1 } = c;
     const { w, h } = this.size();
     let u = this.unitsPerPx();
     const need = Math.max((x1 - x0) / (w * 0.9), (y1 - y0) / (h * 0.9));
@@ -273,7 +374,7 @@ class Graph {
       const sel = cmd.selected ? elementFor(cmd.selected) : "";
       if (cmd.center && this.centerOn(cmd.center, true)) { /* centred */ }
       else if (box) this.setBox(box, false);
-      else if (sel) this.centerOn(sel, true);
+      else if (!(sel && this.centerOn(sel, true))) this.openHome(cmd.home || "");
     } else if (cmd.center && cmd.nonce !== this.lastNonce) {
       this.centerOn(cmd.center, true);
     } else if (vp && vp !== this.lastViewport && !this.reported.includes(vp)) {
@@ -319,6 +420,13 @@ class Graph {
 
   onWheel(e) {
     if (!this.svg) return;
+    const focused = this.root.getRootNode().activeElement === this.stage;
+    if (!(e.ctrlKey || e.metaKey || focused)) {     // the page scrolls; say how to zoom
+      this.root.classList.add("hl-hinting");
+      clearTimeout(this.hintTimer);
+      this.hintTimer = setTimeout(() => this.root.classList.remove("hl-hinting"), HINT_MS);
+      return;
+    }
     e.preventDefault();
     const r = this.stage.getBoundingClientRect();
     const lines = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? r.height : 1;

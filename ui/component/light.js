@@ -5,7 +5,9 @@
 //   * link (data.mode "link"): the address of the view on screen with a copy button. It
 //     shows the page's own URL, which Python writes on every change of the view, so it is
 //     right even after a click that reran only part of the page;
-//   * remember (data.mode "remember"): writes the cookie of this browser's dumps.
+//   * remember (data.mode "remember"): writes the cookie of this browser's dumps;
+//   * preload (data.mode "preload"): nothing; mounted first so that the page fetches the
+//     components' code early.
 function linkBox(component) {
   const { parentElement } = component;
   let box = parentElement.querySelector(".hl-link");
@@ -52,6 +54,7 @@ function remember(data) {
 export default function graphPart(component) {
   if (component.data && component.data.mode === "link") return linkBox(component);
   if (component.data && component.data.mode === "remember") return remember(component.data);
+  if (component.data && component.data.mode === "preload") return () => {};   // fetched, that is all
   const api = globalThis.hlolensGraphView;
   if (api) return api.mount(component);
   const entry = { component, cleanup: null, dead: false };
