@@ -168,7 +168,13 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
     elif r.measured is not None:
         parts.append("not measured (no event for it in the trace)")
     ratio = f", ×{row.ratio:.2f} of measured" if row.ratio is not None else ""
-    parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
+    if row.uncalibrated_us is not None:
+        alone = row.uncalibrated_us / row.measured_us if row.measured_us else None
+        parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor} fitted to this "
+                     f"trace{ratio}; {fmt(row.uncalibrated_us)} on the profile alone"
+                     + (f", ×{alone:.2f})" if alone is not None else ")"))
+    else:
+        parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
     inc = RV.inclusive_totals(r, module, row.module_id).get(row.instruction)
     if inc is not None and inc[0]:
         parts.append(f"with body {fmt(inc[0])} per step")
@@ -295,8 +301,14 @@ def step_line(step: StepTime, r: RuntimeReport) -> str:
     text = (f"**Step time: {RV.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
             "times its executions per step, summed")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
+    if step.uncalibrated_us is not None:
+        text += (f" · fitted to this trace; {RV.fmt_us(step.uncalibrated_us)} on the profile "
+                 "alone")
     if step.measured_us is not None:
         text += f" · {RV.fmt_us(step.measured_us)} measured (median step while profiling)"
+    if step.far_off and step.ratio is not None:
+        text += (f" · :red[**{step.ratio:.2g}× the measured step: more than 2× off**] "
+                 "(the kernel table shows which kernels)")
     return text + "."
 
 
@@ -329,12 +341,17 @@ def _fmt_metric(value, percent: bool) -> str:
 def _metrics(r: RuntimeReport) -> None:
     rows = RV.metrics_rows(r)
     learned = r.predictor != "roofline"
+    fitted = r.fit is not None
+    ours = f"{r.predictor} fitted to this trace (held-out kernels)" if fitted else r.predictor
     table = []
     for m in rows:
-        row = {"metric": m["metric"], r.predictor: _fmt_metric(m["value"], m["percent"]),
+        row = {"metric": m["metric"], ours: _fmt_metric(m["value"], m["percent"]),
                "noise floor": _fmt_metric(m["noise_floor"], m["percent"])}
+        if fitted:
+            row[f"{r.predictor}, profile alone"] = _fmt_metric(m["uncalibrated"], m["percent"])
         if learned:
-            row["roofline"] = _fmt_metric(m["roofline"], m["percent"])
+            row["roofline" + (", profile alone" if fitted else "")] = \
+                _fmt_metric(m["roofline"], m["percent"])
         row["better"] = "higher" if m["higher_is_better"] else "lower"
         row["what it measures"] = m["help"]
         table.append(row)
@@ -343,7 +360,19 @@ def _metrics(r: RuntimeReport) -> None:
     st.caption("Noise floor: the same metric between two halves of the measurements "
                "(alternate profiling sessions when the trace has several, else alternate "
                "runs: the trace against itself). A model cannot be expected to beat it; with "
-               "few runs it is itself noisy.")
+               "few runs it is itself noisy." + (_fit_caption(r) if fitted else
+                                                  " " + md(r.fit_note) if r.fit_note else ""))
+
+
+def _fit_caption(r: RuntimeReport) -> str:
+    """What the fit to the trace is and how it is scored."""
+    fit = r.fit or {}
+    return (f" *Fitted to this trace*: a correction of the {r.predictor} for the machine "
+            "that made the trace (log time = offset + slope × log predicted + an offset per "
+            f"kind of kernel; offset {fit.get('offset', 0):.2f}, slope "
+            f"{fit.get('slope', 1):.2f}), scored on kernels whose own measurement the fit "
+            f"did not see ({fit.get('folds')}-fold over kernels). *Profile alone*: the "
+            "prediction without it, what a dump without a trace gets.")
 
 
 TABLE_CONFIG = {

@@ -147,15 +147,19 @@ def share_text(r: KernelRow) -> str:
 # --------------------------------------------------------------------------- metrics
 
 def metrics_rows(report: RuntimeReport) -> list[dict]:
-    """One row per metric: value, noise floor, whether higher is better, what it means."""
+    """One row per metric: value (held out, when fitted to the trace), noise floor, the
+    predictor on the profile alone (``uncalibrated``, when fitted), whether higher is
+    better, what it means."""
     out = []
     for k in METRICS:
         label, help_text = METRIC_LABELS[k]
         v = report.metrics.get(k) if report.metrics else None
         nf = report.noise_floor.get(k) if report.noise_floor else None
         rf = report.roofline_metrics.get(k) if report.roofline_metrics else None
+        un = report.metrics_uncalibrated.get(k) if report.metrics_uncalibrated else None
         out.append({"metric": label, "key": k, "value": _clean(v), "noise_floor": _clean(nf),
                     "roofline": _clean(rf) if report.predictor != "roofline" else None,
+                    "uncalibrated": _clean(un),
                     "higher_is_better": HIGHER_IS_BETTER[k], "help": help_text,
                     "percent": k in ("median_ape", "time_weighted_ape", "top10_recall")})
     return out

@@ -24,11 +24,14 @@ from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
 from .trace_events import TraceError
 from .trace_files import TraceSource
+from .trace_fit import MIN_KERNELS, calibrate_to_trace, kernel_class
 from .traces import KernelTiming, Measured, measure
 from ..dumps import Dump, DumpModule
 from ..hlo import HloModule
 
 STATS = ("median", "p10", "min", "mean")
+# a step time predicted more than this many times off the measured one is flagged
+FAR_OFF = 2.0
 
 
 @dataclass
@@ -53,6 +56,10 @@ class KernelRow:
     overlap: float | None = None            # share of its own time other kernels ran too
     runs_per_step: float = 1.0              # from the HLO: its loops' trip counts
     runs_known: bool = True                 # no loop of unknown trip count or branch around it
+    # the predictor's own time before the correction fitted to the trace (trace_fit);
+    # None: predicted_us is uncorrected
+    uncalibrated_us: float | None = None
+    held_out_us: float | None = None        # corrected without its own measurement
 
     @property
     def runs(self) -> float:
@@ -74,6 +81,11 @@ class KernelRow:
             return None
         return self.cost.flops / (self.measured_us * 1e-6)
 
+    @property
+    def profile_us(self) -> float:
+        """The prediction for the device profile alone (no correction from the trace)."""
+        return self.uncalibrated_us if self.uncalibrated_us is not None else self.predicted_us
+
     def to_json(self) -> dict:
         t = self.timing
         return {
@@ -81,7 +93,8 @@ class KernelRow:
             "instruction": self.instruction, "computation": self.computation,
             "opcode": self.opcode, "fusion_kind": self.fusion_kind,
             "measured_us": self.measured_us, "predicted_us": self.predicted_us,
-            "roofline_us": self.roofline_us, "flops": self.cost.flops,
+            "roofline_us": self.roofline_us, "predicted_uncalibrated_us": self.profile_us,
+            "flops": self.cost.flops,
             "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
             "bytes_read": self.cost.bytes_read, "bytes_written": self.cost.bytes_written,
             "intensity": self.cost.intensity, "bound": self.bound, "share": self.share,
@@ -106,6 +119,20 @@ class StepTime:
     roofline_us: float
     exact: bool                     # every kernel's executions per step known
     measured_us: float | None       # median step while profiling
+    uncalibrated_us: float | None = None   # the profile alone, when predicted_us is fitted
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / measured, None when nothing was measured."""
+        if not self.measured_us:
+            return None
+        return self.predicted_us / self.measured_us
+
+    @property
+    def far_off(self) -> bool:
+        """The prediction is more than FAR_OFF times off the measured step, either way."""
+        r = self.ratio
+        return r is not None and r > 0 and max(r, 1 / r) > FAR_OFF
 
     @property
     def caveat(self) -> str:
@@ -117,8 +144,10 @@ class StepTime:
 
     def to_json(self) -> dict:
         return {"module_id": self.module_id, "predicted_us": self.predicted_us,
+                "predicted_uncalibrated_us": self.uncalibrated_us,
                 "roofline_us": self.roofline_us, "runs_known": self.exact,
-                "measured_us": self.measured_us}
+                "measured_us": self.measured_us, "ratio": self.ratio,
+                "off_by_more_than_2x": self.far_off}
 
 
 @dataclass
@@ -136,6 +165,11 @@ class RuntimeReport:
     metrics: dict[str, float] = field(default_factory=dict)
     noise_floor: dict[str, float] = field(default_factory=dict)
     roofline_metrics: dict[str, float] = field(default_factory=dict)
+    # with a correction fitted to the trace (trace_fit): ``metrics`` are held-out metrics
+    # of the corrected prediction, these the predictor's own on the profile alone
+    metrics_uncalibrated: dict[str, float] = field(default_factory=dict)
+    fit: dict | None = None                 # the correction (Calibrated.describe), if any
+    fit_note: str = ""                      # why there is none, when there is a trace
     notes: list[str] = field(default_factory=list)
     trace_error: str | None = None          # why nothing was measured, if so
     key: str = ""                           # content identity of the inputs (see runtime_report)
@@ -160,7 +194,8 @@ class RuntimeReport:
                         sum(r.roofline_us * r.runs for r in rows),
                         all(r.runs_known or r.executions_per_run is not None for r in rows),
                         timings.step_median_us if timings is not None and timings.step_us
-                        else None)
+                        else None,
+                        sum(r.profile_us * r.runs for r in rows) if self.fit else None)
 
     def metrics_json(self) -> dict:
         m = self.measured
@@ -172,7 +207,19 @@ class RuntimeReport:
         out["noise_floor"] = M.clean(self.noise_floor) if self.noise_floor else None
         if self.predictor != "roofline":
             out["roofline"] = M.clean(self.roofline_metrics) if self.roofline_metrics else None
+        out["fit"] = self.fit
+        if self.fit_note:
+            out["fit_note"] = self.fit_note
         return out
+
+    def uncalibrated_json(self) -> dict | None:
+        """``metrics_uncalibrated``: the predictor on the device profile alone (no
+        correction from the trace), over the same measured kernels; None when nothing
+        was measured."""
+        if not self.metrics:
+            return None
+        return dict(M.clean(self.metrics_uncalibrated or self.metrics),
+                    kernels_compared=len(self.measured_rows))
 
     def to_json(self) -> dict:
         return {
@@ -184,6 +231,7 @@ class RuntimeReport:
             "step_time": [st.to_json() for st in (self.step_time(i) for i, _ in self.modules)
                           if st is not None],
             "metrics": self.metrics_json(),
+            "metrics_uncalibrated": self.uncalibrated_json(),
             "trace": self.measured.summary() if self.measured else None,
             "trace_error": self.trace_error,
             "notes": self.notes,
@@ -253,7 +301,8 @@ def noise_floor_of(timings: Sequence[KernelTiming], stat: str = "median") -> dic
 def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
                    traces: Sequence[TraceSource | str] | None = None,
                    model=None, device: DeviceProfile | str | None = None,
-                   stat: str = "median", auto_model: bool = True) -> RuntimeReport:
+                   stat: str = "median", auto_model: bool = True,
+                   fit_to_trace: bool = True) -> RuntimeReport:
     """Per-kernel measured and predicted runtimes of a dump's module(s).
 
     ``modules``: ids or names; default the modules the trace has events for, else the
@@ -264,6 +313,11 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     the calibrated profile of this machine for CPU dumps).
 
     A trace problem never raises: the report carries ``trace_error`` and predictions only.
+
+    ``fit_to_trace``: with a trace, correct the predictor for the machine that made it
+    (``trace_fit``): every kernel's ``predicted_us`` is the corrected time (its own in
+    ``uncalibrated_us``), ``metrics`` are held-out metrics of the correction and
+    ``metrics_uncalibrated`` those of the predictor alone.
 
     The report's ``key`` hashes what it was computed from: the dump's key, each reported
     module's id and ``HloModule.key``, the traces (``TraceSource.key``; the dump's own
@@ -322,7 +376,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         dump.name, reported, device, "learned" if learned is not None else "roofline",
         learned.describe() if learned is not None else f"roofline on {device.name}",
         stat, rows, measured, notes=notes, trace_error=trace_error,
-        key=_report_key(dump, module_keys, traces, learned, device, stat))
+        key=_report_key(dump, module_keys, traces, learned, device, stat, fit_to_trace))
     if len(mrows) >= 2:
         # (a row is measured when it has a timing: both filters keep every row of mrows)
         meas = [r.measured_us for r in mrows if r.measured_us is not None]
@@ -332,19 +386,42 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
             compare([r.roofline_us for r in mrows], meas)
         report.noise_floor = noise_floor_of([r.timing for r in mrows if r.timing is not None],
                                             stat)
+        if fit_to_trace:
+            _fit_to_trace(report, mrows, meas)
     return report
+
+
+def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[float]) -> None:
+    """Correct every row's prediction with the fit to the measured rows (trace_fit);
+    metrics on held-out kernels."""
+    cal = calibrate_to_trace([f"{r.module_id}/{r.instruction}" for r in mrows],
+                             [r.predicted_us for r in mrows], meas,
+                             [kernel_class(r.cost, r.bound) for r in mrows])
+    if cal is None:
+        report.fit_note = (f"{len(mrows)} measured kernels: too few to fit a correction "
+                           f"to the trace and score it on held-out kernels ({MIN_KERNELS} "
+                           "needed); the prediction is the predictor's alone")
+        return
+    report.metrics_uncalibrated = report.metrics
+    report.metrics = compare(cal.held_out, meas)
+    report.fit = cal.describe()
+    for r, held in zip(mrows, cal.held_out):
+        r.held_out_us = held
+    for r in report.rows:
+        r.uncalibrated_us = r.predicted_us
+        r.predicted_us = cal.correction.apply(r.predicted_us, kernel_class(r.cost, r.bound))
 
 
 def _report_key(dump: Dump, module_keys: list[tuple[str, str]],
                 traces: Sequence[TraceSource | str] | None, learned,
-                device: DeviceProfile, stat: str) -> str:
+                device: DeviceProfile, stat: str, fit_to_trace: bool = True) -> str:
     trace_keys = None if traces is None else [
         t.key if isinstance(t, TraceSource) else TraceSource(os.fspath(t), "", os.fspath(t),
                                                              "file").key
         for t in traces]
     inputs = {"dump": dump.key, "modules": module_keys, "traces": trace_keys,
               "predictor": learned.key if learned is not None else "roofline",
-              "device": device.key, "stat": stat}
+              "device": device.key, "stat": stat, "fit_to_trace": fit_to_trace}
     text = json.dumps(inputs, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
