@@ -383,17 +383,31 @@ TABLE_CONFIG = {
         "share of step (mean)", format="percent",
         help="Mean time per step over the mean step; time it ran alongside other kernels "
              "is split between them, so shares add up to at most 100%"),
-    "per_step_us": st.column_config.NumberColumn("µs per step (mean)", format="%.2f"),
+    "per_step_us": st.column_config.NumberColumn(
+        "µs per step (mean over steps)", format="%.2f",
+        help="Its time in a step, the mean over the profiled steps (outlier runs lift it "
+             "above runs per step × the median per execution)"),
     "overlap": st.column_config.NumberColumn(
         "overlapped", format="percent",
         help="Share of its own time during which kernels on other threads (or the "
              "thread's other ops, while an asynchronous thunk waited) ran too"),
-    "measured_us": st.column_config.NumberColumn("measured µs per execution", format="%.2f"),
+    "measured_us": st.column_config.NumberColumn("measured µs (median per execution)",
+                                                 format="%.2f"),
     "predicted_us": st.column_config.NumberColumn("predicted µs", format="%.2f"),
     "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
     "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
     "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
     "p90_us": st.column_config.NumberColumn("p90 µs", format="%.2f"),
+    "max_us": st.column_config.NumberColumn("max µs", format="%.2f",
+                                            help="Its slowest execution"),
+    "outlier_runs": st.column_config.NumberColumn(
+        "outlier runs", format="%d",
+        help="Profiled steps in which this kernel took over 3× its median step's time"),
+    "work_us": st.column_config.NumberColumn(
+        "µs start to completion", format="%.2f",
+        help="Median per execution from its start to its completion: an asynchronous "
+             "dot's or convolution's work on the thread pool included; the roofline chart's "
+             "flop rate is its flops over this"),
     "flops": st.column_config.NumberColumn("flops", format="compact"),
     "bytes": st.column_config.NumberColumn("bytes", format="compact"),
     "intensity": st.column_config.NumberColumn("flop / byte", format="%.2f"),
@@ -420,16 +434,18 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{sort}:{nav.state.selected}"
     columns = [c for c in RV.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "per_step_us", "overlap", "measured_us", "ratio",
-                "executions_per_run", "p10_us", "p90_us")]
+                "executions_per_run", "p10_us", "p90_us", "max_us", "outlier_runs",
+                "work_us")]
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
                  column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460))
     st.caption(f"Click a row to select that kernel in the graph. *ops*: a fusion's fused "
                f"instructions other than parameters (its node's label counts the same). "
                f"*measured* is the {r.stat} per execution; *share of step* and *µs per "
-               "step* are means over the runs (only means add up). Kernels in a loop body "
-               "run once per iteration: *runs per step* counts them, *share of step* sums "
-               "them.")
+               "step* are means over the runs (only means add up), so a few slow runs "
+               "(*outlier runs*, *max*) lift them above *runs per step* × *measured*. "
+               "Kernels in a loop body run once per iteration: *runs per step* counts "
+               "them, *share of step* sums them.")
 
 
 # --------------------------------------------------------------------------- selection

@@ -131,6 +131,9 @@ def _hover(r: KernelRow) -> str:
         parts.append(share_text(r))
     if r.overlap:
         parts.append(f"overlapped: other kernels ran during {r.overlap:.0%} of its time")
+    if r.work_us is not None and r.measured_us is not None and r.work_us > r.measured_us:
+        parts.append(f"start to completion {fmt_us(r.work_us)} (asynchronous: its work "
+                     "went on after its event)")
     parts.append(f"{si(r.cost.flops, 'flop')}, {si(r.cost.bytes, 'B')}, {r.bound}-bound")
     return "<br>".join(parts)
 
@@ -173,7 +176,8 @@ def _clean(x):
 
 TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",
                  "measured_us", "predicted_us", "ratio", "executions_per_run", "p10_us",
-                 "p90_us", "flops", "bytes", "intensity", "bound", "computation")
+                 "p90_us", "max_us", "outlier_runs", "work_us", "flops", "bytes",
+                 "intensity", "bound", "computation")
 # what the kernel table can be sorted by (largest first), and how it says so
 SORTS = {"share": "share of step", "fused_ops": "ops (fused)", "bytes": "bytes",
          "flops": "flops", "measured_us": "measured time", "predicted_us": "predicted time"}
@@ -208,6 +212,8 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None,
             "measured_us": r.measured_us, "predicted_us": r.predicted_us,
             "ratio": r.ratio, "executions_per_run": r.executions_per_run,
             "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
+            "max_us": t.max_us if t else None,
+            "outlier_runs": t.outlier_runs() if t else None, "work_us": r.work_us,
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
@@ -375,7 +381,7 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
                       clickmode="event+select",
                       xaxis=dict(LOG_AXIS, title="arithmetic intensity (flop/byte)"),
-                      yaxis=dict(LOG_AXIS, title="achieved flop/s"),
+                      yaxis=dict(LOG_AXIS, title="achieved flop/s (flops / start to completion)"),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 
@@ -629,7 +635,13 @@ def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
             "share of step (mean)": f"{r['share']:.1%}" if r["share"] is not None else "–",
             "per step (mean)": fmt_us(r["per_step_us"]),
             "overlapped": f"{r['overlap']:.0%}" if r["overlap"] else "–",
-            "measured": fmt_us(r["measured_us"]), "predicted": fmt_us(r["predicted_us"]),
+            "measured (median per execution)": fmt_us(r["measured_us"]),
+            "spread (p10–p90, max)": (f"{fmt_us(r['p10_us'])}–{fmt_us(r['p90_us'])}, "
+                                      f"max {fmt_us(r['max_us'])}"
+                                      if r["p10_us"] is not None else "–"),
+            "outlier runs": (str(r["outlier_runs"]) if r["outlier_runs"] is not None
+                             else "–"),
+            "predicted": fmt_us(r["predicted_us"]),
             "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
             "per step": f"×{reps:g}" if reps else "–",
             "flops": si(r["flops"]), "bytes": si(r["bytes"], "B"), "bound": r["bound"],

@@ -75,11 +75,24 @@ class KernelRow:
         return self.predicted_us / self.measured_us
 
     @property
-    def achieved_flops(self) -> float | None:
-        """Flop/s the kernel reached when measured."""
-        if self.measured_us is None or self.measured_us <= 0:
+    def work_us(self) -> float | None:
+        """Median time from an execution's start to its completion: for an asynchronous
+        thunk (a dot, a convolution on the thread pool) its work after its event too,
+        even where its thread ran other ops meanwhile (its own time then stops at them);
+        for any other kernel its own time."""
+        t = self.timing
+        if self.measured_us is None or t is None:
             return None
-        return self.cost.flops / (self.measured_us * 1e-6)
+        return max(t.work_us, self.measured_us) if t.work else self.measured_us
+
+    @property
+    def achieved_flops(self) -> float | None:
+        """Flop/s the kernel reached when measured: its flops over its work time (an
+        asynchronous thunk's own time can stop before its work does)."""
+        w = self.work_us
+        if w is None or w <= 0:
+            return None
+        return self.cost.flops / (w * 1e-6)
 
     @property
     def profile_us(self) -> float:
@@ -105,6 +118,8 @@ class KernelRow:
             "runs_per_step": self.runs_per_step, "runs_known": self.runs_known,
             "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
             "p90_us": t.p90_us if t else None, "min_us": t.min_us if t else None,
+            "work_us": self.work_us, "max_us": t.max_us if t else None,
+            "outlier_runs": t.outlier_runs() if t else None,
         }
 
 
