@@ -113,13 +113,18 @@ class Calibrated:
 
 def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
                        measured: Sequence[float], classes: Sequence[str],
-                       folds: int = FOLDS) -> Calibrated | None:
+                       folds: int = FOLDS, by: str = "kernels") -> Calibrated | None:
     """Fit to the measured kernels (``names`` distinct per kernel); None with fewer than
-    MIN_KERNELS or a fold that would leave too few to fit."""
+    MIN_KERNELS or a fold that would leave too few to fit. ``by``: 'kernels' (folds by
+    name) or 'classes' (each kind of kernel held out whole)."""
     n = len(names)
     if n < MIN_KERNELS:
         return None
-    fold = [fold_of(k, folds) for k in names]
+    if by == "classes":
+        fold = [CLASSES.index(c) for c in classes]
+        folds = len(CLASSES)
+    else:
+        fold = [fold_of(k, folds) for k in names]
     held = [0.0] * n
     for f in range(folds):
         test = [i for i in range(n) if fold[i] == f]
