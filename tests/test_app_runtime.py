@@ -167,6 +167,9 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
     assert metrics.loc[0, "roofline fitted to this trace (held-out kernels)"] == f"{tau:.2f}"
     alone = transformer_report.metrics_uncalibrated["kendall_tau"]
     assert metrics.loc[0, "roofline, profile alone"] == f"{alone:.2f}"
+    # the goal is the noise floor: how far short of it each metric is
+    floor = transformer_report.noise_floor["kendall_tau"]
+    assert floor > tau and metrics.loc[0, "short of the floor"] == f"{floor - tau:.2f}"
     assert metrics.loc[0, "noise floor"] == f"{transformer_report.noise_floor['kendall_tau']:.2f}"
     kernels = next(d.value for d in at.dataframe if "instruction" in d.value.columns)
     assert len(kernels) == 86

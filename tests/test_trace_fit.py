@@ -122,3 +122,12 @@ def test_the_panel_says_fitted_or_profile_alone_and_flags_a_step_far_off(other_m
     line = step_line(fitted.step_time("0000"), fitted)
     assert "fitted to this trace" in line and "on the profile alone" in line
     assert "more than 2× off" not in line
+
+
+def test_each_metric_is_reported_beside_its_floor(roofline_reports):
+    fitted, _ = roofline_reports
+    got = fitted.metrics_json()["against_floor"]
+    assert set(got) == set(M.METRICS)
+    for k, (ours, floor) in got.items():
+        assert ours == pytest.approx(fitted.metrics[k])
+        assert floor == pytest.approx(fitted.noise_floor[k])

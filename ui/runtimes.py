@@ -346,7 +346,10 @@ def _metrics(r: RuntimeReport) -> None:
     table = []
     for m in rows:
         row = {"metric": m["metric"], ours: _fmt_metric(m["value"], m["percent"]),
-               "noise floor": _fmt_metric(m["noise_floor"], m["percent"])}
+               "noise floor": _fmt_metric(m["noise_floor"], m["percent"]),
+               "short of the floor": ("at the floor" if m["gap"] == 0 else
+                                      _fmt_metric(m["gap"], m["percent"]))
+               if m["gap"] is not None else "–"}
         if fitted:
             row[f"{r.predictor}, profile alone"] = _fmt_metric(m["uncalibrated"], m["percent"])
         if learned:
@@ -359,8 +362,10 @@ def _metrics(r: RuntimeReport) -> None:
                  column_config={"what it measures": st.column_config.TextColumn(width="large")})
     st.caption("Noise floor: the same metric between two halves of the measurements "
                "(alternate profiling sessions when the trace has several, else alternate "
-               "runs: the trace against itself). A model cannot be expected to beat it; with "
-               "few runs it is itself noisy." + (_fit_caption(r) if fitted else
+               "runs: the trace against itself). The goal is the floor: a prediction is as "
+               "good as the measurement lets it be when it agrees with the measurement as "
+               "well as the measurement agrees with itself (*short of the floor*: how far "
+               "it is from that); with few runs the floor is itself noisy." + (_fit_caption(r) if fitted else
                                                   " " + md(r.fit_note) if r.fit_note else ""))
 
 

@@ -162,7 +162,7 @@ def metrics_rows(report: RuntimeReport) -> list[dict]:
         un = report.metrics_uncalibrated.get(k) if report.metrics_uncalibrated else None
         out.append({"metric": label, "key": k, "value": _clean(v), "noise_floor": _clean(nf),
                     "roofline": _clean(rf) if report.predictor != "roofline" else None,
-                    "uncalibrated": _clean(un),
+                    "uncalibrated": _clean(un), "gap": _gap(k, v, nf),
                     "higher_is_better": HIGHER_IS_BETTER[k], "help": help_text,
                     "percent": k in ("median_ape", "time_weighted_ape", "top10_recall")})
     return out
@@ -170,6 +170,16 @@ def metrics_rows(report: RuntimeReport) -> list[dict]:
 
 def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def _gap(metric: str, ours, floor) -> float | None:
+    """How far the prediction falls short of the noise floor (0: it reaches it; the goal),
+    in the metric's own units."""
+    ours, floor = _clean(ours), _clean(floor)
+    if ours is None or floor is None:
+        return None
+    short = floor - ours if HIGHER_IS_BETTER[metric] else ours - floor
+    return max(short, 0.0)
 
 
 # --------------------------------------------------------------------------- table

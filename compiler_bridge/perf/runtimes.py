@@ -222,10 +222,21 @@ class RuntimeReport:
         out["noise_floor"] = M.clean(self.noise_floor) if self.noise_floor else None
         if self.predictor != "roofline":
             out["roofline"] = M.clean(self.roofline_metrics) if self.roofline_metrics else None
+        out["against_floor"] = self.against_floor() or None
         out["fit"] = self.fit
         if self.fit_note:
             out["fit_note"] = self.fit_note
         return out
+
+    def against_floor(self) -> dict[str, list[float | None]]:
+        """Each metric as ``[ours, floor]``: a prediction is as good as the measurement
+        lets it be when it agrees with the measurement as well as the measurement's two
+        halves agree with each other (the goal; metrics.HIGHER_IS_BETTER says which
+        way)."""
+        if not self.metrics or not self.noise_floor:
+            return {}
+        ours, floor = M.clean(self.metrics), M.clean(self.noise_floor)
+        return {k: [ours.get(k), floor.get(k)] for k in M.METRICS}
 
     def uncalibrated_json(self) -> dict | None:
         """``metrics_uncalibrated``: the predictor on the device profile alone (no
