@@ -131,3 +131,15 @@ def test_each_metric_is_reported_beside_its_floor(roofline_reports):
     for k, (ours, floor) in got.items():
         assert ours == pytest.approx(fitted.metrics[k])
         assert floor == pytest.approx(fitted.noise_floor[k])
+
+
+def test_the_scatter_plots_the_held_out_predictions_the_metrics_score(roofline_reports):
+    from viz import runtime as V
+    fitted, _ = roofline_reports
+    fig = V.scatter_figure(fitted)
+    plotted = {cd[0]: y for tr in fig.data if tr.customdata is not None
+               for cd, y in zip(tr.customdata, tr.y)}
+    rows = fitted.measured_rows
+    assert plotted == {r.instruction: r.held_out_us for r in rows}
+    assert any(r.held_out_us != r.predicted_us for r in rows)
+    assert "fitted to this trace, held out" in fig.layout.title.text

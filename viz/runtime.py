@@ -70,9 +70,14 @@ def si(x: float, unit: str = "") -> str:
 # --------------------------------------------------------------------------- scatter
 
 def scatter_figure(report: RuntimeReport, selected: str = ""):
-    """Log-log scatter of predicted vs measured µs, one point per measured kernel."""
+    """Log-log scatter of predicted vs measured µs, one point per measured kernel; with a
+    prediction fitted to the trace, each kernel's held-out prediction (the one the
+    metrics score: fitted without its own measurement)."""
     import plotly.graph_objects as go
     rows = report.measured_rows
+
+    def shown(r: KernelRow) -> float:
+        return r.held_out_us if r.held_out_us is not None else r.predicted_us
     fig = go.Figure()
     if not rows:
         fig.add_annotation(text=report.trace_error or "no measured kernels", showarrow=False,
@@ -83,7 +88,7 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
     for r in rows:
         by_cat.setdefault(_category(r), []).append(r)
     values = [r.measured_us for r in rows if r.measured_us is not None] + \
-        [r.predicted_us for r in rows]
+        [shown(r) for r in rows]
     lo, hi = min(values), max(values)
     lo, hi = max(lo / 1.5, 1e-3), hi * 1.5
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="predicted = measured",
@@ -96,7 +101,7 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
                                  name=f"within {name}", hoverinfo="skip"))
     for cat, rs in sorted(by_cat.items()):
         fig.add_trace(go.Scatter(
-            x=[r.measured_us for r in rs], y=[r.predicted_us for r in rs], mode="markers",
+            x=[r.measured_us for r in rs], y=[shown(r) for r in rs], mode="markers",
             name=cat, customdata=[[r.instruction, r.module_id] for r in rs],
             text=[_hover(r) for r in rs], hovertemplate="%{text}<extra></extra>",
             marker=dict(size=[11 if r.instruction == selected else 7 for r in rs],
@@ -104,7 +109,8 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
                         line=dict(width=[2.5 if r.instruction == selected else 0.5 for r in rs],
                                   color="#000000"), opacity=0.85)))
     tau = report.metrics.get("kendall_tau") if report.metrics else None
-    title = f"{report.predictor}: predicted vs measured ({len(rows)} kernels"
+    fitted = " fitted to this trace, held out," if report.fit else ""
+    title = f"{report.predictor}{fitted}: predicted vs measured ({len(rows)} kernels"
     title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
     fig.update_layout(
         title=title, height=440, margin=dict(l=60, r=20, t=50, b=50), clickmode="event+select",
