@@ -108,6 +108,13 @@ def test_runtimes_json_says_which_metrics_are_which():
     text = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu").stdout
     assert "fitted to this trace, scored on held-out kernels" in text
     assert "profile alone" in text
+    done = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu", "--json",
+               "--no-fit")
+    plain = json.loads(done.stdout)
+    assert plain["metrics"]["fit"] is None
+    assert plain["metrics"]["median_ape"] == pytest.approx(un["median_ape"])
+    assert [k["predicted_us"] for k in plain["kernels"]] == \
+        pytest.approx([k["predicted_uncalibrated_us"] for k in data["kernels"]])
 
 
 def test_too_few_kernels_are_not_fitted_and_say_so():

@@ -30,6 +30,10 @@ def add_runtime_commands(sub) -> None:
     r.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"),
                    help="statistic of the measured runs (default median)")
     r.add_argument("--top", type=int, default=25, help="kernels to print (text output)")
+    r.add_argument("--no-fit", action="store_true",
+                   help="predict on the device profile alone: no correction fitted to the "
+                        "trace (by default, with a trace, predictions are fitted to it and "
+                        "scored on held-out kernels)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_runtimes)
 
@@ -107,7 +111,7 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
             return 1
     try:
         report = runtime_report(dump, args.module, args.trace, model, args.device, args.stat,
-                                auto_model=not args.roofline)
+                                auto_model=not args.roofline, fit_to_trace=not args.no_fit)
     except (KeyError, TraceError) as e:
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
