@@ -117,7 +117,9 @@ def test_a_link_with_the_overlay_restores_it(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"overlay": "predicted"})
     assert at.button_group(key="pick-overlay").value == "predicted"
     assert "◷" in svg_of(at)
-    assert "predicted µs per execution (roofline)" in "\n".join(m.value for m in at.markdown)
+    # the sample has a trace: the roofline fitted to it
+    assert "predicted µs per execution (roofline fitted to this trace)" in \
+        "\n".join(m.value for m in at.markdown)
 
 
 def test_closed_boxes_show_totals_per_step(monkeypatch, transformer_report):

@@ -143,7 +143,8 @@ def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: s
     parts = []
     if got["measured"] is not None:
         parts.append(f"measured **{RV.fmt_us(got['measured'])}** per step")
-    parts.append(f"predicted **{RV.fmt_us(got['predicted'])}** ({r.predictor})")
+    fitted = " fitted to this trace" if r.fit else ""
+    parts.append(f"predicted **{RV.fmt_us(got['predicted'])}** ({r.predictor}{fitted})")
     if got["ratio"] is not None:
         parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
     return ":material/timer: **Runtime of its kernels**: " + \

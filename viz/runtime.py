@@ -595,7 +595,8 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
         stops = [(fmt_us(10 ** (llo + span * t)), _sample(SEQUENTIAL, 0.08 + 0.92 * t))
                  for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
         title = f"{mode} µs per execution ({report.stat})" if mode == "measured" else \
-            f"predicted µs per execution ({report.predictor})"
+            f"predicted µs per execution ({report.predictor}" \
+            f"{' fitted to this trace' if report.fit else ''})"
     for name, v in values.items():
         fill = color(v)
         decorations[name] = {"fillcolor": fill, "label": labels[name],
