@@ -117,7 +117,9 @@ def test_a_link_with_the_overlay_restores_it(monkeypatch):
     at = app(sample("transformer"), monkeypatch, {"overlay": "predicted"})
     assert at.button_group(key="pick-overlay").value == "predicted"
     assert "◷" in svg_of(at)
-    assert "predicted µs per execution (roofline)" in "\n".join(m.value for m in at.markdown)
+    # the sample has a trace: the roofline fitted to it
+    assert "predicted µs per execution (roofline fitted to this trace)" in \
+        "\n".join(m.value for m in at.markdown)
 
 
 def test_closed_boxes_show_totals_per_step(monkeypatch, transformer_report):
@@ -161,8 +163,15 @@ def test_panel_names_the_predictor_and_shows_metrics_with_their_noise_floor(monk
     metrics = next(d.value for d in at.dataframe if "noise floor" in d.value.columns)
     assert list(metrics["metric"]) == ["Kendall tau", "Spearman", "median APE",
                                        "time-weighted APE", "top-10 recall"]
+    # fitted to the trace (held-out kernels) beside the roofline on the profile alone
     tau = transformer_report.metrics["kendall_tau"]
-    assert metrics.loc[0, "roofline"] == f"{tau:.2f}"
+    assert transformer_report.fit is not None
+    assert metrics.loc[0, "roofline fitted to this trace (held-out kernels)"] == f"{tau:.2f}"
+    alone = transformer_report.metrics_uncalibrated["kendall_tau"]
+    assert metrics.loc[0, "roofline, profile alone"] == f"{alone:.2f}"
+    # the goal is the noise floor: how far short of it each metric is
+    floor = transformer_report.noise_floor["kendall_tau"]
+    assert floor > tau and metrics.loc[0, "short of the floor"] == f"{floor - tau:.2f}"
     assert metrics.loc[0, "noise floor"] == f"{transformer_report.noise_floor['kendall_tau']:.2f}"
     kernels = next(d.value for d in at.dataframe if "instruction" in d.value.columns)
     assert len(kernels) == 86
@@ -190,9 +199,13 @@ def test_the_default_model_predicts_for_a_user_with_none_and_says_so(monkeypatch
     assert "fine-tunes it on your traces" in page
     assert "Device profile: calibrated on this machine" in page
     metrics = next(d.value for d in at.dataframe if "noise floor" in d.value.columns)
-    assert {"learned", "roofline", "noise floor"} <= set(metrics.columns)
+    assert {"learned fitted to this trace (held-out kernels)", "learned, profile alone",
+            "roofline, profile alone", "noise floor"} <= set(metrics.columns)
     report = runtime_report(open_dump(sample("transformer")), device=profile)
-    assert metrics.loc[0, "learned"] == f"{report.metrics['kendall_tau']:.2f}"
+    assert metrics.loc[0, "learned fitted to this trace (held-out kernels)"] == \
+        f"{report.metrics['kendall_tau']:.2f}"
+    assert metrics.loc[0, "learned, profile alone"] == \
+        f"{report.metrics_uncalibrated['kendall_tau']:.2f}"
 
 
 def test_a_kernel_table_row_selects_the_kernel_in_the_graph(monkeypatch, transformer_report):
@@ -238,7 +251,9 @@ def test_the_inspector_shows_the_kernels_runtime(monkeypatch):
     line = plain(next(m.value for m in at.markdown if "**Runtime**" in m.value))
     assert "measured **12 µs** median per execution (p10 12 µs · p90 15 µs, 3 executions)" \
         in line
-    assert "predicted **39 µs** (roofline, ×3.22 of measured)" in line
+    # the roofline fitted to the sample's trace, beside the profile alone's 39 µs
+    assert re.search(r"predicted \*\*[\d.]+ µs\*\* \(roofline fitted to this trace, ×[\d.]+ "
+                     r"of measured; 39 µs on the profile alone, ×3\.22\)", line), line
     assert "with body" in line and "of the mean step" in line
 
 

@@ -75,11 +75,13 @@ def test_a_new_user_gets_the_default_model_and_a_quick_calibration_once(fresh_ma
     # the full sizes, as the default model's profile was measured (not the quick ones)
     assert r.device.measured and not r.device.details["quick"]
     assert r.device.details["rounds"] == 3       # each rate the median of three
-    # predictions are the shipped model's on this machine's (just measured) profile
+    # predictions on the profile alone are the shipped model's on this machine's (just
+    # measured) profile; the ones shown are fitted to the sample's trace (trace_fit)
     hlo = dump.stage(dump.main, "after_optimizations")
     insts = kernels(hlo)
     want = shipped.predict(hlo, insts, device=r.device)
-    got = {row.instruction: row.predicted_us for row in r.rows}
+    got = {row.instruction: row.profile_us for row in r.rows}
+    assert r.fit is not None and all(row.uncalibrated_us is not None for row in r.rows)
     assert [got[i.name] for i in insts] == pytest.approx(list(want), rel=1e-6)
     assert r.metrics["kendall_tau"] > 0.3
     again = runtime_report(dump)

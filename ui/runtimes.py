@@ -143,7 +143,8 @@ def group_line(r: RuntimeReport, view: GraphView, gid: str, module, module_id: s
     parts = []
     if got["measured"] is not None:
         parts.append(f"measured **{RV.fmt_us(got['measured'])}** per step")
-    parts.append(f"predicted **{RV.fmt_us(got['predicted'])}** ({r.predictor})")
+    fitted = " fitted to this trace" if r.fit else ""
+    parts.append(f"predicted **{RV.fmt_us(got['predicted'])}** ({r.predictor}{fitted})")
     if got["ratio"] is not None:
         parts.append(f"×{got['ratio']:.2f} of measured over the measured kernels")
     return ":material/timer: **Runtime of its kernels**: " + \
@@ -168,7 +169,13 @@ def kernel_line(r: RuntimeReport, row, module) -> str:
     elif r.measured is not None:
         parts.append("not measured (no event for it in the trace)")
     ratio = f", ×{row.ratio:.2f} of measured" if row.ratio is not None else ""
-    parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
+    if row.uncalibrated_us is not None:
+        alone = row.uncalibrated_us / row.measured_us if row.measured_us else None
+        parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor} fitted to this "
+                     f"trace{ratio}; {fmt(row.uncalibrated_us)} on the profile alone"
+                     + (f", ×{alone:.2f})" if alone is not None else ")"))
+    else:
+        parts.append(f"predicted **{fmt(row.predicted_us)}** ({r.predictor}{ratio})")
     inc = RV.inclusive_totals(r, module, row.module_id).get(row.instruction)
     if inc is not None and inc[0]:
         parts.append(f"with body {fmt(inc[0])} per step")
@@ -300,8 +307,14 @@ def step_line(step: StepTime, r: RuntimeReport) -> str:
     text = (f"**Step time: {RV.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
             "times its executions per step, summed")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
+    if step.uncalibrated_us is not None:
+        text += (f" · fitted to this trace; {RV.fmt_us(step.uncalibrated_us)} on the profile "
+                 "alone")
     if step.measured_us is not None:
         text += f" · {RV.fmt_us(step.measured_us)} measured (median step while profiling)"
+    if step.far_off and step.ratio is not None:
+        text += (f" · :red[**{step.ratio:.2g}× the measured step: more than 2× off**] "
+                 "(the kernel table shows which kernels)")
     return text + "."
 
 
@@ -334,12 +347,20 @@ def _fmt_metric(value, percent: bool) -> str:
 def _metrics(r: RuntimeReport) -> None:
     rows = RV.metrics_rows(r)
     learned = r.predictor != "roofline"
+    fitted = r.fit is not None
+    ours = f"{r.predictor} fitted to this trace (held-out kernels)" if fitted else r.predictor
     table = []
     for m in rows:
-        row = {"metric": m["metric"], r.predictor: _fmt_metric(m["value"], m["percent"]),
-               "noise floor": _fmt_metric(m["noise_floor"], m["percent"])}
+        row = {"metric": m["metric"], ours: _fmt_metric(m["value"], m["percent"]),
+               "noise floor": _fmt_metric(m["noise_floor"], m["percent"]),
+               "short of the floor": ("at the floor" if m["gap"] == 0 else
+                                      _fmt_metric(m["gap"], m["percent"]))
+               if m["gap"] is not None else "–"}
+        if fitted:
+            row[f"{r.predictor}, profile alone"] = _fmt_metric(m["uncalibrated"], m["percent"])
         if learned:
-            row["roofline"] = _fmt_metric(m["roofline"], m["percent"])
+            row["roofline" + (", profile alone" if fitted else "")] = \
+                _fmt_metric(m["roofline"], m["percent"])
         row["better"] = "higher" if m["higher_is_better"] else "lower"
         row["what it measures"] = m["help"]
         table.append(row)
@@ -347,8 +368,22 @@ def _metrics(r: RuntimeReport) -> None:
                  column_config={"what it measures": st.column_config.TextColumn(width="large")})
     st.caption("Noise floor: the same metric between two halves of the measurements "
                "(alternate profiling sessions when the trace has several, else alternate "
-               "runs: the trace against itself). A model cannot be expected to beat it; with "
-               "few runs it is itself noisy.")
+               "runs: the trace against itself). The goal is the floor: a prediction is as "
+               "good as the measurement lets it be when it agrees with the measurement as "
+               "well as the measurement agrees with itself (*short of the floor*: how far "
+               "it is from that); with few runs the floor is itself noisy." + (_fit_caption(r) if fitted else
+                                                  " " + md(r.fit_note) if r.fit_note else ""))
+
+
+def _fit_caption(r: RuntimeReport) -> str:
+    """What the fit to the trace is and how it is scored."""
+    fit = r.fit or {}
+    return (f" *Fitted to this trace*: a correction of the {r.predictor} for the machine "
+            "that made the trace (log time = offset + slope × log predicted + an offset per "
+            f"kind of kernel; offset {fit.get('offset', 0):.2f}, slope "
+            f"{fit.get('slope', 1):.2f}), scored on kernels whose own measurement the fit "
+            f"did not see ({fit.get('folds')}-fold over kernels). *Profile alone*: the "
+            "prediction without it, what a dump without a trace gets.")
 
 
 TABLE_CONFIG = {
@@ -359,12 +394,16 @@ TABLE_CONFIG = {
         "share of step (mean)", format="percent",
         help="Mean time per step over the mean step; time it ran alongside other kernels "
              "is split between them, so shares add up to at most 100%"),
-    "per_step_us": st.column_config.NumberColumn("µs per step (mean)", format="%.2f"),
+    "per_step_us": st.column_config.NumberColumn(
+        "µs per step (mean over steps)", format="%.2f",
+        help="Its time in a step, the mean over the profiled steps (outlier runs lift it "
+             "above runs per step × the median per execution)"),
     "overlap": st.column_config.NumberColumn(
         "overlapped", format="percent",
         help="Share of its own time during which kernels on other threads (or the "
              "thread's other ops, while an asynchronous thunk waited) ran too"),
-    "measured_us": st.column_config.NumberColumn("measured µs per execution", format="%.2f"),
+    "measured_us": st.column_config.NumberColumn("measured µs (median per execution)",
+                                                 format="%.2f"),
     "predicted_us": st.column_config.NumberColumn("predicted µs", format="%.2f"),
     "xla_estimate_us": st.column_config.NumberColumn(
         "XLA's estimate µs", format="%.2f",
@@ -374,6 +413,16 @@ TABLE_CONFIG = {
     "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
     "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
     "p90_us": st.column_config.NumberColumn("p90 µs", format="%.2f"),
+    "max_us": st.column_config.NumberColumn("max µs", format="%.2f",
+                                            help="Its slowest execution"),
+    "outlier_runs": st.column_config.NumberColumn(
+        "outlier runs", format="%d",
+        help="Profiled steps in which this kernel took over 3× its median step's time"),
+    "work_us": st.column_config.NumberColumn(
+        "µs start to completion", format="%.2f",
+        help="Median per execution from its start to its completion: an asynchronous "
+             "dot's or convolution's work on the thread pool included; the roofline chart's "
+             "flop rate is its flops over this"),
     "flops": st.column_config.NumberColumn("flops", format="compact"),
     "bytes": st.column_config.NumberColumn("bytes", format="compact"),
     "intensity": st.column_config.NumberColumn("flop / byte", format="%.2f"),
@@ -400,7 +449,8 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     key = f"rt-kernels:{rt.shown.dump_module.id}:{r.key}:{sort}:{nav.state.selected}"
     columns = [c for c in RV.TABLE_COLUMNS if r.measured_rows or c not in
                ("share", "per_step_us", "overlap", "measured_us", "ratio",
-                "executions_per_run", "p10_us", "p90_us")]
+                "executions_per_run", "p10_us", "p90_us", "max_us", "outlier_runs",
+                "work_us")]
     if not r.xla_estimates:
         columns.remove("xla_estimate_us")
     st.dataframe(rows, hide_index=True, key=key, column_order=columns,
@@ -409,9 +459,10 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
     st.caption(f"Click a row to select that kernel in the graph. *ops*: a fusion's fused "
                f"instructions other than parameters (its node's label counts the same). "
                f"*measured* is the {r.stat} per execution; *share of step* and *µs per "
-               "step* are means over the runs (only means add up). Kernels in a loop body "
-               "run once per iteration: *runs per step* counts them, *share of step* sums "
-               "them.")
+               "step* are means over the runs (only means add up), so a few slow runs "
+               "(*outlier runs*, *max*) lift them above *runs per step* × *measured*. "
+               "Kernels in a loop body run once per iteration: *runs per step* counts "
+               "them, *share of step* sums them.")
 
 
 # --------------------------------------------------------------------------- selection

@@ -70,9 +70,14 @@ def si(x: float, unit: str = "") -> str:
 # --------------------------------------------------------------------------- scatter
 
 def scatter_figure(report: RuntimeReport, selected: str = ""):
-    """Log-log scatter of predicted vs measured µs, one point per measured kernel."""
+    """Log-log scatter of predicted vs measured µs, one point per measured kernel; with a
+    prediction fitted to the trace, each kernel's held-out prediction (the one the
+    metrics score: fitted without its own measurement)."""
     import plotly.graph_objects as go
     rows = report.measured_rows
+
+    def shown(r: KernelRow) -> float:
+        return r.held_out_us if r.held_out_us is not None else r.predicted_us
     fig = go.Figure()
     if not rows:
         fig.add_annotation(text=report.trace_error or "no measured kernels", showarrow=False,
@@ -83,7 +88,7 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
     for r in rows:
         by_cat.setdefault(_category(r), []).append(r)
     values = [r.measured_us for r in rows if r.measured_us is not None] + \
-        [r.predicted_us for r in rows]
+        [shown(r) for r in rows]
     lo, hi = min(values), max(values)
     lo, hi = max(lo / 1.5, 1e-3), hi * 1.5
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="predicted = measured",
@@ -96,7 +101,7 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
                                  name=f"within {name}", hoverinfo="skip"))
     for cat, rs in sorted(by_cat.items()):
         fig.add_trace(go.Scatter(
-            x=[r.measured_us for r in rs], y=[r.predicted_us for r in rs], mode="markers",
+            x=[r.measured_us for r in rs], y=[shown(r) for r in rs], mode="markers",
             name=cat, customdata=[[r.instruction, r.module_id] for r in rs],
             text=[_hover(r) for r in rs], hovertemplate="%{text}<extra></extra>",
             marker=dict(size=[11 if r.instruction == selected else 7 for r in rs],
@@ -104,7 +109,8 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
                         line=dict(width=[2.5 if r.instruction == selected else 0.5 for r in rs],
                                   color="#000000"), opacity=0.85)))
     tau = report.metrics.get("kendall_tau") if report.metrics else None
-    title = f"{report.predictor}: predicted vs measured ({len(rows)} kernels"
+    fitted = " fitted to this trace, held out," if report.fit else ""
+    title = f"{report.predictor}{fitted}: predicted vs measured ({len(rows)} kernels"
     title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
     fig.update_layout(
         title=title, height=440, margin=dict(l=60, r=20, t=50, b=50), clickmode="event+select",
@@ -131,6 +137,9 @@ def _hover(r: KernelRow) -> str:
         parts.append(share_text(r))
     if r.overlap:
         parts.append(f"overlapped: other kernels ran during {r.overlap:.0%} of its time")
+    if r.work_us is not None and r.measured_us is not None and r.work_us > r.measured_us:
+        parts.append(f"start to completion {fmt_us(r.work_us)} (asynchronous: its work "
+                     "went on after its event)")
     parts.append(f"{si(r.cost.flops, 'flop')}, {si(r.cost.bytes, 'B')}, {r.bound}-bound")
     return "<br>".join(parts)
 
@@ -147,15 +156,19 @@ def share_text(r: KernelRow) -> str:
 # --------------------------------------------------------------------------- metrics
 
 def metrics_rows(report: RuntimeReport) -> list[dict]:
-    """One row per metric: value, noise floor, whether higher is better, what it means."""
+    """One row per metric: value (held out, when fitted to the trace), noise floor, the
+    predictor on the profile alone (``uncalibrated``, when fitted), whether higher is
+    better, what it means."""
     out = []
     for k in METRICS:
         label, help_text = METRIC_LABELS[k]
         v = report.metrics.get(k) if report.metrics else None
         nf = report.noise_floor.get(k) if report.noise_floor else None
         rf = report.roofline_metrics.get(k) if report.roofline_metrics else None
+        un = report.metrics_uncalibrated.get(k) if report.metrics_uncalibrated else None
         out.append({"metric": label, "key": k, "value": _clean(v), "noise_floor": _clean(nf),
                     "roofline": _clean(rf) if report.predictor != "roofline" else None,
+                    "uncalibrated": _clean(un), "gap": _gap(k, v, nf),
                     "higher_is_better": HIGHER_IS_BETTER[k], "help": help_text,
                     "percent": k in ("median_ape", "time_weighted_ape", "top10_recall")})
     return out
@@ -165,12 +178,22 @@ def _clean(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def _gap(metric: str, ours, floor) -> float | None:
+    """How far the prediction falls short of the noise floor (0: it reaches it; the goal),
+    in the metric's own units."""
+    ours, floor = _clean(ours), _clean(floor)
+    if ours is None or floor is None:
+        return None
+    short = floor - ours if HIGHER_IS_BETTER[metric] else ours - floor
+    return max(short, 0.0)
+
+
 # --------------------------------------------------------------------------- table
 
 TABLE_COLUMNS = ("instruction", "opcode", "fused_ops", "share", "per_step_us", "overlap",
                  "measured_us", "predicted_us", "xla_estimate_us", "ratio",
-                 "executions_per_run", "p10_us", "p90_us", "flops", "bytes", "intensity",
-                 "bound", "computation")
+                 "executions_per_run", "p10_us", "p90_us", "max_us", "outlier_runs",
+                 "work_us", "flops", "bytes", "intensity", "bound", "computation")
 # what the kernel table can be sorted by (largest first), and how it says so
 SORTS = {"share": "share of step", "fused_ops": "ops (fused)", "bytes": "bytes",
          "flops": "flops", "measured_us": "measured time", "predicted_us": "predicted time"}
@@ -205,6 +228,8 @@ def kernel_rows(report: RuntimeReport, limit: int | None = None,
             "measured_us": r.measured_us, "predicted_us": r.predicted_us,
             "xla_estimate_us": r.xla_estimate_us, "ratio": r.ratio, "executions_per_run": r.executions_per_run,
             "p10_us": t.p10_us if t else None, "p90_us": t.p90_us if t else None,
+            "max_us": t.max_us if t else None,
+            "outlier_runs": t.outlier_runs() if t else None, "work_us": r.work_us,
             "flops": r.cost.flops, "bytes": r.cost.bytes, "intensity": r.cost.intensity,
             "bound": r.bound, "computation": r.computation, "module_id": r.module_id,
         })
@@ -399,7 +424,7 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
                       clickmode="event+select",
                       xaxis=dict(LOG_AXIS, title="arithmetic intensity (flop/byte)"),
-                      yaxis=dict(LOG_AXIS, title="achieved flop/s"),
+                      yaxis=dict(LOG_AXIS, title="achieved flop/s (flops / start to completion)"),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 
@@ -597,7 +622,8 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
         stops = [(fmt_us(10 ** (llo + span * t)), _sample(SEQUENTIAL, 0.08 + 0.92 * t))
                  for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
         title = f"{mode} µs per execution ({report.stat})" if mode == "measured" else \
-            f"predicted µs per execution ({report.predictor})"
+            f"predicted µs per execution ({report.predictor}" \
+            f"{' fitted to this trace' if report.fit else ''})"
     for name, v in values.items():
         fill = color(v)
         decorations[name] = {"fillcolor": fill, "label": labels[name],
@@ -653,7 +679,13 @@ def report_rows(report: RuntimeReport, limit: int | None = None) -> list[dict]:
             "share of step (mean)": f"{r['share']:.1%}" if r["share"] is not None else "–",
             "per step (mean)": fmt_us(r["per_step_us"]),
             "overlapped": f"{r['overlap']:.0%}" if r["overlap"] else "–",
-            "measured": fmt_us(r["measured_us"]), "predicted": fmt_us(r["predicted_us"]),
+            "measured (median per execution)": fmt_us(r["measured_us"]),
+            "spread (p10–p90, max)": (f"{fmt_us(r['p10_us'])}–{fmt_us(r['p90_us'])}, "
+                                      f"max {fmt_us(r['max_us'])}"
+                                      if r["p10_us"] is not None else "–"),
+            "outlier runs": (str(r["outlier_runs"]) if r["outlier_runs"] is not None
+                             else "–"),
+            "predicted": fmt_us(r["predicted_us"]),
             "predicted / measured": f"×{r['ratio']:.2f}" if r["ratio"] else "–",
             "per step": f"×{reps:g}" if reps else "–",
             "flops": si(r["flops"]), "bytes": si(r["bytes"], "B"), "bound": r["bound"],

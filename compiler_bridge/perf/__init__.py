@@ -9,8 +9,9 @@ Predicted: ``execution`` (which instructions are kernels, how often), ``flops``,
 profile), ``xla_costs`` (XLA's totals, the check of our counting); the learned models'
 ``features``, ``kernel_graphs``, ``dataset`` and ``training``, their base ``model_base``,
 the kinds ``mlp``, ``graph_model`` and ``boosted``, ``model_loader`` (reads any kind) and
-``evaluation``. Then ``metrics`` (agreement), ``runtimes`` (the report the CLI and the app
-show), ``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
+``evaluation``. Then ``metrics`` (agreement), ``trace_fit`` (the predictor corrected for the
+machine that made the trace, scored on held-out kernels), ``runtimes`` (the report the CLI
+and the app show), ``calibrate`` and ``profile_runner`` (measuring this machine, profiling a script),
 ``cli`` (the runtime commands). Results derived from one module (kernel costs, schedule
 positions, program context) are kept with it, in ``HloModule.derived``.
 """

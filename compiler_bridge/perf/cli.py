@@ -31,6 +31,10 @@ def add_runtime_commands(sub) -> None:
     r.add_argument("--stat", default="median", choices=("median", "p10", "min", "mean"),
                    help="statistic of the measured runs (default median)")
     r.add_argument("--top", type=int, default=25, help="kernels to print (text output)")
+    r.add_argument("--no-fit", action="store_true",
+                   help="predict on the device profile alone: no correction fitted to the "
+                        "trace (by default, with a trace, predictions are fitted to it and "
+                        "scored on held-out kernels)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_runtimes)
 
@@ -108,7 +112,7 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
             return 1
     try:
         report = runtime_report(dump, args.module, args.trace, model, args.device, args.stat,
-                                auto_model=not args.roofline)
+                                auto_model=not args.roofline, fit_to_trace=not args.no_fit)
     except (KeyError, TraceError) as e:
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
@@ -134,8 +138,15 @@ def step_line(st, predictor: str) -> str:
     line = (f"step of module {st.module_id}: predicted {_us(st.predicted_us)} ({how}, each "
             "times its executions per step, summed")
     line += f"; an estimate: {st.caveat})" if st.caveat else ")"
+    if st.uncalibrated_us is not None:
+        line = line.replace(f"predicted {_us(st.predicted_us)} (",
+                            f"predicted {_us(st.predicted_us)} (fitted to this trace; "
+                            f"{_us(st.uncalibrated_us)} on the profile alone; ", 1)
     if st.measured_us is not None:
         line += f"; measured {_us(st.measured_us)} (median step while profiling)"
+    if st.far_off and st.ratio is not None:
+        line += (f"\nWARNING: the predicted step is {st.ratio:.2g}x the measured one "
+                 "(more than 2x off)")
     return line
 
 
@@ -187,9 +198,17 @@ def _print_report(report, top: int) -> None:
         print(f"\naccuracy over {m['kernels_compared']} measured kernels "
               "(noise floor: one half of the measurements against the other, by "
               "profiling session when the trace has several, else by run):")
+        fit = m.get("fit")
+        if fit:
+            print(f"  fitted to this trace, scored on held-out kernels ({fit['folds']}-fold "
+                  "over kernels); 'profile alone': the predictor without the fit")
+        elif m.get("fit_note"):
+            print(f"  not fitted to the trace: {m['fit_note']}")
+        un = report.uncalibrated_json() if fit else None
         from .metrics import METRICS
         for k in METRICS:
-            print(f"  {k:18s} {_fmt(m[k]):>6s}   (noise floor {_fmt(nf.get(k))})")
+            alone = f"   profile alone {_fmt(un.get(k))}" if un else ""
+            print(f"  {k:18s} {_fmt(m[k]):>6s}   (noise floor {_fmt(nf.get(k))}){alone}")
     print(f"events: {m['matched_events']} matched, {m['unmatched_events']} unmatched")
     for n in report.notes:
         print(f"note: {n}")

@@ -24,12 +24,15 @@ from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
 from .trace_events import TraceError
 from .trace_files import TraceSource
+from .trace_fit import MIN_KERNELS, calibrate_to_trace, kernel_class
 from .traces import KernelTiming, Measured, measure
 from .xla_estimates import Agreement, agreement, module_cycles, optimal_seconds
 from ..dumps import Dump, DumpModule, module_target
 from ..hlo import HloModule
 
 STATS = ("median", "p10", "min", "mean")
+# a step time predicted more than this many times off the measured one is flagged
+FAR_OFF = 2.0
 
 
 @dataclass
@@ -55,6 +58,10 @@ class KernelRow:
     runs_per_step: float = 1.0              # from the HLO: its loops' trip counts
     runs_known: bool = True                 # no loop of unknown trip count or branch around it
     xla_estimate_us: float | None = None    # XLA's own estimate (TPU estimated_cycles), not measured
+    # the predictor's own time before the correction fitted to the trace (trace_fit);
+    # None: predicted_us is uncorrected
+    uncalibrated_us: float | None = None
+    held_out_us: float | None = None        # corrected without its own measurement
 
     @property
     def runs(self) -> float:
@@ -70,11 +77,29 @@ class KernelRow:
         return self.predicted_us / self.measured_us
 
     @property
-    def achieved_flops(self) -> float | None:
-        """Flop/s the kernel reached when measured."""
-        if self.measured_us is None or self.measured_us <= 0:
+    def work_us(self) -> float | None:
+        """Median time from an execution's start to its completion: for an asynchronous
+        thunk (a dot, a convolution on the thread pool) its work after its event too,
+        even where its thread ran other ops meanwhile (its own time then stops at them);
+        for any other kernel its own time."""
+        t = self.timing
+        if self.measured_us is None or t is None:
             return None
-        return self.cost.flops / (self.measured_us * 1e-6)
+        return max(t.work_us, self.measured_us) if t.work else self.measured_us
+
+    @property
+    def achieved_flops(self) -> float | None:
+        """Flop/s the kernel reached when measured: its flops over its work time (an
+        asynchronous thunk's own time can stop before its work does)."""
+        w = self.work_us
+        if w is None or w <= 0:
+            return None
+        return self.cost.flops / (w * 1e-6)
+
+    @property
+    def profile_us(self) -> float:
+        """The prediction for the device profile alone (no correction from the trace)."""
+        return self.uncalibrated_us if self.uncalibrated_us is not None else self.predicted_us
 
     def to_json(self) -> dict:
         t = self.timing
@@ -83,7 +108,8 @@ class KernelRow:
             "instruction": self.instruction, "computation": self.computation,
             "opcode": self.opcode, "fusion_kind": self.fusion_kind,
             "measured_us": self.measured_us, "predicted_us": self.predicted_us,
-            "roofline_us": self.roofline_us, "flops": self.cost.flops,
+            "roofline_us": self.roofline_us, "predicted_uncalibrated_us": self.profile_us,
+            "flops": self.cost.flops,
             "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
             "bytes_read": self.cost.bytes_read, "bytes_written": self.cost.bytes_written,
             "intensity": self.cost.intensity, "bound": self.bound, "share": self.share,
@@ -95,6 +121,8 @@ class KernelRow:
             "median_us": t.median_us if t else None, "p10_us": t.p10_us if t else None,
             "p90_us": t.p90_us if t else None, "min_us": t.min_us if t else None,
             "xla_estimate_us": self.xla_estimate_us,
+            "work_us": self.work_us, "max_us": t.max_us if t else None,
+            "outlier_runs": t.outlier_runs() if t else None,
         }
 
 
@@ -109,6 +137,20 @@ class StepTime:
     roofline_us: float
     exact: bool                     # every kernel's executions per step known
     measured_us: float | None       # median step while profiling
+    uncalibrated_us: float | None = None   # the profile alone, when predicted_us is fitted
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / measured, None when nothing was measured."""
+        if not self.measured_us:
+            return None
+        return self.predicted_us / self.measured_us
+
+    @property
+    def far_off(self) -> bool:
+        """The prediction is more than FAR_OFF times off the measured step, either way."""
+        r = self.ratio
+        return r is not None and r > 0 and max(r, 1 / r) > FAR_OFF
 
     @property
     def caveat(self) -> str:
@@ -120,8 +162,10 @@ class StepTime:
 
     def to_json(self) -> dict:
         return {"module_id": self.module_id, "predicted_us": self.predicted_us,
+                "predicted_uncalibrated_us": self.uncalibrated_us,
                 "roofline_us": self.roofline_us, "runs_known": self.exact,
-                "measured_us": self.measured_us}
+                "measured_us": self.measured_us, "ratio": self.ratio,
+                "off_by_more_than_2x": self.far_off}
 
 
 @dataclass
@@ -139,6 +183,11 @@ class RuntimeReport:
     metrics: dict[str, float] = field(default_factory=dict)
     noise_floor: dict[str, float] = field(default_factory=dict)
     roofline_metrics: dict[str, float] = field(default_factory=dict)
+    # with a correction fitted to the trace (trace_fit): ``metrics`` are held-out metrics
+    # of the corrected prediction, these the predictor's own on the profile alone
+    metrics_uncalibrated: dict[str, float] = field(default_factory=dict)
+    fit: dict | None = None                 # the correction (Calibrated.describe), if any
+    fit_note: str = ""                      # why there is none, when there is a trace
     notes: list[str] = field(default_factory=list)
     trace_error: str | None = None          # why nothing was measured, if so
     key: str = ""                           # content identity of the inputs (see runtime_report)
@@ -166,7 +215,8 @@ class RuntimeReport:
                         sum(r.roofline_us * r.runs for r in rows),
                         all(r.runs_known or r.executions_per_run is not None for r in rows),
                         timings.step_median_us if timings is not None and timings.step_us
-                        else None)
+                        else None,
+                        sum(r.profile_us * r.runs for r in rows) if self.fit else None)
 
     def metrics_json(self) -> dict:
         m = self.measured
@@ -178,7 +228,30 @@ class RuntimeReport:
         out["noise_floor"] = M.clean(self.noise_floor) if self.noise_floor else None
         if self.predictor != "roofline":
             out["roofline"] = M.clean(self.roofline_metrics) if self.roofline_metrics else None
+        out["against_floor"] = self.against_floor() or None
+        out["fit"] = self.fit
+        if self.fit_note:
+            out["fit_note"] = self.fit_note
         return out
+
+    def against_floor(self) -> dict[str, list[float | None]]:
+        """Each metric as ``[ours, floor]``: a prediction is as good as the measurement
+        lets it be when it agrees with the measurement as well as the measurement's two
+        halves agree with each other (the goal; metrics.HIGHER_IS_BETTER says which
+        way)."""
+        if not self.metrics or not self.noise_floor:
+            return {}
+        ours, floor = M.clean(self.metrics), M.clean(self.noise_floor)
+        return {k: [ours.get(k), floor.get(k)] for k in M.METRICS}
+
+    def uncalibrated_json(self) -> dict | None:
+        """``metrics_uncalibrated``: the predictor on the device profile alone (no
+        correction from the trace), over the same measured kernels; None when nothing
+        was measured."""
+        if not self.metrics:
+            return None
+        return dict(M.clean(self.metrics_uncalibrated or self.metrics),
+                    kernels_compared=len(self.measured_rows))
 
     def to_json(self) -> dict:
         return {
@@ -190,6 +263,7 @@ class RuntimeReport:
             "step_time": [st.to_json() for st in (self.step_time(i) for i, _ in self.modules)
                           if st is not None],
             "metrics": self.metrics_json(),
+            "metrics_uncalibrated": self.uncalibrated_json(),
             "trace": self.measured.summary() if self.measured else None,
             "trace_error": self.trace_error,
             "notes": self.notes,
@@ -256,7 +330,8 @@ def noise_floor_of(timings: Sequence[KernelTiming], stat: str = "median") -> dic
 def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
                    traces: Sequence[TraceSource | str] | None = None,
                    model=None, device: DeviceProfile | str | None = None,
-                   stat: str = "median", auto_model: bool = True) -> RuntimeReport:
+                   stat: str = "median", auto_model: bool = True,
+                   fit_to_trace: bool = True) -> RuntimeReport:
     """Per-kernel measured and predicted runtimes of a dump's module(s).
 
     ``modules``: ids or names; default the modules the trace has events for, else the
@@ -267,6 +342,11 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     the calibrated profile of this machine for CPU dumps).
 
     A trace problem never raises: the report carries ``trace_error`` and predictions only.
+
+    ``fit_to_trace``: with a trace, correct the predictor for the machine that made it
+    (``trace_fit``): every kernel's ``predicted_us`` is the corrected time (its own in
+    ``uncalibrated_us``), ``metrics`` are held-out metrics of the correction and
+    ``metrics_uncalibrated`` those of the predictor alone.
 
     The report's ``key`` hashes what it was computed from: the dump's key, each reported
     module's id and ``HloModule.key``, the traces (``TraceSource.key``; the dump's own
@@ -330,7 +410,7 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
         dump.name, reported, device, "learned" if learned is not None else "roofline",
         learned.describe() if learned is not None else f"roofline on {device.name}",
         stat, rows, measured, notes=notes, trace_error=trace_error,
-        key=_report_key(dump, module_keys, traces, learned, device, stat),
+        key=_report_key(dump, module_keys, traces, learned, device, stat, fit_to_trace),
         xla_estimates=estimates,
         target=module_target(dump, chosen[0]).to_json() if chosen else {})
     if len(mrows) >= 2:
@@ -342,6 +422,8 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
             compare([r.roofline_us for r in mrows], meas)
         report.noise_floor = noise_floor_of([r.timing for r in mrows if r.timing is not None],
                                             stat)
+        if fit_to_trace:
+            _fit_to_trace(report, mrows, meas)
     return report
 
 
@@ -357,16 +439,37 @@ def _xla_estimates(dump: Dump, mod: DumpModule, rows: list[KernelRow],
     return agreement(mod.id, rows, cycles, device.clock_hz, optimal_seconds(dump, mod))
 
 
+def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[float]) -> None:
+    """Correct every row's prediction with the fit to the measured rows (trace_fit);
+    metrics on held-out kernels."""
+    cal = calibrate_to_trace([f"{r.module_id}/{r.instruction}" for r in mrows],
+                             [r.predicted_us for r in mrows], meas,
+                             [kernel_class(r.cost, r.bound) for r in mrows])
+    if cal is None:
+        report.fit_note = (f"{len(mrows)} measured kernels: too few to fit a correction "
+                           f"to the trace and score it on held-out kernels ({MIN_KERNELS} "
+                           "needed); the prediction is the predictor's alone")
+        return
+    report.metrics_uncalibrated = report.metrics
+    report.metrics = compare(cal.held_out, meas)
+    report.fit = cal.describe()
+    for r, held in zip(mrows, cal.held_out):
+        r.held_out_us = held
+    for r in report.rows:
+        r.uncalibrated_us = r.predicted_us
+        r.predicted_us = cal.correction.apply(r.predicted_us, kernel_class(r.cost, r.bound))
+
+
 def _report_key(dump: Dump, module_keys: list[tuple[str, str]],
                 traces: Sequence[TraceSource | str] | None, learned,
-                device: DeviceProfile, stat: str) -> str:
+                device: DeviceProfile, stat: str, fit_to_trace: bool = True) -> str:
     trace_keys = None if traces is None else [
         t.key if isinstance(t, TraceSource) else TraceSource(os.fspath(t), "", os.fspath(t),
                                                              "file").key
         for t in traces]
     inputs = {"dump": dump.key, "modules": module_keys, "traces": trace_keys,
               "predictor": learned.key if learned is not None else "roofline",
-              "device": device.key, "stat": stat}
+              "device": device.key, "stat": stat, "fit_to_trace": fit_to_trace}
     text = json.dumps(inputs, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 

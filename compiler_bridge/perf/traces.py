@@ -28,6 +28,8 @@ from ..hlo import walk_through
 
 # --------------------------------------------------------------------------- aggregation
 
+OUTLIER_FACTOR = 3.0     # a run over this many times a kernel's median run is an outlier
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (numpy's default method), q in [0, 100]."""
     xs = sorted(values)
@@ -51,6 +53,9 @@ class KernelTiming:
     # run -> the executions' part of the run's wall time (see attribute): equal to the
     # sum of per_run's times unless the kernel ran alongside others
     charged: dict[str, float] = field(default_factory=dict)
+    # run -> each execution's start to its completion: its event, and for an asynchronous
+    # thunk the work on the thread pool after it, whoever owns the thread meanwhile
+    work: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def samples(self) -> list[float]:
@@ -87,6 +92,27 @@ class KernelTiming:
     @property
     def total_us(self) -> float:
         return sum(self.samples)
+
+    @property
+    def max_us(self) -> float:
+        return max(self.samples)
+
+    def outlier_runs(self, factor: float = OUTLIER_FACTOR) -> int:
+        """Runs in which the kernel's time (its executions' own times summed) was over
+        ``factor`` times its median run's: what lifts a mean per step far above the
+        median per execution."""
+        totals = [sum(v) for v in self.per_run.values()]
+        if len(totals) < 2:
+            return 0
+        mid = statistics.median(totals)
+        return sum(1 for t in totals if t > factor * mid)
+
+    @property
+    def work_us(self) -> float:
+        """Median start-to-completion time per execution (own time without work records):
+        the time the kernel's work took, what a flop rate is computed from."""
+        xs = [x for v in self.work.values() for x in v]
+        return statistics.median(xs) if xs else self.median_us
 
     @property
     def charged_us(self) -> float:
@@ -422,6 +448,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
     charged: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    work: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     spans: dict[tuple[str, str], list[float]] = {}
     module_events: dict[str, int] = defaultdict(int)
     matched = unmatched = asynchronous = 0
@@ -477,6 +504,8 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         for (e, end), o, part, dep in zip(timed, own, share, depth):
             per_kernel[(target.id, e.op)][e.run].append(o)
             charged[(target.id, e.op)][e.run] += part
+            if target.instructions[e.op][0] in ASYNC_OPCODES:
+                work[(target.id, e.op)][e.run].append(end - e.start_us)
             slices[(target.id, e.run)].append(Slice(e.op, e.thread, dep, e.start_us, e.end_us,
                                                     end, o, part))
             span = spans.setdefault((target.id, e.run), [e.start_us, end])
@@ -498,7 +527,8 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         opcode, comp = idx.instructions[op]
         mt.kernels[op] = KernelTiming(mid, op, opcode, comp,
                                       {r: list(v) for r, v in runs.items()},
-                                      dict(charged[(mid, op)]))
+                                      dict(charged[(mid, op)]),
+                                      {r: list(v) for r, v in work[(mid, op)].items()})
     for (mid, run), (a, b) in spans.items():
         modules[mid].step_us[run] = b - a
         modules[mid].slices[run] = sorted(

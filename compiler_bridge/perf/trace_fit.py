@@ -1,0 +1,140 @@
+"""Predictions for the machine that made the trace: a small correction of the predictor,
+fitted to the trace's own measured kernels, scored on kernels the fit did not see.
+
+A device profile is measured on one machine at one time, a learned model was trained on
+another; a user's trace comes from their machine, whose rates differ by 1.2-2x (BENCHMARKS.md,
+transfer). The correction is fitted in log space:
+
+    log(measured) = a + s * log(predicted) + b[class]
+
+one offset ``a`` (the machine's overall speed), a slope ``s`` (how far time grows with
+the prediction on it) and an offset per kind of kernel (:func:`kernel_class`: matmuls,
+control flow, compute-, memory- and overhead-bound), fitted by ridge regression that
+pulls ``s`` towards 1 and each ``b`` towards 0, so a class with few kernels moves little.
+
+Honest scoring: every metric of a calibrated prediction is computed on held-out
+kernels: the measured kernels are split into ``FOLDS`` folds (by a hash of the
+instruction's name, so the split does not depend on the order of rows), each fold
+predicted by the correction fitted on the others. The prediction shown for every kernel
+is the one fitted on all measured kernels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .costs import KernelCost
+from .execution import CONTROL_FLOW
+
+FOLDS = 5
+MIN_KERNELS = 8          # fewer measured kernels: no correction (too little to fit and score)
+RIDGE_SLOPE = 4.0        # pull of the slope towards 1 (in units of kernels)
+RIDGE_CLASS = 4.0        # pull of each class offset towards 0
+CLASSES = ("matmul", "control", "compute", "memory", "overhead")
+FLOOR_US = 0.01          # times are logged: never below this
+
+
+def kernel_class(cost: KernelCost, bound: str) -> str:
+    """The kind of kernel a class offset is fitted for."""
+    if cost.matmul or cost.opcode in ("dot", "convolution"):
+        return "matmul"
+    if cost.opcode in CONTROL_FLOW:
+        return "control"
+    return bound if bound in CLASSES else "compute"
+
+
+@dataclass(frozen=True)
+class Correction:
+    """``log(t) = a + s log(predicted) + b[class]``, fitted to one trace."""
+
+    a: float
+    s: float
+    b: dict[str, float] = field(default_factory=dict)
+    kernels: int = 0
+
+    def apply(self, predicted: float, cls: str) -> float:
+        x = math.log(max(predicted, FLOOR_US))
+        return math.exp(self.a + self.s * x + self.b.get(cls, 0.0))
+
+    def to_json(self) -> dict:
+        return {"offset": self.a, "slope": self.s, "class_offsets": dict(self.b),
+                "kernels": self.kernels}
+
+
+def fit(predicted: Sequence[float], measured: Sequence[float],
+        classes: Sequence[str]) -> Correction:
+    """The ridge fit of :class:`Correction` to measured kernels."""
+    p = np.log(np.maximum(np.asarray(predicted, dtype=np.float64), FLOOR_US))
+    m = np.log(np.maximum(np.asarray(measured, dtype=np.float64), FLOOR_US))
+    n = len(p)
+    used = [c for c in CLASSES if c in set(classes)]
+    # columns: intercept, log p - mean, one per class; the slope is fitted as (s - 1) so
+    # the ridge pulls it towards 1 (a pure speed factor)
+    x = np.zeros((n, 2 + len(used)))
+    x[:, 0] = 1.0
+    x[:, 1] = p
+    for j, c in enumerate(used):
+        x[:, 2 + j] = [1.0 if k == c else 0.0 for k in classes]
+    y = m - p
+    pen = np.diag([0.0, RIDGE_SLOPE] + [RIDGE_CLASS] * len(used))
+    coef = np.linalg.solve(x.T @ x + pen, x.T @ y)
+    return Correction(float(coef[0]), 1.0 + float(coef[1]),
+                      {c: float(coef[2 + j]) for j, c in enumerate(used)}, n)
+
+
+def fold_of(name: str, folds: int = FOLDS) -> int:
+    """The fold a kernel is held out in: a hash of its name (stable across runs)."""
+    h = hashlib.blake2b(name.encode(), digest_size=4).digest()
+    return int.from_bytes(h, "big") % folds
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A correction fitted on all measured kernels, and each measured kernel's held-out
+    prediction (from the correction fitted without its fold)."""
+
+    correction: Correction
+    held_out: list[float]
+    folds: int
+
+    def describe(self) -> dict:
+        """``metrics.fit`` of ``runtimes --json``."""
+        return {"method": "log(measured) = offset + slope * log(predicted) + class offset, "
+                          "ridge-fitted to this trace's measured kernels",
+                "scored_on": "held-out kernels", "split": "kernels",
+                "folds": self.folds, "classes": list(CLASSES),
+                **self.correction.to_json()}
+
+
+def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
+                       measured: Sequence[float], classes: Sequence[str],
+                       folds: int = FOLDS, by: str = "kernels") -> Calibrated | None:
+    """Fit to the measured kernels (``names`` distinct per kernel); None with fewer than
+    MIN_KERNELS or a fold that would leave too few to fit. ``by``: 'kernels' (folds by
+    name) or 'classes' (each kind of kernel held out whole)."""
+    n = len(names)
+    if n < MIN_KERNELS:
+        return None
+    if by == "classes":
+        fold = [CLASSES.index(c) for c in classes]
+        folds = len(CLASSES)
+    else:
+        fold = [fold_of(k, folds) for k in names]
+    held = [0.0] * n
+    for f in range(folds):
+        test = [i for i in range(n) if fold[i] == f]
+        train = [i for i in range(n) if fold[i] != f]
+        if not test:
+            continue
+        if len(train) < MIN_KERNELS // 2:
+            return None
+        c = fit([predicted[i] for i in train], [measured[i] for i in train],
+                [classes[i] for i in train])
+        for i in test:
+            held[i] = c.apply(predicted[i], classes[i])
+    return Calibrated(fit(predicted, measured, classes), held, folds)

@@ -1,0 +1,152 @@
+"""Predictions fitted to the trace of the machine that made it, scored on held-out kernels
+(issue 34, item 1), and a step time far off the measured one flagged (issue 32, item 10).
+All on the committed sample dumps and their real JAX profiler traces."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from compiler_bridge import open_dump, runtime_report
+from compiler_bridge.perf import metrics as M
+from compiler_bridge.perf import trace_fit as F
+from tests.support.cli import run
+from tests.support.samples import sample
+
+
+@pytest.fixture(scope="module")
+def roofline_reports():
+    """The sample transformer's report with the roofline, fitted to its trace and not."""
+    dump = open_dump(sample("transformer"))
+    return (runtime_report(dump, auto_model=False, device="cpu"),
+            runtime_report(dump, auto_model=False, device="cpu", fit_to_trace=False))
+
+
+def test_metrics_are_those_of_kernels_the_fit_did_not_see(roofline_reports):
+    fitted, alone = roofline_reports
+    rows = fitted.measured_rows
+    assert fitted.fit is not None and fitted.fit["scored_on"] == "held-out kernels"
+    names = [f"{r.module_id}/{r.instruction}" for r in rows]
+    pred = [r.uncalibrated_us for r in rows]
+    meas = [r.measured_us for r in rows]
+    cls = [F.kernel_class(r.cost, r.bound) for r in rows]
+    # each kernel predicted by a fit of the other folds alone, redone here
+    folds = [F.fold_of(n) for n in names]
+    for f in range(F.FOLDS):
+        train = [i for i in range(len(rows)) if folds[i] != f]
+        c = F.fit([pred[i] for i in train], [meas[i] for i in train], [cls[i] for i in train])
+        for i in (i for i in range(len(rows)) if folds[i] == f):
+            assert rows[i].held_out_us == pytest.approx(c.apply(pred[i], cls[i]), rel=1e-9)
+    assert fitted.metrics == pytest.approx(M.all_metrics([r.held_out_us for r in rows], meas),
+                                           nan_ok=True)
+    # the predictor alone is what the report without the fit says
+    assert fitted.metrics_uncalibrated == pytest.approx(alone.metrics, nan_ok=True)
+    assert [r.uncalibrated_us for r in fitted.rows] == [r.predicted_us for r in alone.rows]
+
+
+def test_a_kernels_own_measurement_never_moves_its_held_out_prediction(roofline_reports):
+    fitted, _ = roofline_reports
+    rows = fitted.measured_rows
+    names = [f"{r.module_id}/{r.instruction}" for r in rows]
+    pred = [r.uncalibrated_us for r in rows]
+    meas = [r.measured_us for r in rows]
+    cls = [F.kernel_class(r.cost, r.bound) for r in rows]
+    first = F.calibrate_to_trace(names, pred, meas, cls)
+    assert first is not None
+    moved = list(meas)
+    moved[0] *= 100.0
+    second = F.calibrate_to_trace(names, pred, moved, cls)
+    assert second is not None
+    assert second.held_out[0] == pytest.approx(first.held_out[0], rel=1e-12)
+    assert second.correction != first.correction       # the fit on all kernels did move
+
+
+@pytest.fixture(scope="module")
+def other_machine():
+    """scan_while's CPU trace predicted on a profile of another machine (an H100's)."""
+    dump = open_dump(sample("scan_while"))
+    return (runtime_report(dump, auto_model=False, device="h100"),
+            runtime_report(dump, auto_model=False, device="h100", fit_to_trace=False))
+
+
+def test_the_fit_brings_another_machines_profile_to_this_trace(other_machine):
+    """On the profile alone, the kernels are predicted ~10x off; fitted to the trace, the
+    held-out median APE is a tenth of that and the step time within 2x."""
+    fitted, alone = other_machine
+    assert alone.metrics["median_ape"] > 5.0
+    assert fitted.metrics["median_ape"] < 0.1 * alone.metrics["median_ape"]
+    step = fitted.step_time("0000")
+    assert step is not None and step.ratio is not None
+    assert 0.5 < step.ratio < 2.0 and not step.far_off
+    assert step.uncalibrated_us == pytest.approx(alone.step_time("0000").predicted_us)
+
+
+def test_a_step_predicted_more_than_2x_off_is_flagged(other_machine):
+    _, alone = other_machine
+    step = alone.step_time("0000")
+    assert step is not None and step.measured_us
+    off = step.predicted_us / step.measured_us
+    assert max(off, 1 / off) > 2.0                   # another machine's profile
+    assert step.far_off and step.to_json()["off_by_more_than_2x"] is True
+    from compiler_bridge.perf.cli import step_line
+    assert "more than 2x off" in step_line(step, alone.predictor)
+
+
+def test_runtimes_json_says_which_metrics_are_which():
+    done = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    m, un = data["metrics"], data["metrics_uncalibrated"]
+    assert m["fit"]["split"] == "kernels" and m["fit"]["folds"] == F.FOLDS
+    assert m["fit"]["kernels"] == m["kernels_compared"] == un["kernels_compared"]
+    assert not math.isclose(m["median_ape"], un["median_ape"])
+    k = data["kernels"][0]
+    assert k["predicted_uncalibrated_us"] == pytest.approx(k["roofline_us"])
+    assert "off_by_more_than_2x" in data["step_time"][0]
+    text = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu").stdout
+    assert "fitted to this trace, scored on held-out kernels" in text
+    assert "profile alone" in text
+    done = run("runtimes", sample("scan_while"), "--roofline", "--device", "cpu", "--json",
+               "--no-fit")
+    plain = json.loads(done.stdout)
+    assert plain["metrics"]["fit"] is None
+    assert plain["metrics"]["median_ape"] == pytest.approx(un["median_ape"])
+    assert [k["predicted_us"] for k in plain["kernels"]] == \
+        pytest.approx([k["predicted_uncalibrated_us"] for k in data["kernels"]])
+
+
+def test_too_few_kernels_are_not_fitted_and_say_so():
+    assert F.calibrate_to_trace(["a", "b"], [1.0, 2.0], [1.0, 2.0], ["compute"] * 2) is None
+
+
+def test_the_panel_says_fitted_or_profile_alone_and_flags_a_step_far_off(other_machine):
+    from ui.runtimes import step_line
+    fitted, alone = other_machine
+    line = step_line(alone.step_time("0000"), alone)
+    assert "more than 2× off" in line and "fitted to this trace" not in line
+    line = step_line(fitted.step_time("0000"), fitted)
+    assert "fitted to this trace" in line and "on the profile alone" in line
+    assert "more than 2× off" not in line
+
+
+def test_each_metric_is_reported_beside_its_floor(roofline_reports):
+    fitted, _ = roofline_reports
+    got = fitted.metrics_json()["against_floor"]
+    assert set(got) == set(M.METRICS)
+    for k, (ours, floor) in got.items():
+        assert ours == pytest.approx(fitted.metrics[k])
+        assert floor == pytest.approx(fitted.noise_floor[k])
+
+
+def test_the_scatter_plots_the_held_out_predictions_the_metrics_score(roofline_reports):
+    from viz import runtime as V
+    fitted, _ = roofline_reports
+    fig = V.scatter_figure(fitted)
+    plotted = {cd[0]: y for tr in fig.data if tr.customdata is not None
+               for cd, y in zip(tr.customdata, tr.y)}
+    rows = fitted.measured_rows
+    assert plotted == {r.instruction: r.held_out_us for r in rows}
+    assert any(r.held_out_us != r.predicted_us for r in rows)
+    assert "fitted to this trace, held out" in fig.layout.title.text
