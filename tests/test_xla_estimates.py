@@ -14,6 +14,7 @@ import pytest
 
 from compiler_bridge import open_dump, runtime_report
 from compiler_bridge.perf import metrics as M
+from compiler_bridge.targets import BUILTIN
 from compiler_bridge.perf.xla_estimates import estimated_cycles, optimal_seconds
 from conftest import sample
 from tests.support.cli import run
@@ -129,3 +130,26 @@ def test_runtimes_text_says_xlas_estimate_is_a_prediction(tmp_path):
     assert f"ratio {est.ratio:.2f} (roofline / XLA)" in line
     assert f"ratio {est.optimal_ratio:.2f} (roofline step / XLA)" in line
     assert line.endswith("(two predictions, not a measurement)")
+
+
+def test_kernels_and_runtimes_price_xlas_cycles_at_one_clock(tmp_path):
+    """The ``kernels`` command and the runtimes report turn XLA:TPU's estimated cycles
+    into µs at the same clock: the TPU profile's (one table of clocks)."""
+    dump = open_dump(sample("tpu_v6e"))
+    mods = [a for m in dump.modules for a in ("--module", m.id)]
+    p = run("runtimes", sample("tpu_v6e"), "--json", "--roofline", *mods,
+            tmp_env=str(tmp_path))
+    k = run("kernels", sample("tpu_v6e"), "--json")
+    assert p.returncode == 0 and k.returncode == 0, p.stderr + k.stderr
+    report = json.loads(p.stdout)
+    kernels = {m["id"]: m for m in json.loads(k.stdout)["modules"]}
+    assert {e["clock_hz"] for e in report["xla_estimates"]} \
+        == {m["clock_hz"] for m in kernels.values()} == {BUILTIN["tpu_v6e"].clock_hz}
+    compared = 0
+    for row in report["kernels"]:
+        listed = {x["name"]: x for x in kernels[row["module_id"]]["kernels"]}
+        if row["xla_estimate_us"] is not None and row["instruction"] in listed:
+            assert listed[row["instruction"]]["xla_estimate_us"] == pytest.approx(
+                row["xla_estimate_us"], abs=1e-4)
+            compared += 1
+    assert compared > 0

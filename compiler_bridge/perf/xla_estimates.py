@@ -24,6 +24,7 @@ from typing import Sequence
 
 from . import metrics as M
 from ..dumps import Dump, DumpModule
+from ..targets import cycles_to_us
 
 FACTS = "xla_facts.json"
 _CYCLES = re.compile(r'"estimated_cycles":"?(\d+)')
@@ -116,8 +117,8 @@ def agreement(module_id: str, rows: Sequence, cycles: dict[str, int], clock_hz: 
     xla = [float(cycles[r.instruction]) for r in both]
     tau = _finite(M.kendall_tau(roof, xla)) if len(both) >= 2 else None
     roof_total = sum(r.roofline_us * r.runs for r in both)
-    xla_total = sum(cycles[r.instruction] * r.runs for r in both) / clock_hz * 1e6 \
-        if both and clock_hz > 0 else None
+    xla_total = cycles_to_us(sum(cycles[r.instruction] * r.runs for r in both), clock_hz) \
+        if both else None
     step = sum(r.roofline_us * r.runs for r in rows)
     optimal_us = optimal * 1e6 if optimal is not None else None
     return Agreement(
