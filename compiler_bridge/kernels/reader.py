@@ -103,6 +103,7 @@ class ModuleKernels:
     thunk_count: int = 0               # GPU: thunks in the thunk sequence
     autotune: list[AutotuneResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    compile_id: str = ""               # XLA:TPU: the cl_<N> its file names add to the name
 
     def get(self, name: str) -> Kernel | None:
         for k in self.kernels:
@@ -111,7 +112,8 @@ class ModuleKernels:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "target": self.target, "stage": self.stage,
+        return {"id": self.id, "name": self.name, "compile_id": self.compile_id or None,
+                "target": self.target, "stage": self.stage,
                 "tpu_generation": self.generation or None,
                 "clock_hz": self.clock_hz, "clock_source": self.clock_source or None,
                 "thunks": self.thunk_count or None,
@@ -238,7 +240,8 @@ def _read(dump: Dump, mod: DumpModule) -> ModuleKernels:
     stage = AFTER_CODEGEN if kind == "tpu" and mod.first(AFTER_CODEGEN) is not None else AFTER
     module = dump.stage(mod, stage)
     out = ModuleKernels(mod.id, module.name, label, kind, stage,
-                        generation=gen.short if gen is not None else "")
+                        generation=gen.short if gen is not None else "",
+                        compile_id=mod.compile_id)
     if kind == "gpu":
         _gpu(dump, mod, module, out)
     elif kind == "tpu":
