@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..hlo import wire_fields
 from .device import DeviceProfile, G, T
-from .textproto import first, parse_text, wire_fields
+from .textproto import first, parse_text
 
 # file names only XLA:TPU writes beside a module (the rest of the name after the module's)
 TPU_FILE_SUFFIXES = ("after_codegen.txt", "tpu_comp_env.txt")
