@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from compiler_bridge import open_dump, runtime_report
+from compiler_bridge import open_dump, parse_hlo, runtime_report
 from compiler_bridge.perf import metrics as M
 from compiler_bridge.targets import BUILTIN
 from compiler_bridge.perf.xla_estimates import estimated_cycles, optimal_seconds
@@ -29,7 +29,7 @@ def _facts(name: str) -> dict:
 def test_every_estimated_cycles_of_after_codegen_is_read(name):
     for path in glob.glob(os.path.join(sample(name), "*after_codegen.txt")):
         text = open(path, encoding="utf-8").read()
-        cycles = estimated_cycles(text)
+        cycles = estimated_cycles(parse_hlo(text, path))
         # one instruction per line of XLA's text: as many as the file says it has
         assert len(cycles) == text.count('"estimated_cycles"') > 0
         assert all(c > 0 for c in cycles.values())
@@ -59,8 +59,8 @@ def test_runtimes_json_sets_the_roofline_beside_xlas_estimates(tmp_path):
     assert out["device"] == "TPU v6e" and out["predictor"] == "roofline"
     assert [e["module_id"] for e in out["xla_estimates"]] == [m.id for m in dump.modules]
     for est, entry, mod in zip(out["xla_estimates"], facts["modules"], dump.modules):
-        cycles = estimated_cycles(open(os.path.join(
-            sample("tpu_v6e"), entry["files"] + ".after_codegen.txt"), encoding="utf-8").read())
+        path = os.path.join(sample("tpu_v6e"), entry["files"] + ".after_codegen.txt")
+        cycles = estimated_cycles(parse_hlo(open(path, encoding="utf-8").read(), path))
         rows = [k for k in out["kernels"] if k["module_id"] == mod.id]
         priced = [k for k in rows if k["instruction"] in cycles]
         assert est["kernels"] == len(priced) > 0
