@@ -65,7 +65,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     for m in stats["modules"]:
         after = m["stages"].get("after_optimizations") or m["stages"].get("before_optimizations")
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
-        print(f"  {m['id']}  {m['name']:<40} {size:<40} {m['passes']} pass files")
+        name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
+        print(f"  {m['id']}  {name:<40} {size:<40} {m['passes']} pass files")
     for e in stats["errors"]:
         print(f"error: {_naming(e['file'], e['error'])}", file=sys.stderr)
     return 0

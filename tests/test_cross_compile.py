@@ -140,9 +140,13 @@ def test_show_for_a_target_opens_that_compile_against_this_cpus(backends, tmp_pa
     assert (dump_target(tpu).device_kind, dump_target(tpu).topology) == ("TPU v6 lite",
                                                                          "v6e:2x2")
     assert dump_target(cpu).kind == "cpu"
-    # (XLA:TPU names the module jit_layer.cl_<libtpu's build>: the dump's file names say so)
-    assert [m.name.split(".")[0] for m in tpu.modules] == ["jit_layer"]
-    assert compare_dumps(cpu, tpu, "cpu", "tpu").reports       # the pair the page shows
+    # (XLA:TPU's file names add .cl_<N> to the module's name: the module is the program's,
+    # the suffix its compile id, and the two compiles pair by name)
+    assert [m.name for m in tpu.modules] == ["jit_layer"]
+    assert all(m.compile_id.startswith("cl_") for m in tpu.modules)
+    shown_pair = compare_dumps(cpu, tpu, "cpu", "tpu")
+    assert shown_pair.reports                                   # the pair the page shows
+    assert [p.how for p in shown_pair.pairing.pairs] == ["name"]
 
 
 def test_show_for_a_target_without_the_backends_says_how_to_install(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ import pytest
 
 from compiler_bridge import open_dump, parse_hlo, pass_timeline
 from compiler_bridge.hlo import parse_shape
-from compiler_bridge.targets import TPU_CLOCK_HZ, tiling
+from compiler_bridge.targets import BUILTIN, tiling
 
 from conftest import SAMPLES, missing, read
 from tests.support.cli import run
@@ -53,7 +53,7 @@ def test_every_window_config_and_its_estimated_cycles_are_listed(listed):
                if k["estimated_cycles"] is not None}
         assert got == expected
         assert m["target"] == f"XLA:TPU {generation}" and m["stage"] == "after_codegen"
-        assert m["clock_hz"] == TPU_CLOCK_HZ[generation] and m["clock_source"]
+        assert m["clock_hz"] == BUILTIN[f"tpu_{generation}"].clock_hz and m["clock_source"]
         for k in m["kernels"]:
             if k["estimated_cycles"] is not None:
                 assert k["xla_estimate_us"] == pytest.approx(

@@ -12,8 +12,9 @@ import os
 
 import pytest
 
-from compiler_bridge import open_dump, runtime_report
+from compiler_bridge import open_dump, parse_hlo, runtime_report
 from compiler_bridge.perf import metrics as M
+from compiler_bridge.targets import BUILTIN
 from compiler_bridge.perf.xla_estimates import estimated_cycles, optimal_seconds
 from conftest import sample
 from tests.support.cli import run
@@ -28,7 +29,7 @@ def _facts(name: str) -> dict:
 def test_every_estimated_cycles_of_after_codegen_is_read(name):
     for path in glob.glob(os.path.join(sample(name), "*after_codegen.txt")):
         text = open(path, encoding="utf-8").read()
-        cycles = estimated_cycles(text)
+        cycles = estimated_cycles(parse_hlo(text, path))
         # one instruction per line of XLA's text: as many as the file says it has
         assert len(cycles) == text.count('"estimated_cycles"') > 0
         assert all(c > 0 for c in cycles.values())
@@ -58,8 +59,8 @@ def test_runtimes_json_sets_the_roofline_beside_xlas_estimates(tmp_path):
     assert out["device"] == "TPU v6e" and out["predictor"] == "roofline"
     assert [e["module_id"] for e in out["xla_estimates"]] == [m.id for m in dump.modules]
     for est, entry, mod in zip(out["xla_estimates"], facts["modules"], dump.modules):
-        cycles = estimated_cycles(open(os.path.join(
-            sample("tpu_v6e"), entry["files"] + ".after_codegen.txt"), encoding="utf-8").read())
+        path = os.path.join(sample("tpu_v6e"), entry["files"] + ".after_codegen.txt")
+        cycles = estimated_cycles(parse_hlo(open(path, encoding="utf-8").read(), path))
         rows = [k for k in out["kernels"] if k["module_id"] == mod.id]
         priced = [k for k in rows if k["instruction"] in cycles]
         assert est["kernels"] == len(priced) > 0
@@ -129,3 +130,26 @@ def test_runtimes_text_says_xlas_estimate_is_a_prediction(tmp_path):
     assert f"ratio {est.ratio:.2f} (roofline / XLA)" in line
     assert f"ratio {est.optimal_ratio:.2f} (roofline step / XLA)" in line
     assert line.endswith("(two predictions, not a measurement)")
+
+
+def test_kernels_and_runtimes_price_xlas_cycles_at_one_clock(tmp_path):
+    """The ``kernels`` command and the runtimes report turn XLA:TPU's estimated cycles
+    into µs at the same clock: the TPU profile's (one table of clocks)."""
+    dump = open_dump(sample("tpu_v6e"))
+    mods = [a for m in dump.modules for a in ("--module", m.id)]
+    p = run("runtimes", sample("tpu_v6e"), "--json", "--roofline", *mods,
+            tmp_env=str(tmp_path))
+    k = run("kernels", sample("tpu_v6e"), "--json")
+    assert p.returncode == 0 and k.returncode == 0, p.stderr + k.stderr
+    report = json.loads(p.stdout)
+    kernels = {m["id"]: m for m in json.loads(k.stdout)["modules"]}
+    assert {e["clock_hz"] for e in report["xla_estimates"]} \
+        == {m["clock_hz"] for m in kernels.values()} == {BUILTIN["tpu_v6e"].clock_hz}
+    compared = 0
+    for row in report["kernels"]:
+        listed = {x["name"]: x for x in kernels[row["module_id"]]["kernels"]}
+        if row["xla_estimate_us"] is not None and row["instruction"] in listed:
+            assert listed[row["instruction"]]["xla_estimate_us"] == pytest.approx(
+                row["xla_estimate_us"], abs=1e-4)
+            compared += 1
+    assert compared > 0

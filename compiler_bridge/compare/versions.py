@@ -1,8 +1,8 @@
 """The JAX/jaxlib versions a dump was made with, as its profiler trace records them.
 
 :func:`dump_versions` reads the first ``*.xplane.pb`` that says; :func:`xplane_versions`
-decodes the few XSpace fields it needs by hand (protobuf wire format), so no proto
-package is needed.
+decodes the few XSpace fields it needs by hand (protobuf wire format: ``hlo.wire_fields``),
+so no proto package is needed.
 """
 
 from __future__ import annotations
@@ -10,42 +10,7 @@ from __future__ import annotations
 import posixpath
 
 from ..dumps import Dump
-
-
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if i >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, i
-        shift += 7
-
-
-def _fields(data: bytes):
-    """(field number, wire type, value) of one protobuf message, top level only."""
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(data, i)
-            yield num, wire, value
-        elif wire == 2:
-            n, i = _varint(data, i)
-            yield num, wire, data[i:i + n]
-            i += n
-        elif wire == 1:
-            yield num, wire, data[i:i + 8]
-            i += 8
-        elif wire == 5:
-            yield num, wire, data[i:i + 4]
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
+from ..hlo import wire_fields
 
 
 def xplane_versions(data: bytes) -> dict[str, str]:
@@ -55,30 +20,30 @@ def xplane_versions(data: bytes) -> dict[str, str]:
     (XStat{metadata_id = 1, str_value = 5})."""
     out: dict[str, str] = {}
     try:
-        for num, wire, plane in _fields(data):
-            if num != 1 or wire != 2:
+        for num, plane in wire_fields(data):
+            if num != 1 or not isinstance(plane, bytes):
                 continue
             names: dict[int, str] = {}
             stats: list[tuple[int, str]] = []
-            for pn, pw, pv in _fields(plane):
-                if pw != 2:
+            for pn, pv in wire_fields(plane):
+                if not isinstance(pv, bytes):
                     continue
                 if pn == 5:
                     key, meta = 0, b""
-                    for en, ew, ev in _fields(pv):
-                        if en == 1 and ew == 0:
+                    for en, ev in wire_fields(pv):
+                        if en == 1 and isinstance(ev, int):
                             key = ev
-                        elif en == 2 and ew == 2:
+                        elif en == 2 and isinstance(ev, bytes):
                             meta = ev
-                    for mn, mw, mv in _fields(meta):
-                        if mn == 2 and mw == 2:
+                    for mn, mv in wire_fields(meta):
+                        if mn == 2 and isinstance(mv, bytes):
                             names[key] = mv.decode("utf-8", "replace")
                 elif pn == 6:
                     mid, text = 0, None
-                    for sn, sw, sv in _fields(pv):
-                        if sn == 1 and sw == 0:
+                    for sn, sv in wire_fields(pv):
+                        if sn == 1 and isinstance(sv, int):
                             mid = sv
-                        elif sn == 5 and sw == 2:
+                        elif sn == 5 and isinstance(sv, bytes):
                             text = sv.decode("utf-8", "replace")
                     if text is not None:
                         stats.append((mid, text))

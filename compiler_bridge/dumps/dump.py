@@ -33,6 +33,7 @@ from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
 from ..hlo import EXPECTED, MLIR_TEXT, sniff, to_hlo_text
+from ..targets import split_compile_id
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
            "path_key"]
@@ -124,11 +125,14 @@ class DumpFile:
 
 @dataclass(slots=True)
 class DumpModule:
-    """Every file of one compiled module (one ``module_NNNN.<name>``)."""
+    """Every file of one compiled module (one ``module_NNNN.<name>``). ``name`` is the
+    program's; ``compile_id`` what XLA:TPU's file names add to it (``cl_933746096`` of
+    ``module_0000.jit_f.cl_933746096.*``; '' elsewhere)."""
 
     id: str
     name: str
     files: list[DumpFile] = field(default_factory=list)
+    compile_id: str = ""
 
     def of_kind(self, kind: str) -> list[DumpFile]:
         return [f for f in self.files if f.kind == kind]
@@ -462,7 +466,8 @@ class Dump:
                 continue
             mod = mods.get(f.module_id)
             if mod is None:
-                mod = mods[f.module_id] = DumpModule(f.module_id, f.module_name or "")
+                name, compile_id = split_compile_id(f.module_name or "")
+                mod = mods[f.module_id] = DumpModule(f.module_id, name, compile_id=compile_id)
             mod.files.append(f)
         self.modules: list[DumpModule] = [mods[k] for k in sorted(mods, key=lambda x: int(x))]
         self.traces = [f for f in self.files if f.kind in (TRACE, XPLANE)]
@@ -498,9 +503,10 @@ class Dump:
         return self.main
 
     def module(self, key: str) -> DumpModule:
-        """A module by id ('0006', '6') or name ('jit_train_step')."""
+        """A module by id ('0006', '6') or name ('jit_train_step', or as its files spell
+        it: 'jit_f.cl_933746096')."""
         for m in self.modules:
-            if m.id == key or m.name == key:
+            if m.id == key or m.name == key or (m.compile_id and key == f"{m.name}.{m.compile_id}"):
                 return m
         if key.isdigit():
             for m in self.modules:
@@ -606,7 +612,8 @@ class Dump:
                 if parse:
                     mod = self.try_parse(f.path)
                     stages[stage] = mod.stats() if mod is not None else None
-            modules.append({"id": m.id, "name": m.name, "files": m.file_counts(),
+            modules.append({"id": m.id, "name": m.name, "compile_id": m.compile_id or None,
+                            "files": m.file_counts(),
                             "passes": len(m.of_kind(PASS)), "stages": stages})
         main = self.main
         return {"modules": modules, "main": main.id if main else None,

@@ -44,7 +44,7 @@ def _target(dump: Dump, mod: DumpModule) -> Target:
         platform = next((f.platform for f in dump.files if f.kind == AFTER and f.platform), "")
     return target_of_files(platform, gpu_target_config(dump, mod),
                            _text(dump, _first(dump, mod, TOPOLOGY)),
-                           tuple(f.name for f in mod.files))
+                           tuple(f.name for f in mod.files), mod.compile_id)
 
 
 def gpu_target_config(dump: Dump, module: DumpModule) -> str:

@@ -36,8 +36,11 @@ from .parser import parse_hlo, parse_hlo_bytes
 from .printer import extract_text, print_module
 from .records import FileLocation, Metadata, SourceLocation, StackFrame, StackFrameIndex
 from .shapes import UNBOUNDED, Layout, Shape, parse_shape
+from .wire import varint, wire_fields
 
 __all__ = [
+    "varint",
+    "wire_fields",
     "diagnostic",
     "EXPECTED",
     "HLO_PROTO_BINARY",

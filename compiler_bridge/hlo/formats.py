@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from .errors import HloParseError
+from .wire import varint
 
 # what a file holds, by its content (``sniff``)
 HLO_TEXT = "hlo"
@@ -242,17 +243,6 @@ _DESCRIPTOR_FIELDS = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 10: 
 _xla_messages: dict[str, Any] = {}
 
 
-def _varint(buf: Any, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
 def _embedded_descriptor(lib: Any, name: str) -> bytes | None:
     """The serialized FileDescriptorProto of ``name`` inside a C++ protobuf library: it
     starts with its name (field 1) and package (field 2) and ends where a field that a
@@ -264,17 +254,17 @@ def _embedded_descriptor(lib: Any, name: str) -> bytes | None:
     pos, named = m.start(), False
     while pos < len(lib):
         try:
-            tag, nxt = _varint(lib, pos)
+            tag, nxt = varint(lib, pos)
             field, wire = tag >> 3, tag & 7
             if _DESCRIPTOR_FIELDS.get(field) != wire or (field == 1 and named):
                 break
             named = named or field == 1
             if wire == 0:
-                _, nxt = _varint(lib, nxt)
+                _, nxt = varint(lib, nxt)
             else:
-                size, nxt = _varint(lib, nxt)
+                size, nxt = varint(lib, nxt)
                 nxt += size
-        except IndexError:
+        except ValueError:       # the library ends within a field
             break
         pos = nxt
     return bytes(lib[m.start():pos])

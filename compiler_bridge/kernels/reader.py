@@ -10,11 +10,12 @@ the bodies of its control flow) that XLA generated code for:
 - **TPU** (the after-codegen module when the dump has it, else after optimizations): every
   instruction with a ``window_config`` and every fusion or custom call, with the tiled
   layout of its output, its memory space, the window config and XLA:TPU's estimated
-  cycles, in µs at the generation's clock (``targets.TPU_CLOCK_HZ``);
+  cycles, in µs at the generation's clock (its profile's ``clock_hz``, the figure the
+  runtimes report prices them at);
 - **CPU**: fusions and custom calls with their fusion kind.
 
 A module's ``name`` is the program's, from its HLO text's header (XLA:TPU's file names add a
-``.cl_<N>`` suffix that is no part of it).
+``.cl_<N>`` suffix that is no part of it: the module's ``compile_id``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule
+from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule, module_target
 from ..hlo import HloComputation, HloInstruction, HloModule
-from ..targets import (CLOCK_SOURCE, TPU_CLOCK_HZ, AutotuneResult, Thunk, TileConfig, Tiling,
-                       WindowConfig, collective_op, collective_strategy, cycles_to_us,
-                       gpu_emitter, instruction_kernel, match_collectives, match_thunks,
-                       memory_space, memory_space_name, parse_autotune_results,
-                       parse_thunk_sequence, ptx_kernels, target_of_platform, tile_config,
-                       tiling, tpu_generation, window_config)
+from ..targets import (BUILTIN, CLOCK_SOURCE, AutotuneResult, Thunk, TileConfig, Tiling,
+                       TpuGeneration, WindowConfig, chip_generation, collective_op,
+                       collective_strategy, cycles_to_us, gpu_emitter, instruction_kernel,
+                       match_collectives, match_thunks, memory_space, memory_space_name,
+                       parse_autotune_results, parse_thunk_sequence, ptx_kernels, tile_config,
+                       tiling, window_config)
 
 # the opcodes whose called computations run as code of their own (not fused into a kernel)
 _CONTROL_FLOW = frozenset({"while", "conditional", "call", "async-start"})
@@ -102,6 +103,7 @@ class ModuleKernels:
     thunk_count: int = 0               # GPU: thunks in the thunk sequence
     autotune: list[AutotuneResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    compile_id: str = ""               # XLA:TPU: the cl_<N> its file names add to the name
 
     def get(self, name: str) -> Kernel | None:
         for k in self.kernels:
@@ -110,7 +112,8 @@ class ModuleKernels:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "target": self.target, "stage": self.stage,
+        return {"id": self.id, "name": self.name, "compile_id": self.compile_id or None,
+                "target": self.target, "stage": self.stage,
                 "tpu_generation": self.generation or None,
                 "clock_hz": self.clock_hz, "clock_source": self.clock_source or None,
                 "thunks": self.thunk_count or None,
@@ -144,18 +147,17 @@ def _async_bodies(module: HloModule) -> set[str]:
             for name in inst.called_computations}
 
 
-def _target(dump: Dump, mod: DumpModule) -> tuple[str, str, str]:
-    """(kind, label, TPU generation) of a module, from its files."""
-    after = mod.after_optimizations
-    target = target_of_platform(after.platform if after is not None else "")
-    if target.kind:
-        return target.kind, target.label, ""
-    topo = next((f for f in mod.files if f.name == "topology.textproto"), None)
-    gen = tpu_generation(dump.read_text(topo.path)) if topo is not None else ""
-    if gen or mod.first(AFTER_CODEGEN) is not None \
-            or any(f.name.endswith("tpu_comp_env.txt") for f in mod.files):
-        return "tpu", "XLA:TPU" + (f" {gen}" if gen else ""), gen
-    return "", target.label, ""
+def _target(dump: Dump, mod: DumpModule) -> tuple[str, str, TpuGeneration | None]:
+    """(kind, label, TPU generation) of a module, from the target its files say
+    (``dumps.module_target``): 'XLA:GPU sm_9.0a', 'XLA:TPU v5e', 'XLA:CPU'."""
+    target = module_target(dump, mod)
+    if target.kind == "tpu":
+        gen = chip_generation(target.chip)
+        return "tpu", "XLA:TPU" + (f" {gen.short}" if gen is not None else ""), gen
+    if not target.kind:
+        return "", target.label, None
+    return target.kind, f"XLA:{target.kind.upper()}" + (f" {target.arch}" if target.arch
+                                                         else ""), None
 
 
 def _kind(inst: HloInstruction) -> str:
@@ -211,6 +213,7 @@ def _gpu(dump: Dump, mod: DumpModule, module: HloModule, out: ModuleKernels) -> 
 
 
 def _tpu(module: HloModule, out: ModuleKernels) -> None:
+    """The TPU kernels, their estimated cycles in µs at ``out.clock_hz``."""
     for comp in code_computations(module):
         for inst in comp.instructions:
             window = window_config(inst)
@@ -222,7 +225,7 @@ def _tpu(module: HloModule, out: ModuleKernels) -> None:
             out.kernels.append(Kernel(
                 inst.name, comp.name, _kind(inst), tiling=tiling(shape),
                 memory_space=memory_space(shape) if shape.is_array else None, window=window,
-                estimate_us=cycles_to_us(cycles, out.generation)))
+                estimate_us=cycles_to_us(cycles, out.clock_hz)))
 
 
 def _cpu(module: HloModule, out: ModuleKernels) -> None:
@@ -236,11 +239,14 @@ def _read(dump: Dump, mod: DumpModule) -> ModuleKernels:
     kind, label, gen = _target(dump, mod)
     stage = AFTER_CODEGEN if kind == "tpu" and mod.first(AFTER_CODEGEN) is not None else AFTER
     module = dump.stage(mod, stage)
-    out = ModuleKernels(mod.id, module.name, label, kind, stage, generation=gen)
+    out = ModuleKernels(mod.id, module.name, label, kind, stage,
+                        generation=gen.short if gen is not None else "",
+                        compile_id=mod.compile_id)
     if kind == "gpu":
         _gpu(dump, mod, module, out)
     elif kind == "tpu":
-        out.clock_hz = TPU_CLOCK_HZ.get(gen)
+        clock = BUILTIN[gen.chip].clock_hz if gen is not None else 0.0
+        out.clock_hz = clock or None
         out.clock_source = CLOCK_SOURCE if out.clock_hz else ""
         if stage != AFTER_CODEGEN:
             out.notes.append("no after_codegen.txt: XLA:TPU writes window configs and "

@@ -89,7 +89,7 @@ class ModuleMemory:
     report: UsageReport | None = None        # *-memory-usage-report.txt, when read
     values_file: ValuesFile | None = None    # *-buffer-assignment-values.txt, when read
     target: str = ""                         # 'cpu', 'gpu', 'tpu' ('' when the dump does not say)
-    device_kind: str = ""                    # topology.textproto's platform_version, first line
+    device_kind: str = ""                    # the device in jax's words (Target.device_kind)
     chip_hbm: int | None = None              # the TPU chip's HBM (datasheet), when known
     _xla: XlaStats | None = None
 

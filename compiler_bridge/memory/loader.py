@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
 from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
-                     MEMORY_USAGE_REPORT, TOPOLOGY, Dump, DumpModule)
+                     MEMORY_USAGE_REPORT, Dump, DumpModule, module_target)
 from ..hlo import HloModule, HloParseError
-from ..targets import chip_hbm_bytes
+from ..targets import BUILTIN
 from .analysis import MemoryTotals, ModuleMemory, build_memory
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
@@ -102,28 +101,13 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
         missing[missing.index(NO_LIVE_RANGE)] = DERIVED
     mem = build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
     mem.report, mem.values_file = report, values
-    mem.target = memory_target(after.platform if after is not None else "", mod.name,
-                               {a.color for a in assignment.allocations},
+    target = module_target(dump, mod)     # what the dump's files say (targets reads them)
+    mem.target = memory_target(target.kind, {a.color for a in assignment.allocations},
                                tuple(s.name for s in report.spaces) if report else ())
-    mem.device_kind, mem.chip_hbm = _device(dump, mod)
+    mem.device_kind = target.device_kind
+    chip = BUILTIN.get(target.chip) if target.kind == "tpu" else None
+    mem.chip_hbm = chip.memory_bytes if chip is not None and chip.memory_bytes else None
     return mem
-
-
-_PLATFORM_VERSION = re.compile(r'platform_version:\s*"([^"\\]*)')
-
-
-def _device(dump: Dump, mod: DumpModule) -> tuple[str, int | None]:
-    """The device a module was compiled for, as its ``topology.textproto`` names it
-    ('TFRT TPU v5 lite'), and that chip's HBM; ('', None) without one."""
-    f = mod.first(TOPOLOGY)
-    if f is None:
-        return "", None
-    try:
-        m = _PLATFORM_VERSION.search(dump.read_text(f.path))
-    except (OSError, KeyError, UnicodeDecodeError):
-        return "", None
-    kind = m.group(1).strip() if m else ""
-    return kind.replace("TFRT ", ""), chip_hbm_bytes(kind)
 
 
 def _embedded(dump: Dump, text: str, path: str, marker: str,

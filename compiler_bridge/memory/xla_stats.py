@@ -79,18 +79,13 @@ class XlaStats:
                 "heap_peak_bytes": self.heap_peak_bytes, "peak_definition": self.rule}
 
 
-def memory_target(platform: str, module_name: str, colors: set[int],
-                  report_spaces: tuple[str, ...] = ()) -> str:
-    """'cpu', 'gpu' or 'tpu' from what the dump says: the after-optimizations file's
-    platform prefix (``cpu_``, ``sm_9.0a_gpu_``); XLA:TPU writes none but names its modules
-    ``*.cl_<N>`` and its memory spaces (``vmem``, ``smem``). '' when nothing says."""
-    p = platform.lower()
-    if "gpu" in p:
-        return "gpu"
-    if p == "cpu":
-        return "cpu"
-    if "tpu" in p or ".cl_" in module_name or "vmem" in report_spaces \
-            or any(c not in (0, HOST_COLOR) for c in colors):
+def memory_target(kind: str, colors: set[int], report_spaces: tuple[str, ...] = ()) -> str:
+    """'cpu', 'gpu' or 'tpu': the module's target kind (``dumps.module_target``) when its
+    files say; else 'tpu' when its memory spaces are XLA:TPU's (``vmem``, colors other than
+    the default and host). '' when nothing says."""
+    if kind:
+        return kind
+    if "vmem" in report_spaces or any(c not in (0, HOST_COLOR) for c in colors):
         return "tpu"
     return ""
 

@@ -28,6 +28,7 @@ from .trace_fit import MIN_KERNELS, calibrate_to_trace, kernel_class
 from .traces import KernelTiming, Measured, measure
 from .xla_estimates import Agreement, agreement, module_cycles, optimal_seconds
 from ..dumps import Dump, DumpModule, module_target
+from ..targets import cycles_to_us
 from ..hlo import HloModule
 
 STATS = ("median", "p10", "min", "mean")
@@ -435,7 +436,7 @@ def _xla_estimates(dump: Dump, mod: DumpModule, rows: list[KernelRow],
     if device.clock_hz > 0:
         for r in rows:
             if r.instruction in cycles:
-                r.xla_estimate_us = cycles[r.instruction] / device.clock_hz * 1e6
+                r.xla_estimate_us = cycles_to_us(cycles[r.instruction], device.clock_hz)
     return agreement(mod.id, rows, cycles, device.clock_hz, optimal_seconds(dump, mod))
 
 

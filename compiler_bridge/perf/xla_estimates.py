@@ -18,40 +18,37 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from . import metrics as M
-from ..dumps import Dump, DumpModule
+from ..dumps import AFTER_CODEGEN, Dump, DumpModule
+from ..hlo import HloModule, HloParseError
+from ..targets import cycles_to_us, window_config
 
 FACTS = "xla_facts.json"
-_CYCLES = re.compile(r'"estimated_cycles":"?(\d+)')
-_NAME = re.compile(r"\s*(?:ROOT\s+)?%?([^\s=]+)\s*=")
-
-
-def estimated_cycles(text: str) -> dict[str, int]:
-    """Instruction name -> XLA:TPU's ``estimated_cycles`` in an after-codegen text (the
-    instructions whose backend config carries a window config)."""
+def estimated_cycles(module: HloModule) -> dict[str, int]:
+    """Instruction name -> XLA:TPU's ``estimated_cycles`` in an after-codegen module (the
+    instructions whose backend config carries a window config: ``targets.window_config``,
+    the reader the kernels command lists them with)."""
     out: dict[str, int] = {}
-    for line in text.splitlines():
-        if "estimated_cycles" not in line:
-            continue
-        c, n = _CYCLES.search(line), _NAME.match(line)
-        if c is not None and n is not None:
-            out[n.group(1)] = int(c.group(1))
+    for inst in module.instructions():
+        window = window_config(inst)
+        if window is not None and window.estimated_cycles is not None:
+            out[inst.name] = window.estimated_cycles
     return out
 
 
 def module_cycles(dump: Dump, module: DumpModule) -> dict[str, int]:
-    """The estimated cycles of the module's after-codegen file ({} when it has none)."""
-    for f in module.files:
-        if f.name.endswith("after_codegen.txt"):
-            try:
-                return estimated_cycles(dump.read_text(f.path))
-            except (OSError, KeyError):
-                return {}
-    return {}
+    """The estimated cycles of the module's after-codegen file ({} when it has none or it
+    cannot be read)."""
+    f = module.first(AFTER_CODEGEN)
+    if f is None:
+        return {}
+    try:
+        return estimated_cycles(dump.parse(f.path))
+    except HloParseError:
+        return {}
 
 
 def optimal_seconds(dump: Dump, module: DumpModule) -> float | None:
@@ -116,8 +113,8 @@ def agreement(module_id: str, rows: Sequence, cycles: dict[str, int], clock_hz: 
     xla = [float(cycles[r.instruction]) for r in both]
     tau = _finite(M.kendall_tau(roof, xla)) if len(both) >= 2 else None
     roof_total = sum(r.roofline_us * r.runs for r in both)
-    xla_total = sum(cycles[r.instruction] * r.runs for r in both) / clock_hz * 1e6 \
-        if both and clock_hz > 0 else None
+    xla_total = cycles_to_us(sum(cycles[r.instruction] * r.runs for r in both), clock_hz) \
+        if both else None
     step = sum(r.roofline_us * r.runs for r in rows)
     optimal_us = optimal * 1e6 if optimal is not None else None
     return Agreement(

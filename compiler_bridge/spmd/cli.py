@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from ..dumps import Dump, DumpModule, open_dump
 from .cause import by_source
@@ -15,30 +16,35 @@ from .report import module_collectives, module_shardings
 __all__ = ["add_spmd_commands"]
 
 
-def _modules(dump: Dump, which: str | None) -> list[DumpModule]:
-    if which:
-        return [dump.pick(which)]
-    return sorted(dump.modules.values(), key=lambda m: m.id) \
-        if isinstance(dump.modules, dict) else list(dump.modules)
+def _reports(args: argparse.Namespace, build: Callable[[Dump, DumpModule], dict],
+             shown: Callable[[dict], bool]) -> tuple[int | None, list[dict]]:
+    """(exit code, reports) of ``build`` over the module ``--module`` names, else over the
+    modules ``shown`` keeps (all of them when it keeps none); the code is set when the
+    command is done: an error printed, or ``--json`` printed."""
+    dump = open_dump(args.path)
+    try:
+        modules = [dump.pick(args.module)] if args.module else list(dump.modules)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2, []
+    try:
+        reports = [build(dump, m) for m in modules]
+    except ValueError as e:         # a sharding or group this reader cannot take
+        print(f"error: {args.path}: {e}", file=sys.stderr)
+        return 1, []
+    if not args.module:
+        reports = [r for r in reports if shown(r)] or reports
+    if args.json:
+        print(json.dumps({"modules": reports}, indent=2))
+        return 0, reports
+    return None, reports
 
 
 def cmd_collectives(args: argparse.Namespace) -> int:
-    dump = open_dump(args.path)
-    try:
-        modules = _modules(dump, args.module)
-    except KeyError as e:
-        print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2
-    try:
-        reports = [module_collectives(dump, m) for m in modules]
-    except ValueError as e:         # a sharding or group this reader cannot take
-        print(f"error: {args.path}: {e}", file=sys.stderr)
-        return 1
-    if not args.module:     # the modules that communicate (the eager helpers do not)
-        reports = [r for r in reports if r["collectives"]] or reports
-    if args.json:
-        print(json.dumps({"modules": reports}, indent=2))
-        return 0
+    # the modules that communicate (the eager helpers do not)
+    code, reports = _reports(args, module_collectives, lambda r: bool(r["collectives"]))
+    if code is not None:
+        return code
     for r in reports:
         print(f"module {r['name']}: {len(r['collectives'])} collectives on {r['devices']} "
               f"devices" + (f"; causes from {r['partitioner_input']}"
@@ -60,22 +66,9 @@ def cmd_collectives(args: argparse.Namespace) -> int:
 
 
 def cmd_shardings(args: argparse.Namespace) -> int:
-    dump = open_dump(args.path)
-    try:
-        modules = _modules(dump, args.module)
-    except KeyError as e:
-        print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2
-    try:
-        reports = [module_shardings(dump, m) for m in modules]
-    except ValueError as e:
-        print(f"error: {args.path}: {e}", file=sys.stderr)
-        return 1
-    if not args.module:
-        reports = [r for r in reports if r["devices"] > 1] or reports
-    if args.json:
-        print(json.dumps({"modules": reports}, indent=2))
-        return 0
+    code, reports = _reports(args, module_shardings, lambda r: r["devices"] > 1)
+    if code is not None:
+        return code
     for r in reports:
         meshes = ", ".join(f"@{k} {v}" for k, v in r.get("meshes", {}).items())
         print(f"module {r['name']}: {r['devices']} devices {meshes}")

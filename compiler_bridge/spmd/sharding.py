@@ -146,16 +146,21 @@ _TILED = re.compile(r"devices=\[([\d,\s]*)\]\s*(?:<=\s*\[([\d,\s]+)\]\s*(?:T\(([
                     r"([\d,\s]+))")
 
 
+def _devices(dims: list[int], reshape: str | None, transpose: str | None,
+             listed: str) -> list[int]:
+    """The devices of a tile assignment over ``dims``: the iota form (``<=[reshape]`` and
+    its ``T(transpose)``) when ``reshape`` is given, else the ``listed`` ids."""
+    if reshape is not None:
+        return iota_tile_assignment(dims, _ints(reshape), _ints(transpose) if transpose else None)
+    return _ints(listed)
+
+
 def _tiled(body: str, raw: str) -> TensorSharding:
     m = _TILED.match(body)
     if not m:
         raise ValueError(f"expected devices=[dims] and a tile assignment, got {body[:60]!r}")
     dims = _ints(m.group(1))
-    if m.group(2) is not None:
-        devices = iota_tile_assignment(dims, _ints(m.group(2)),
-                                       _ints(m.group(3)) if m.group(3) else None)
-    else:
-        devices = _ints(m.group(4))
+    devices = _devices(dims, m.group(2), m.group(3), m.group(4))
     if len(devices) != math.prod(dims):
         raise ValueError(f"tile assignment of {len(devices)} devices for tiles {dims} in "
                          f"{raw[:60]!r}")
@@ -192,12 +197,8 @@ def parse_mesh(axes_text: str, device_ids: str | None = None) -> Mesh:
     if device_ids:
         ids = device_ids.strip()
         iota = re.fullmatch(r"\[([\d,\s]+)\]\s*(?:T\(([\d,\s]+)\))?", ids)
-        if iota:
-            reshape = _ints(iota.group(1))
-            devices = iota_tile_assignment([total], reshape,
-                                           _ints(iota.group(2)) if iota.group(2) else None)
-        else:
-            devices = _ints(ids)
+        devices = _devices([total], iota.group(1), iota.group(2), "") if iota \
+            else _ints(ids)
     if len(devices) != total:
         raise ValueError(f"mesh {axes_text!r} of {total} devices names {len(devices)}")
     return Mesh(axes, tuple(devices))

@@ -56,6 +56,8 @@ class DeviceProfile:
     # Hz of the clock XLA's own cost model counts a kernel's cycles in (TPU
     # ``estimated_cycles``); 0: not known
     clock_hz: float = 0.0
+    # bytes of the chip's own memory (TPU HBM, from the datasheet); 0: not known
+    memory_bytes: int = 0
     source: str = ""                     # where the numbers come from
     measured: bool = False               # True for a calibrated profile
     details: dict = field(default_factory=dict)   # calibration raw figures

@@ -1,5 +1,6 @@
-"""Memory spaces per target: what each buffer-assignment color is, which of them XLA's
-``peak_memory_in_bytes`` counts the temporaries of, and how much HBM a TPU chip has.
+"""Memory spaces per target: what each buffer-assignment color is and which of them XLA's
+``peak_memory_in_bytes`` counts the temporaries of (a TPU chip's HBM is its profile's
+``memory_bytes``).
 
 A buffer's memory space is its layout's ``S(n)``; the buffer assignment gives each
 allocation that number as its color (``allocation 94: ..., color 1``, values ``@1``) and the
@@ -10,12 +11,10 @@ memory space (``Layout::kHostMemorySpace``): ``memory_analysis()`` counts it apa
 
 from __future__ import annotations
 
-__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "chip_hbm_bytes",
+__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "known_space",
            "space_name"]
 
 HOST_COLOR = 5
-
-GiB = 1 << 30
 
 # color -> name, per target kind (XLA's report says 'default' for color 0 everywhere)
 _NAMES: dict[str, dict[int, str]] = {
@@ -35,33 +34,19 @@ PEAK_HEAP_COLORS: dict[str, tuple[int, ...]] = {"gpu": (0,), "tpu": (0, 1), "cpu
 # sizes of the live values, one instruction's outputs at the same bytes once.
 PEAK_HEAP_OCCUPIED = {"gpu": True, "tpu": False, "cpu": True}
 
-# HBM per chip, from Google Cloud's TPU pages (cloud.google.com/tpu/docs/<version>): v4 32 GiB,
-# v5e 16 GiB, v5p 95 GiB, v6e (Trillium) 32 GiB. XLA keeps part for itself: the usable
-# figure is the one an out-of-memory error names (15.75G of a v5e's 16).
-_TPU_HBM = (("v6 lite", 32 * GiB), ("v5 lite", 16 * GiB), ("v5p", 95 * GiB),
-            ("v5", 95 * GiB), ("v4", 32 * GiB))
+
+def known_space(kind: str, color: int) -> str | None:
+    """'HBM', 'VMEM', 'SMEM', 'host', ... for a target kind and color; None when this
+    module does not know it."""
+    return _NAMES.get(kind, {}).get(color) or ("host" if color == HOST_COLOR else None)
 
 
 def space_name(kind: str, color: int, reported: str = "") -> str:
     """'HBM', 'VMEM', ... for a target kind and color; else XLA's report's name, else
     'color N'."""
-    name = _NAMES.get(kind, {}).get(color)
+    name = known_space(kind, color)
     if name:
         return name
-    if color == HOST_COLOR:
-        return "host"
     if reported and reported != "default":
         return reported
     return "default" if color == 0 else f"color {color}"
-
-
-def chip_hbm_bytes(platform_version: str) -> int | None:
-    """HBM bytes of the TPU chip a dump's ``topology.textproto`` names in its
-    ``platform_version`` ('TFRT TPU v5 lite ...'), None for another device."""
-    text = platform_version.lower()
-    if "tpu" not in text:
-        return None
-    for key, size in _TPU_HBM:
-        if f"tpu {key}" in text:
-            return size
-    return None

@@ -67,10 +67,11 @@ def target_of_platform(platform: str) -> Target:
 
 
 def target_of_files(platform: str, gpu_config: str = "", topology: str = "",
-                    file_names: tuple[str, ...] = ()) -> Target:
+                    file_names: tuple[str, ...] = (), compile_id: str = "") -> Target:
     """The target of a module from what its dump holds: the after-optimizations prefix,
     the text of a ``gpu_target_config.pbtxt`` and of a ``topology.textproto`` ('' when the
-    dump has none) and its files' names. A file that cannot be read says nothing: the
+    dump has none), its files' names and the compile id its name carried (XLA:TPU's
+    ``cl_<N>``, :func:`split_compile_id`). A file that cannot be read says nothing: the
     target falls back to what the others say. ``ValueError`` never escapes."""
     target = target_of_platform(platform)
     if gpu_config and target.kind in ("gpu", ""):
@@ -94,7 +95,8 @@ def target_of_files(platform: str, gpu_config: str = "", topology: str = "",
                            chip=tpu.generation.chip if tpu.generation else "")
         if target.kind == "cpu" and cpu_kind:
             target = replace(target, device_kind=cpu_kind)   # jax's word: 'cpu'
-    if not target.kind and any(n.endswith(TPU_FILE_SUFFIXES) for n in file_names):
+    if not target.kind and (compile_id
+                            or any(n.endswith(TPU_FILE_SUFFIXES) for n in file_names)):
         target = Target("tpu", platform)
     return target
 

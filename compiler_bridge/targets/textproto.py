@@ -1,7 +1,8 @@
 """The few protobuf forms XLA writes a target's facts in, read without protobuf's classes:
-text format (``gpu_target_config.pbtxt``, ``topology.textproto``) and the wire format of a
+text format (``gpu_target_config.pbtxt``, ``topology.textproto``); the wire format of a
 ``bytes`` field inside it (``platform_specific_topology.value``: libtpu's topology, whose
-message XLA's public sources do not define, so it is read by field number).
+message XLA's public sources do not define, so it is read by field number) is read by
+``hlo.wire_fields``.
 """
 
 from __future__ import annotations
@@ -65,43 +66,3 @@ def first(msg: Message, *path: str, default=None):
             return default
         node = values[0]
     return node
-
-
-def wire_fields(data: bytes) -> list[tuple[int, int | bytes]]:
-    """The fields of a wire-format message, in order: ``(number, value)`` with an int for
-    a varint (and fixed32/64), bytes for a length-delimited field. ``ValueError`` on a
-    truncated message or a wire type it does not know."""
-    out: list[tuple[int, int | bytes]] = []
-    i = 0
-
-    def varint() -> int:
-        nonlocal i
-        shift = value = 0
-        while True:
-            if i >= len(data):
-                raise ValueError("truncated varint")
-            b = data[i]
-            i += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return value
-
-    while i < len(data):
-        key = varint()
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            out.append((number, varint()))
-        elif wire == 2:
-            n = varint()
-            if i + n > len(data):
-                raise ValueError("truncated field")
-            out.append((number, data[i:i + n]))
-            i += n
-        elif wire in (1, 5):
-            n = 8 if wire == 1 else 4
-            out.append((number, int.from_bytes(data[i:i + n], "little")))
-            i += n
-        else:
-            raise ValueError(f"wire type {wire} of field {number}")
-    return out

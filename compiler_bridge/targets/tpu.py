@@ -15,13 +15,24 @@ fusions' backend configs are read by the TPU kernel readers.)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from ..hlo import wire_fields
 from .device import DeviceProfile, G, T
-from .textproto import first, parse_text, wire_fields
+from .textproto import first, parse_text
 
 # file names only XLA:TPU writes beside a module (the rest of the name after the module's)
 TPU_FILE_SUFFIXES = ("after_codegen.txt", "tpu_comp_env.txt")
+# XLA:TPU's file names end the program's name with the compile's id (``jit_f.cl_933746096``)
+_COMPILE_ID = re.compile(r"(.+)\.(cl_\d+)")
+
+
+def split_compile_id(name: str) -> tuple[str, str]:
+    """(the program's name, the compile's id) of a module's name in file names:
+    ``jit_f.cl_933746096`` -> ('jit_f', 'cl_933746096'); (name, '') when it has none."""
+    m = _COMPILE_ID.fullmatch(name)
+    return (m.group(1), m.group(2)) if m else (name, "")
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,11 @@ def _bounds(msg: bytes) -> tuple[int, int, int]:
     return int(x), int(y), int(z)     # (varints; an absent dimension is 1)
 
 
+def chip_generation(chip: str) -> TpuGeneration | None:
+    """The generation whose built-in profile is ``chip`` ('tpu_v5e'); None for another."""
+    return next((g for g in GENERATIONS if g.chip == chip), None)
+
+
 def tpu_topology(text: str) -> TpuTopology | None:
     """The TPU a ``topology.textproto`` describes; None when it describes no TPU (a CPU
     dump writes one too). A topology message that cannot be read leaves the bounds None."""
@@ -97,12 +113,21 @@ def tpu_topology(text: str) -> TpuTopology | None:
     return TpuTopology(kind, bounds, generation)
 
 
+GiB = 1 << 30
+
 # The MXU clock a chip's estimated cycles (XLA:TPU's ``estimated_cycles``) are counted in
 # is not on Google's pages; it is derived here from what is: peak bf16 FLOP/s = MXUs x
 # 128 x 128 (v6e: 256 x 256) multiply-adds x 2 flops x clock (cloud.google.com/tpu/docs/
 # system-architecture-tpu-vm: 128x128 MXUs, 4 per TensorCore; v4 and v5p: 2 TensorCores per
 # chip; v6e: 256x256 MXUs). v4: 275 T / (8 x 16,384 x 2) = 1.05 GHz, the clock the TPU v4
-# paper (Jouppi et al., ISCA 2023) gives, which checks the method.
+# paper (Jouppi et al., ISCA 2023) gives, which checks the method. The dumps agree: a
+# fixed-cost kernel takes 1,825 cycles on v5e and 2,121 on v6e (1.16x, the ratio of 1.75 GHz
+# to 1.5 GHz, the same 1.2 µs on both).
+CLOCK_SOURCE = ("TPU clock: the datasheet's peak bf16 FLOP/s over the MXUs' FLOPs per cycle "
+                "(cloud.google.com/tpu/docs/<generation>; v4: 1,050 MHz, ISCA 2023 paper)")
+# ``memory_bytes``: the chip's HBM as Google's pages give it (binary units, as the
+# out-of-memory error's 15.75G of a v5e's 16G); XLA keeps part of it for itself, so the
+# usable figure is the one an out-of-memory error names.
 
 # Google Cloud TPU v4: cloud.google.com/tpu/docs/v4 ("System architecture"): peak 275 TFLOPS
 # (bf16) per chip, 32 GiB HBM2 at 1,200 GB/s. f32 dots run as bf16 passes under JAX's default
@@ -111,7 +136,7 @@ TPU_V4 = DeviceProfile(
     "TPU v4", "tpu",
     {"bf16": 275 * T, "f32": 275 * T, "s8": 275 * T},
     vector_flops=275 * T / 16, bandwidth=1.2 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.05 * G,
+    transcendental_flops=4.0, clock_hz=1.05 * G, memory_bytes=32 * GiB,
     source="cloud.google.com/tpu/docs/v4 (275 TFLOPS bf16, 1200 GB/s HBM)")
 
 # Google Cloud TPU v5e: cloud.google.com/tpu/docs/v5e ("System architecture"): 197 TFLOPS bf16,
@@ -121,7 +146,7 @@ TPU_V5E = DeviceProfile(
     "TPU v5e", "tpu",
     {"bf16": 197 * T, "f32": 197 * T, "s8": 394 * T},
     vector_flops=197 * T / 16, bandwidth=0.819 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.5 * G,
+    transcendental_flops=4.0, clock_hz=1.5 * G, memory_bytes=16 * GiB,
     source="cloud.google.com/tpu/docs/v5e (197 TFLOPS bf16, 394 TOPS int8, 819 GB/s HBM)")
 
 # Google Cloud TPU v5p: cloud.google.com/tpu/docs/v5p ("System architecture"): 459 TFLOPS bf16,
@@ -131,7 +156,7 @@ TPU_V5P = DeviceProfile(
     "TPU v5p", "tpu",
     {"bf16": 459 * T, "f32": 459 * T, "s8": 918 * T},
     vector_flops=459 * T / 16, bandwidth=2.765 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.75 * G,
+    transcendental_flops=4.0, clock_hz=1.75 * G, memory_bytes=95 * GiB,
     source="cloud.google.com/tpu/docs/v5p (459 TFLOPS bf16, 918 TOPS int8, 2765 GB/s HBM)")
 
 # Google Cloud TPU v6e (Trillium): cloud.google.com/tpu/docs/v6e ("System architecture"):
@@ -142,5 +167,5 @@ TPU_V6E = DeviceProfile(
     "TPU v6e", "tpu",
     {"bf16": 918 * T, "f32": 918 * T, "s8": 1836 * T},
     vector_flops=918 * T / 16, bandwidth=1.64 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.75 * G,
+    transcendental_flops=4.0, clock_hz=1.75 * G, memory_bytes=32 * GiB,
     source="cloud.google.com/tpu/docs/v6e (918 TFLOPS bf16, 1836 TOPS int8, 1640 GB/s HBM)")

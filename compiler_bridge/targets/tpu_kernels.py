@@ -13,56 +13,17 @@ spaces, window configs and XLA:TPU's own cycle estimates.
   backend_config (after codegen only): ``kernel_window_bounds``, ``output_window_bounds``,
   ``input_window_bounds``, ``iteration_bounds`` and ``estimated_cycles``, XLA:TPU's cost
   model's cycles for the kernel.
-- **The clock** that turns cycles into time is not in the dump. :data:`TPU_CLOCK_HZ` is the
-  peak bf16 rate of Google's datasheet divided by the MXUs' multiply-adds per cycle (see the
-  table's comments); the dumps agree: a fixed-cost kernel takes 1,825 cycles on v5e and
-  2,121 on v6e (1.16x, the ratio of 1.75 GHz to 1.5 GHz, the same 1.2 µs on both).
+- **The clock** that turns cycles into time is not in the dump: each TPU generation's
+  profile holds it (``DeviceProfile.clock_hz``, derived from the datasheet in ``tpu``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..hlo import HloInstruction, Shape
-
-# The memory spaces of XLA:TPU (``S(n)``), as its memory-usage report names them.
-TPU_MEMORY_SPACES = {0: "HBM", 1: "VMEM", 2: "SMEM", 5: "host"}
-
-# The TensorCore clock of each generation, Hz, with how it follows from the datasheet:
-# clock = peak bf16 FLOP/s / (TensorCores x MXUs x MXU rows x MXU columns x 2).
-TPU_CLOCK_HZ = {
-    # TPU v4 paper (Jouppi et al., ISCA 2023): 1,050 MHz; = 275 TFLOPs / (2 TC x 4 MXU x 128^2 x 2)
-    "v4": 1.05e9,
-    # cloud.google.com/tpu/docs/v5e: 197 TFLOPs, 1 TensorCore with 4 MXUs (128x128)
-    "v5e": 1.5e9,
-    # cloud.google.com/tpu/docs/v5p: 459 TFLOPs, 2 TensorCores with 4 MXUs (128x128) each
-    "v5p": 1.75e9,
-    # cloud.google.com/tpu/docs/v6e: 918 TFLOPs on 256x256 MXUs: 1.75 GHz with 4 of them,
-    # the clock the dumps' cycle counts agree with against v5e's (module docstring)
-    "v6e": 1.75e9,
-}
-CLOCK_SOURCE = ("TPU clock: the datasheet's peak bf16 FLOP/s over the MXUs' FLOPs per cycle "
-                "(cloud.google.com/tpu/docs/<generation>; v4: 1,050 MHz, ISCA 2023 paper)")
-
-# platform_version in a module's topology.textproto ("TFRT TPU v5 lite ...") -> generation
-_GENERATION = (("v6 lite", "v6e"), ("v5 lite", "v5e"), ("v5e", "v5e"), ("v6e", "v6e"),
-               ("v5p", "v5p"), ("v5", "v5p"), ("v4", "v4"))
-_PLATFORM_VERSION = re.compile(r'platform_version:\s*"([^"\\]*(?:\\.[^"\\]*)*)"')
-
-
-def tpu_generation(topology_text: str) -> str:
-    """'v5e', 'v6e', 'v5p', 'v4' from a module's ``topology.textproto``
-    (``platform_version: "TFRT TPU v5 lite ..."``); '' when it names no TPU."""
-    m = _PLATFORM_VERSION.search(topology_text)
-    version = (m.group(1) if m else "").split("\\n")[0].lower()
-    if "tpu" not in version:
-        return ""
-    for needle, gen in _GENERATION:
-        if needle in version:
-            return gen
-    return ""
+from .memory_spaces import known_space
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +86,8 @@ def memory_space(shape: Shape) -> int:
 
 
 def memory_space_name(space: int) -> str:
-    return TPU_MEMORY_SPACES.get(space, f"S({space})")
+    """'HBM', 'VMEM', 'SMEM', 'host' for XLA:TPU's ``S(n)``; else 'S(n)'."""
+    return known_space("tpu", space) or f"S({space})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,10 +138,8 @@ def window_config(inst: HloInstruction) -> WindowConfig | None:
                         _int(wc.get("estimated_vmem_bytes")))
 
 
-def cycles_to_us(cycles: int | None, generation: str) -> float | None:
-    """Cycles at the generation's clock (:data:`TPU_CLOCK_HZ`), in µs; None when either is
-    unknown."""
-    hz = TPU_CLOCK_HZ.get(generation)
-    if cycles is None or hz is None:
+def cycles_to_us(cycles: float | None, clock_hz: float | None) -> float | None:
+    """Cycles at a clock (a profile's ``clock_hz``), in µs; None when either is unknown."""
+    if cycles is None or not clock_hz:
         return None
-    return cycles / hz * 1e6
+    return cycles / clock_hz * 1e6
