@@ -88,7 +88,7 @@ def test_open_clusters_then_a_clusters_module_and_come_back(server, new_page, ar
     page.wait_for_function(
         """(id) => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
             .some(h => h.shadowRoot && h.shadowRoot.querySelector(`[id="${id}"]`))""",
-        arg=f"node:{cluster.nodes[0].name}", timeout=30_000)
+        arg=f"node:{cluster.nodes[0].name}", timeout=90_000)   # layout on loaded cores
     wait_idle(page)
     shot(page, artifacts_dir, "browser-tf-02-cluster-open.png")
 

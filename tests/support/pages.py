@@ -112,7 +112,7 @@ def pick_stage(page, typed: str, option: str) -> None:
     page.wait_for_function(
         """t => { const o = [...document.querySelectorAll('[role="option"]')];
                  return o.length > 0 && o.every(e => e.textContent.toLowerCase().includes(t)); }""",
-        arg=typed.lower(), timeout=10_000)
+        arg=typed.lower(), timeout=30_000)    # a wait, not a speed check: loaded CI cores
     page.get_by_role("option").filter(has_text=option).first.click()
 
 
