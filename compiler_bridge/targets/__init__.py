@@ -23,8 +23,8 @@ from .gpu import (A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, GpuDeviceInfo,
                   gemm_lhs_contracting, gpu_arch, gpu_device_info, gpu_profile)
 from .target import CompileTarget, Target, compile_target, target_of_files, target_of_platform
 from .tpu import TPU_V4, TPU_V5E, TPU_V5P, TPU_V6E, TpuTopology, tpu_topology
-from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, chip_hbm_bytes,
-                            space_name)
+from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, TPU_HBM_CHUNK,
+                            chip_hbm_bytes, space_name)
 from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
                           collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
                           kernel_name, match_collectives, match_thunks,
@@ -58,5 +58,5 @@ __all__ = [
     "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
     "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
     "ptx_kernels", "tile_config", "tiling", "tpu_generation", "window_config",
-    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "chip_hbm_bytes", "space_name",
+    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "TPU_HBM_CHUNK", "chip_hbm_bytes", "space_name",
 ]
