@@ -90,8 +90,8 @@ FIELDS = (("argument", "argument_size_in_bytes", "argument_bytes"),
           ("peak", "peak_memory_in_bytes", "peak_bytes"))
 
 
-def compile_target(python: str, target: str, out: str) -> dict:
-    p = subprocess.run([python, "-c", CHILD, target, out, H100], capture_output=True,
+def compile_target(python: str, target: str, out: str, child: str = CHILD) -> dict:
+    p = subprocess.run([python, "-c", child, target, out, H100], capture_output=True,
                        text=True, timeout=1200)
     if p.returncode != 0:
         raise SystemExit(f"{target}: the compile failed:\n{p.stderr[-3000:]}")
