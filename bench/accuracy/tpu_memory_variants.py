@@ -2,7 +2,7 @@
 ARCHITECTURE.md §9.9 (temp rounded per 16 KiB chunk, the ConcatBitcast in VMEM) and that
 show what is left (v5p's temp of an MLP step with donation).
 
-25 programs (MLP steps with and without donation at several batch sizes, grads only, a
+22 programs (MLP steps with and without donation at several batch sizes, grads only, a
 chain of matmuls, layer norm, a convolution, a sort) compiled for TPU v5e, v6e and v5p
 without the hardware, in a child process of the backends venv with ``--xla_dump_to``; each
 module's totals and peak from the dump against ``memory_analysis()``.
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         off.append(f"| {target} | {name} | {label} | {xla:,} | {ours:,} | "
                                    f"{(ours or 0) - xla:+,} |")
-    lines = ["## Memory: XLA:TPU's figures on 25 small variants (ARCHITECTURE.md §9.9)", "",
+    lines = ["## Memory: XLA:TPU's figures on 22 small variants (ARCHITECTURE.md §9.9)", "",
              f"Command: {command()} — {machine()}. MLP steps with and without donation at "
              "several batch sizes, grads only, a chain of matmuls, layer norm, a "
              "convolution, a sort; compiled here without the hardware for each TPU; each "
