@@ -8,7 +8,10 @@ How XLA computes them (PjRt's ``GetCompiledMemoryStats``; ARCHITECTURE.md §9.9)
   output = maybe-live-out allocations, alias = parameter allocations aliased with the output,
   temp = preallocated-temp allocations. XLA:TPU (libtpu) counts as temp only HBM
   allocations that hold arrays: its other temporaries are in VMEM/SMEM, and its HBM temp
-  allocation holds only tuple index tables, so ``temp_size_in_bytes`` is 0 on v5e/v6e.
+  allocation holds only tuple index tables, so ``temp_size_in_bytes`` is 0 on v5e/v6e;
+  each counted allocation is rounded up to the heap's 16 KiB granule, and every chunk's
+  own rounding added again (``_tpu_temp``; v5p keeps 2-4 MiB more on some programs:
+  ``TPU_KNOWN_DIFFERENCES``).
 * **peak** (``ComputePeakMemory`` / ``ComputePeakMemorySizes`` on the buffer-assignment
   proto, the memory viewer's algorithm): the bytes of the allocations live for the whole
   run in the default space (entry parameters, maybe-live-out outputs, constants; each
@@ -19,7 +22,8 @@ How XLA computes them (PjRt's ``GetCompiledMemoryStats``; ARCHITECTURE.md §9.9)
   there (tuple index tables are placed after the heap). XLA:GPU counts the bytes they
   occupy (a result written in place over its dying operand once: SHARE_WITH); XLA:TPU
   (libtpu) sums their sizes per space, HBM and VMEM each on its own, and takes the
-  bigger; XLA:CPU adds no heap term. Equal to ``memory_analysis()`` to the byte on every
+  bigger (the values a custom call writes over counted once with it); XLA:CPU adds no
+  heap term. Equal to ``memory_analysis()`` to the byte on every
   sample (tests/test_memory_targets.py); ARCHITECTURE.md §9.9 has the measurements.
 """
 
