@@ -272,16 +272,17 @@ def test_cli_json_has_exactly_the_issue_fields():
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert list(data) == ["module", "target", "argument_bytes", "output_bytes", "temp_bytes",
-                          "alias_bytes", "peak_bytes", "peak_definition", "peak_at",
-                          "whole_run_bytes", "heap_peak_bytes", "live_peak_bytes",
-                          "live_peak_at", "spaces", "devices", "allocations", "live_at_peak",
-                          "oom"]
+                          "alias_bytes", "peak_bytes", "peak_definition",
+                          "known_differences", "peak_at", "whole_run_bytes", "heap_peak_bytes",
+                          "live_peak_bytes", "live_peak_at", "spaces", "devices", "allocations",
+                          "live_at_peak", "oom"]
     want = RECORDED["scan_while"]["memory_analysis"]
     assert data["module"] == "jit_step"
     assert data["temp_bytes"] == want["temp_size_in_bytes"]
     assert data["argument_bytes"] == want["argument_size_in_bytes"]
     assert data["peak_bytes"] == want["peak_memory_in_bytes"]
     assert data["peak_at"] is None                # XLA:CPU's peak holds over the whole run
+    assert data["known_differences"] == {}        # XLA:CPU's figures: none measured
     assert data["spaces"] == {"RAM": sum(a["size"] for a in data["allocations"])}
     assert data["oom"] is None
     assert set(data["live_peak_at"]) == {"index", "instruction"}

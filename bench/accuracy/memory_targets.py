@@ -22,7 +22,7 @@ import tempfile
 from bench.common import ROOT, command, machine, publish
 
 TARGETS = ("h100", "v5e:2x2", "v6e:2x2", "v5p:2x2x1")
-H100 = os.path.join(ROOT, "sample_dumps", "programs", "h100_sxm.txtpb")
+H100 = os.path.join(ROOT, "compiler_bridge", "targets", "specs", "h100_sxm.txtpb")
 
 CHILD = r'''
 import json, os, sys
@@ -90,8 +90,8 @@ FIELDS = (("argument", "argument_size_in_bytes", "argument_bytes"),
           ("peak", "peak_memory_in_bytes", "peak_bytes"))
 
 
-def compile_target(python: str, target: str, out: str) -> dict:
-    p = subprocess.run([python, "-c", CHILD, target, out, H100], capture_output=True,
+def compile_target(python: str, target: str, out: str, child: str = CHILD) -> dict:
+    p = subprocess.run([python, "-c", child, target, out, H100], capture_output=True,
                        text=True, timeout=1200)
     if p.returncode != 0:
         raise SystemExit(f"{target}: the compile failed:\n{p.stderr[-3000:]}")
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
              f"Command: {command()} — {machine()}. Four programs compiled here without the "
              "hardware for each target; each figure of the dump against XLA's "
              "`memory_analysis()` of the same compile: `=` equal to the byte, else the "
-             "difference. ARCHITECTURE.md §9.8 says where each rule comes from.", "",
+             "difference. ARCHITECTURE.md §9.9 says where each rule comes from.", "",
              "| target | program | " + " | ".join(f[0] for f in FIELDS) + " |",
              "|---|---|" + "---:|" * len(FIELDS)]
     exact = total = 0

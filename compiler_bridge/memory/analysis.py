@@ -212,6 +212,7 @@ class ModuleMemory:
             "alias_bytes": t.alias_bytes,
             "peak_bytes": t.peak_bytes,
             "peak_definition": x.rule,
+            "known_differences": x.known_differences,
             "peak_at": ({"index": t.peak_index, "instruction": t.peak_instruction}
                         if t.peak_index is not None else None),
             "whole_run_bytes": x.whole_run_bytes,

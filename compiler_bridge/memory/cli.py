@@ -47,6 +47,9 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
         print(f"  space {space:<10} {_bytes(size)}")
     if t.xla is not None:
         print(f"peak: {t.xla.rule}")
+        for figure, d in t.xla.known_differences.items():
+            print(f"note: {figure} may be {d['direction']} XLA's memory_analysis() by up to "
+                  f"{d['up_to']:.1%}: {d['why']}")
     if t.live_peak_index is not None:
         print(f"live-bytes peak at {t.live_peak_index} ({t.live_peak_instruction}); "
               "live there:")

@@ -26,7 +26,8 @@ from .gpu import (A100, GPU_MATMUL_CALLS, H100, H200, GpuArch, GpuDeviceInfo,
 from .target import CompileTarget, Target, compile_target, target_of_files, target_of_platform
 from .tpu import (CLOCK_SOURCE, TPU_V4, TPU_V5E, TPU_V5P, TPU_V6E, TpuGeneration, TpuTopology,
                   chip_generation, split_compile_id, tpu_topology)
-from .memory_spaces import HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, space_name
+from .memory_spaces import (HOST_COLOR, PEAK_HEAP_COLORS, PEAK_HEAP_OCCUPIED, TPU_HBM_CHUNK,
+                            space_name)
 from .gpu_kernels import (COLLECTIVE_THUNKS, COMPUTE_STREAM, AutotuneResult, Thunk, TileConfig,
                           collective_op, collective_strategy, gpu_emitter, instruction_kernel, is_sync,
                           kernel_name, match_collectives, match_thunks,
@@ -60,5 +61,6 @@ __all__ = [
     "Tiling", "WindowConfig", "cycles_to_us", "gpu_emitter", "kernel_name", "match_thunks",
     "memory_space", "memory_space_name", "parse_autotune_results", "parse_thunk_sequence",
     "ptx_kernels", "tile_config", "tiling", "window_config",
-    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "space_name",
+    "HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "TPU_HBM_CHUNK",
+    "space_name",
 ]

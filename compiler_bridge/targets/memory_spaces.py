@@ -11,8 +11,8 @@ memory space (``Layout::kHostMemorySpace``): ``memory_analysis()`` counts it apa
 
 from __future__ import annotations
 
-__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "known_space",
-           "space_name"]
+__all__ = ["HOST_COLOR", "PEAK_HEAP_COLORS", "PEAK_HEAP_OCCUPIED", "TPU_HBM_CHUNK",
+           "known_space", "space_name"]
 
 HOST_COLOR = 5
 
@@ -33,6 +33,11 @@ PEAK_HEAP_COLORS: dict[str, tuple[int, ...]] = {"gpu": (0,), "tpu": (0, 1), "cpu
 # that takes over its operand's bytes, in place, adds none); XLA:TPU's (libtpu) adds the
 # sizes of the live values, one instruction's outputs at the same bytes once.
 PEAK_HEAP_OCCUPIED = {"gpu": True, "tpu": False, "cpu": True}
+# XLA:TPU places the chunks of its HBM temp heap at multiples of 16 KiB (every offset of
+# every HBM temp allocation dumped here is one); its temp_size_in_bytes counts each chunk
+# rounded up to that granule on top of the allocation, itself rounded up (ARCHITECTURE.md
+# §9.9).
+TPU_HBM_CHUNK = 16 * 1024
 
 
 def known_space(kind: str, color: int) -> str | None:
