@@ -102,18 +102,33 @@ def button(page, key: str):
     return page.locator(f".st-key-{key} button").filter(visible=True).first
 
 
+_ONLY_MATCHES = """t => { const o = [...document.querySelectorAll('[role="option"]')];
+    return o.length > 0 && o.every(e => e.textContent.toLowerCase().includes(t)); }"""
+
+
 def pick_stage(page, typed: str, option: str) -> None:
-    """Choose a stage in the sidebar's stage picker by typing part of its label."""
-    picker = page.locator(".st-key-pick-stage")
-    picker.click()
-    page.keyboard.type(typed)
-    # the list filters as keys arrive: click only once it holds nothing but matches, or a
-    # re-render can move another option under the pointer
-    page.wait_for_function(
-        """t => { const o = [...document.querySelectorAll('[role="option"]')];
-                 return o.length > 0 && o.every(e => e.textContent.toLowerCase().includes(t)); }""",
-        arg=typed.lower(), timeout=30_000)    # a wait, not a speed check: loaded CI cores
-    page.get_by_role("option").filter(has_text=option).first.click()
+    """Choose a stage in the sidebar's stage picker by typing part of its label. A rerun
+    that lands while the keys arrive re-renders the picker and drops what was typed (seen
+    on loaded 2-core runs): the picker is opened and typed into again, up to 3 times."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    seen = []
+    for _ in range(3):
+        page.locator(".st-key-pick-stage").click()
+        page.keyboard.type(typed)
+        # the list filters as keys arrive: click only once it holds nothing but matches, or
+        # a re-render can move another option under the pointer
+        try:
+            page.wait_for_function(_ONLY_MATCHES, arg=typed.lower(), timeout=10_000)
+        except PlaywrightTimeout:
+            seen.append(page.evaluate(
+                "() => [...document.querySelectorAll('[role=\"option\"]')]"
+                ".map(e => e.textContent)"))
+            page.keyboard.press("Escape")
+            wait_idle(page)
+            continue
+        page.get_by_role("option").filter(has_text=option).first.click()
+        return
+    raise AssertionError(f"the stage picker never listed only {typed!r}; options seen: {seen}")
 
 
 def select_value(page, key: str) -> str:
