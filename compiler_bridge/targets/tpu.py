@@ -129,43 +129,42 @@ CLOCK_SOURCE = ("TPU clock: the datasheet's peak bf16 FLOP/s over the MXUs' FLOP
 # out-of-memory error's 15.75G of a v5e's 16G); XLA keeps part of it for itself, so the
 # usable figure is the one an out-of-memory error names.
 
+def _chip(name: str, *, bf16: float, s8: float, bandwidth: float, clock_hz: float,
+          memory_bytes: int, source: str) -> DeviceProfile:
+    """A TPU chip's profile from its datasheet: f32 dots run as bf16 passes under JAX's
+    default precision; the vector units about 1/16 of the MXU rate (an estimate, in no
+    datasheet); the same launch overhead and transcendental cost on every generation."""
+    return DeviceProfile(name, "tpu", {"bf16": bf16, "f32": bf16, "s8": s8},
+                         vector_flops=bf16 / 16, bandwidth=bandwidth, launch_overhead_us=1.0,
+                         transcendental_flops=4.0, clock_hz=clock_hz,
+                         memory_bytes=memory_bytes, source=source)
+
+
 # Google Cloud TPU v4: cloud.google.com/tpu/docs/v4 ("System architecture"): peak 275 TFLOPS
 # (bf16) per chip, 32 GiB HBM2 at 1,200 GB/s. f32 dots run as bf16 passes under JAX's default
 # precision. Vector units: about 1/16 of the MXU rate (estimate; not in the datasheet).
-TPU_V4 = DeviceProfile(
-    "TPU v4", "tpu",
-    {"bf16": 275 * T, "f32": 275 * T, "s8": 275 * T},
-    vector_flops=275 * T / 16, bandwidth=1.2 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.05 * G, memory_bytes=32 * GiB,
-    source="cloud.google.com/tpu/docs/v4 (275 TFLOPS bf16, 1200 GB/s HBM)")
+TPU_V4 = _chip("TPU v4", bf16=275 * T, s8=275 * T, bandwidth=1.2 * T,
+               clock_hz=1.05 * G, memory_bytes=32 * GiB,
+               source="cloud.google.com/tpu/docs/v4 (275 TFLOPS bf16, 1200 GB/s HBM)")
 
 # Google Cloud TPU v5e: cloud.google.com/tpu/docs/v5e ("System architecture"): 197 TFLOPS bf16,
 # 394 TOPS int8 per chip, 16 GB HBM2 at 819 GB/s; one TensorCore of 4 MXUs: clock 197 T /
 # (4 x 16,384 x 2) = 1.50 GHz. Vector-unit rate: estimate as for v4.
-TPU_V5E = DeviceProfile(
-    "TPU v5e", "tpu",
-    {"bf16": 197 * T, "f32": 197 * T, "s8": 394 * T},
-    vector_flops=197 * T / 16, bandwidth=0.819 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.5 * G, memory_bytes=16 * GiB,
-    source="cloud.google.com/tpu/docs/v5e (197 TFLOPS bf16, 394 TOPS int8, 819 GB/s HBM)")
+TPU_V5E = _chip("TPU v5e", bf16=197 * T, s8=394 * T, bandwidth=0.819 * T,
+               clock_hz=1.5 * G, memory_bytes=16 * GiB,
+               source="cloud.google.com/tpu/docs/v5e (197 TFLOPS bf16, 394 TOPS int8, 819 GB/s HBM)")
 
 # Google Cloud TPU v5p: cloud.google.com/tpu/docs/v5p ("System architecture"): 459 TFLOPS bf16,
 # 918 TOPS int8 per chip, 95 GB HBM2e at 2,765 GB/s; 2 TensorCores of 4 MXUs: clock 459 T /
 # (8 x 16,384 x 2) = 1.75 GHz.
-TPU_V5P = DeviceProfile(
-    "TPU v5p", "tpu",
-    {"bf16": 459 * T, "f32": 459 * T, "s8": 918 * T},
-    vector_flops=459 * T / 16, bandwidth=2.765 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.75 * G, memory_bytes=95 * GiB,
-    source="cloud.google.com/tpu/docs/v5p (459 TFLOPS bf16, 918 TOPS int8, 2765 GB/s HBM)")
+TPU_V5P = _chip("TPU v5p", bf16=459 * T, s8=918 * T, bandwidth=2.765 * T,
+               clock_hz=1.75 * G, memory_bytes=95 * GiB,
+               source="cloud.google.com/tpu/docs/v5p (459 TFLOPS bf16, 918 TOPS int8, 2765 GB/s HBM)")
 
 # Google Cloud TPU v6e (Trillium): cloud.google.com/tpu/docs/v6e ("System architecture"):
 # 918 TFLOPS bf16, 1,836 TOPS int8 per chip, 32 GB HBM at 1,640 GB/s (the page's table; an
 # older version said 1,600); one TensorCore of 256x256 MXUs, 4 of them (versions of the page
 # say 2 or 4; 4 gives a clock like v5p's): 918 T / (4 x 65,536 x 2) = 1.75 GHz.
-TPU_V6E = DeviceProfile(
-    "TPU v6e", "tpu",
-    {"bf16": 918 * T, "f32": 918 * T, "s8": 1836 * T},
-    vector_flops=918 * T / 16, bandwidth=1.64 * T, launch_overhead_us=1.0,
-    transcendental_flops=4.0, clock_hz=1.75 * G, memory_bytes=32 * GiB,
-    source="cloud.google.com/tpu/docs/v6e (918 TFLOPS bf16, 1836 TOPS int8, 1640 GB/s HBM)")
+TPU_V6E = _chip("TPU v6e", bf16=918 * T, s8=1836 * T, bandwidth=1.64 * T,
+               clock_hz=1.75 * G, memory_bytes=32 * GiB,
+               source="cloud.google.com/tpu/docs/v6e (918 TFLOPS bf16, 1836 TOPS int8, 1640 GB/s HBM)")
