@@ -16,12 +16,17 @@ from tests.support.cli import run
 from tests.support.samples import sample
 
 
+def _fitted_and_alone(name: str, device: str):
+    """A sample's roofline report on ``device``, fitted to its trace and not."""
+    dump = open_dump(sample(name))
+    return (runtime_report(dump, auto_model=False, device=device),
+            runtime_report(dump, auto_model=False, device=device, fit_to_trace=False))
+
+
 @pytest.fixture(scope="module")
 def roofline_reports():
     """The sample transformer's report with the roofline, fitted to its trace and not."""
-    dump = open_dump(sample("transformer"))
-    return (runtime_report(dump, auto_model=False, device="cpu"),
-            runtime_report(dump, auto_model=False, device="cpu", fit_to_trace=False))
+    return _fitted_and_alone("transformer", "cpu")
 
 
 def test_metrics_are_those_of_kernels_the_fit_did_not_see(roofline_reports):
@@ -66,9 +71,7 @@ def test_a_kernels_own_measurement_never_moves_its_held_out_prediction(roofline_
 @pytest.fixture(scope="module")
 def other_machine():
     """scan_while's CPU trace predicted on a profile of another machine (an H100's)."""
-    dump = open_dump(sample("scan_while"))
-    return (runtime_report(dump, auto_model=False, device="h100"),
-            runtime_report(dump, auto_model=False, device="h100", fit_to_trace=False))
+    return _fitted_and_alone("scan_while", "h100")
 
 
 def test_the_fit_brings_another_machines_profile_to_this_trace(other_machine):
