@@ -190,6 +190,12 @@ def test_item10_every_operand_chip_is_visible(site, zips, artifacts_dir):
     key = "refs:Operands:tuple.3"
     css = ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key)   # Streamlit's class for a key
     page.locator(css).first.scroll_into_view_if_needed()
+    # the chips' box can stand empty for a moment while a rerun redraws it
+    try:
+        page.wait_for_function(f"(key) => ({PILLS})(key)?.total === {len(ops)}", arg=key,
+                               timeout=30_000)
+    except PlaywrightTimeout:
+        pass                                    # the assert below says what was there
     got = page.evaluate(PILLS, key)
     shot(page, artifacts_dir, "tour-10-operand-chips.png")
     assert got == {"total": 11, "visible": 11}, got
