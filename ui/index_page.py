@@ -1,0 +1,125 @@
+"""The page the browser first loads, with the code of the first page's widgets asked for
+from its first byte.
+
+Streamlit's ``index.html`` names only the code of its frame; the code of each kind of
+widget (a select box, a slider, the component's runtime...) is fetched when the first
+element of that kind arrives, after the page's script ran, on the browser's six
+connections: a waterfall of ~60 files between the first delta and the graph (issue 32,
+item 16). :func:`install` (run by ``ui.serve`` before the server starts) serves
+``index.html`` at the app's address with a ``<link rel="modulepreload">`` for each of those
+files, found at start from Streamlit's own asset manifest (``manifest.json``: each chunk's
+file and the chunks it imports) by the names of the widget kinds below, so no file name
+(they carry content hashes) is written here. The browser fetches them while it runs
+Streamlit's own code and the script runs. Every other path is Streamlit's as before.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import os
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# The kinds of element the opening page of a dump draws (the sidebar's upload, pickers,
+# slider, number inputs, toggles and buttons; markdown with HTML; the graph component),
+# by their chunk's name in Streamlit's manifest.
+FIRST_PAGE = ("BidiComponent", "FileUploader", "TextArea", "Selectbox", "NumberInput",
+              "Checkbox", "TextInput", "Slider", "ButtonGroup", "Button", "rehype-raw")
+
+_ENTRY = "index.html"
+
+
+def static_dir() -> str:
+    from streamlit import file_util
+
+    return file_util.get_static_dir()
+
+
+def first_page_chunks(folder: str, names: tuple[str, ...] = FIRST_PAGE) -> list[str]:
+    """The files (``static/js/...``, relative to ``folder``) of the chunks named ``names``
+    and of every chunk they import, less those ``index.html`` already loads; dependencies
+    first. Raises ``ValueError`` naming the manifest and the chunk when a name is not in it
+    (Streamlit renamed a widget)."""
+    path = os.path.join(folder, "manifest.json")
+    with open(path, encoding="utf-8") as f:
+        manifest: dict[str, Any] = json.load(f)
+    by_name = {v.get("name"): k for k, v in manifest.items()
+               if isinstance(v, dict) and v.get("isDynamicEntry")}
+    missing = [n for n in names if n not in by_name]
+    if missing or _ENTRY not in manifest:
+        raise ValueError(f"{path}: no dynamic chunk named {', '.join(missing)}"
+                         if missing else f"{path}: no entry {_ENTRY!r}")
+
+    def closure(keys: list[str]) -> list[str]:
+        out: list[str] = []
+        seen: set[str] = set()
+
+        def visit(key: str) -> None:
+            if key in seen:
+                return
+            seen.add(key)
+            for dep in manifest[key].get("imports", []):
+                visit(dep)
+            out.append(manifest[key]["file"])
+
+        for k in keys:
+            visit(k)
+        return out
+
+    loaded = set(closure([_ENTRY]))
+    return [f for f in closure([by_name[n] for n in names]) if f not in loaded]
+
+
+def page(folder: str) -> bytes:
+    """Streamlit's ``index.html`` with a module preload of each first-page chunk (the page
+    unchanged when the manifest cannot be read: an upgrade of Streamlit costs speed, never
+    the page)."""
+    with open(os.path.join(folder, _ENTRY), encoding="utf-8") as f:
+        text = f.read()
+    try:
+        files = first_page_chunks(folder)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log.warning("index.html served without preloads: %s", e)
+        return text.encode("utf-8")
+    links = "".join(f'    <link rel="modulepreload" crossorigin href="./{html.escape(p)}">\n'
+                    for p in files)
+    head = text.rfind("</head>")
+    if head < 0:
+        log.warning("index.html served without preloads: %s has no </head>", _ENTRY)
+        return text.encode("utf-8")
+    return (text[:head] + links + "  " + text[head:]).encode("utf-8")
+
+
+def _page_routes(base_url: str | None, body: bytes) -> list:
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def index(request: Any) -> Response:
+        return Response(body, media_type="text/html",
+                        headers={"Cache-Control": "no-cache"})
+
+    base = "/" + (base_url or "").strip("/")
+    root = base if base.endswith("/") else base + "/"
+    return [Route(root, index, methods=["GET", "HEAD"]),
+            Route(root + _ENTRY, index, methods=["GET", "HEAD"])]
+
+
+def install() -> None:
+    """Serve the page with preloads ahead of Streamlit's static files (idempotent)."""
+    from streamlit.web.server.starlette import starlette_app
+
+    make = starlette_app.create_streamlit_static_assets_routes
+    if getattr(make, "hlolens_preload", False):
+        return
+
+    def create_streamlit_static_assets_routes(base_url: str | None) -> list:
+        routes = make(base_url=base_url)
+        if not routes:                       # no static folder: nothing to serve
+            return routes
+        return [*_page_routes(base_url, page(static_dir())), *routes]
+
+    create_streamlit_static_assets_routes.hlolens_preload = True  # type: ignore[attr-defined]
+    starlette_app.create_streamlit_static_assets_routes = create_streamlit_static_assets_routes
