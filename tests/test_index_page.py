@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from streamlit.web.server.starlette import starlette_app, starlette_static_routes
 
+from tests.support.samples import sample
 from ui import index_page
 
 STATIC = index_page.static_dir()
@@ -125,12 +126,12 @@ def test_a_manifest_without_a_widget_is_named_and_costs_only_the_preloads(tmp_pa
     with open(os.path.join(STATIC, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
     manifest = {k: v for k, v in manifest.items()
-                if not (isinstance(v, dict) and v.get("name") == "Slider")}
+                if not (isinstance(v, dict) and v.get("name") == "Selectbox")}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"manifest\.json: no dynamic chunk named Slider"):
+    with pytest.raises(ValueError, match=r"manifest\.json: no dynamic chunk named Selectbox"):
         index_page.first_page_chunks(str(tmp_path))
     assert index_page.page(str(tmp_path)).decode("utf-8") == _index_html()
-    assert "served without preloads" in caplog.text and "Slider" in caplog.text
+    assert "served without preloads" in caplog.text and "Selectbox" in caplog.text
 
 
 def test_a_file_is_read_once_then_served_from_memory(monkeypatch, tmp_path):
@@ -146,3 +147,17 @@ def test_a_file_is_read_once_then_served_from_memory(monkeypatch, tmp_path):
     assert client.get("/" + rel).text == "export const first = 1;\n"
     (tmp_path / rel).write_text("export const second = 2;\n", encoding="utf-8")
     assert client.get("/" + rel).text == "export const first = 1;\n"
+
+
+def test_the_hops_slider_is_drawn_only_with_focus_on(monkeypatch):
+    """A first page draws no slider (its code, with moment and numbro, is not among the
+    preloads); focus on, the hops are there with the link's value, and they move the view."""
+    from tests.support.apptest import app, query
+    at = app(sample("transformer"), monkeypatch)
+    assert not [s for s in at.slider if s.key == "pick-radius"]
+    at = app(sample("transformer"), monkeypatch,
+             {"focus": "ynn_fusion.17", "selected": "ynn_fusion.17", "radius": "3"})
+    hops = at.slider(key="pick-radius")
+    assert hops.value == 3
+    hops.set_value(1).run()
+    assert query(at)["radius"] == "1" and query(at)["focus"] == "ynn_fusion.17"

@@ -10,7 +10,8 @@ item 16). :func:`install` (run by ``ui.serve`` before the server starts) serves
 files, found at start from Streamlit's own asset manifest (``manifest.json``: each chunk's
 file and the chunks it imports) by the names of the widget kinds below, so no file name
 (they carry content hashes) is written here. The browser fetches them while it runs
-Streamlit's own code and the script runs. Every other path is Streamlit's as before.
+Streamlit's own code and the script runs. The static files themselves (~120 a fresh page)
+come from memory, read once (:class:`_Served`). Every other request is Streamlit's.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-# The kinds of element the opening page of a dump draws (the sidebar's upload, pickers,
-# slider, number inputs, toggles and buttons; markdown with HTML; the graph component),
-# by their chunk's name in Streamlit's manifest.
+# The kinds of element the opening page of a dump draws (the sidebar's upload and paste
+# box, pickers, number input, toggles, search box and buttons; markdown with HTML; the
+# graph component), by their chunk's name in Streamlit's manifest.
 FIRST_PAGE = ("BidiComponent", "FileUploader", "TextArea", "Selectbox", "NumberInput",
-              "Checkbox", "TextInput", "Slider", "ButtonGroup", "Button", "rehype-raw")
+              "Checkbox", "TextInput", "ButtonGroup", "Button", "rehype-raw")
 
 _ENTRY = "index.html"
 _YEAR = 365 * 24 * 3600          # what Streamlit gives its hashed files
