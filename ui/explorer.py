@@ -193,12 +193,13 @@ def focus_controls(nav: Navigator) -> None:
         st.toggle("Focus on the selection", key="pick-focus", disabled=not can_focus,
                   on_change=go_widget, args=(N.set_focus, "pick-focus"),
                   help="Show only the instructions within k hops of the selected one")
+        if not state.focus:        # the hops only with focus on: a slider's code (with
+            return                 # moment and numbro, 130 KB) is no first page's
         controlled("pick-radius", state.radius)
-        st.slider("Hops (k)", 1, 8, key="pick-radius", disabled=not state.focus,
+        st.slider("Hops (k)", 1, 8, key="pick-radius",
                   on_change=go_widget, args=(N.set_radius, "pick-radius"), width=160,
                   label_visibility="collapsed", format="%d hops")
-        if state.focus:
-            st.caption(f"Focused on {code(state.focus)}")
+        st.caption(f"Focused on {code(state.focus)}")
 
 
 # --------------------------------------------------------------------------- search
