@@ -12,26 +12,14 @@ train step) are compiled for each target in a child process of the backends venv
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
 
-from bench.common import ROOT, command, machine, publish
+from bench.accuracy.memory_child import FIELDS, bench_args, child_script, measure
+from bench.common import command, machine, publish
 
 TARGETS = ("h100", "v5e:2x2", "v6e:2x2", "v5p:2x2x1")
-H100 = os.path.join(ROOT, "compiler_bridge", "targets", "specs", "h100_sxm.txtpb")
 
-CHILD = r'''
-import json, os, sys
-target, out, h100 = sys.argv[1], sys.argv[2], sys.argv[3]
-os.environ["JAX_PLATFORMS"] = "cpu"
-os.environ["XLA_FLAGS"] = f"--xla_dump_to={out}"
-import jax, jax.numpy as jnp, numpy as np
-from jax.experimental import topologies
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+CHILD = child_script(r'''
 if target == "h100":
     topo = topologies.get_topology_desc(platform="cuda", topology_name="",
                                         target_config=open(h100).read(), topology="1x1x4")
@@ -73,43 +61,7 @@ programs = {
                           S((4096, 1024), sh=NamedSharding(mesh, P("m", "d"))),
                           S((256, 1024), sh=NamedSharding(mesh, P("d", None)))), {}),
 }
-res = {}
-for name, (f, args, options) in programs.items():
-    f.__name__ = name
-    m = jax.jit(f, **options).lower(*args).compile().memory_analysis()
-    res["jit_" + name] = {k: getattr(m, k) for k in dir(m)
-                          if k.endswith("_in_bytes") and isinstance(getattr(m, k), int)}
-with open(os.path.join(out, "memory_analysis.json"), "w") as fh:
-    json.dump(res, fh)
-'''
-
-FIELDS = (("argument", "argument_size_in_bytes", "argument_bytes"),
-          ("output", "output_size_in_bytes", "output_bytes"),
-          ("alias", "alias_size_in_bytes", "alias_bytes"),
-          ("temp", "temp_size_in_bytes", "temp_bytes"),
-          ("peak", "peak_memory_in_bytes", "peak_bytes"))
-
-
-def compile_target(python: str, target: str, out: str, child: str = CHILD) -> dict:
-    p = subprocess.run([python, "-c", child, target, out, H100], capture_output=True,
-                       text=True, timeout=1200)
-    if p.returncode != 0:
-        raise SystemExit(f"{target}: the compile failed:\n{p.stderr[-3000:]}")
-    with open(os.path.join(out, "memory_analysis.json"), encoding="utf-8") as f:
-        return json.load(f)
-
-
-def compare(out: str, want: dict) -> list[tuple[str, dict[str, tuple[int, int | None]]]]:
-    from compiler_bridge.dumps import open_dump
-    from compiler_bridge.memory import module_memory
-    dump = open_dump(out)
-    rows = []
-    for name, stats in want.items():
-        mod = next(m for m in dump.modules if m.name.split(".cl_")[0] == name)
-        t = module_memory(dump, mod).totals()
-        rows.append((name, {label: (stats[key], getattr(t, attr))
-                            for label, key, attr in FIELDS}))
-    return rows
+''')
 
 
 def _cell(xla: int, ours: int | None) -> str:
@@ -121,15 +73,8 @@ def _cell(xla: int, ours: int | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--venv", default=os.path.join(ROOT, ".venv-backends"),
-                    help="the backends venv (make samples-backends)")
-    ap.add_argument("--targets", default=",".join(TARGETS))
-    ap.add_argument("--no-write", action="store_true")
-    args = ap.parse_args(argv)
-    python = os.path.join(args.venv, "bin", "python")
-    if not os.path.exists(python):
-        print(f"error: no {python}: make samples-backends makes that venv", file=sys.stderr)
+    args = bench_args(__doc__, argv, TARGETS)
+    if args is None:
         return 2
     lines = ["## Memory: memory_analysis() on programs no sample holds", "",
              f"Command: {command()} — {machine()}. Four programs compiled here without the "
@@ -139,14 +84,11 @@ def main(argv: list[str] | None = None) -> int:
              "| target | program | " + " | ".join(f[0] for f in FIELDS) + " |",
              "|---|---|" + "---:|" * len(FIELDS)]
     exact = total = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for target in args.targets.split(","):
-            out = os.path.join(tmp, target.replace(":", "_"))
-            for name, cells in compare(out, compile_target(python, target, out)):
-                total += 1
-                exact += cells["peak"][0] == cells["peak"][1]
-                lines.append(f"| {target} | {name} | " + " | ".join(
-                    _cell(*cells[label]) for label, _, _ in FIELDS) + " |")
+    for target, name, cells in measure(args.python, args.targets.split(","), CHILD):
+        total += 1
+        exact += cells["peak"][0] == cells["peak"][1]
+        lines.append(f"| {target} | {name} | " + " | ".join(
+            _cell(*cells[label]) for label, _, _ in FIELDS) + " |")
     lines += ["", f"Peak equal to the byte on {exact} of {total} modules."]
     publish("memory_targets", lines, write=not args.no_write)
     return 0

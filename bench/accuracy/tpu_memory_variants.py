@@ -1,9 +1,10 @@
 """XLA:TPU's memory figures on many small variants: the programs that tested the rules of
 ARCHITECTURE.md §9.9 (temp rounded per 16 KiB chunk, the ConcatBitcast in VMEM) and that
-show what is left (v5p's temp of an MLP step with donation).
+show what is left (v5p's temp of MLP steps with donation and of sharded steps).
 
-22 programs (MLP steps with and without donation at several batch sizes, grads only, a
-chain of matmuls, layer norm, a convolution, a sort) compiled for TPU v5e, v6e and v5p
+26 programs (MLP steps with and without donation at several batch sizes, one with relu,
+grads only, a chain of matmuls, layer norm, a convolution, a sort, a train step sharded
+2x2 and 4x1) compiled for TPU v5e, v6e and v5p
 without the hardware, in a child process of the backends venv with ``--xla_dump_to``; each
 module's totals and peak from the dump against ``memory_analysis()``.
 
@@ -12,35 +13,40 @@ module's totals and peak from the dump against ``memory_analysis()``.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import tempfile
 
-from bench.accuracy.memory_targets import FIELDS, compare, compile_target
-from bench.common import ROOT, command, machine, publish
+from bench.accuracy.memory_child import FIELDS, bench_args, child_script, measure
+from bench.common import command, machine, publish
 
 TARGETS = ("v5e:2x2", "v6e:2x2", "v5p:2x2x1")
 
-CHILD = r'''
-import json, os, sys
-target, out = sys.argv[1], sys.argv[2]
-os.environ["JAX_PLATFORMS"] = "cpu"
-os.environ["XLA_FLAGS"] = f"--xla_dump_to={out}"
-import jax, jax.numpy as jnp, numpy as np
-from jax.experimental import topologies
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+CHILD = child_script(r'''
 topo = topologies.get_topology_desc(platform="tpu", topology_name=target)
 one = NamedSharding(Mesh(np.array(list(topo.devices)[:1]), ("x",)), P())
 S = lambda shape: jax.ShapeDtypeStruct(shape, jnp.float32, sharding=one)
+devs = list(topo.devices)[:4]
+mesh, row = Mesh(np.array(devs).reshape(2, 2), ("d", "m")), Mesh(np.array(devs), ("d",))
 
-def mlp_loss(ws, x):
+def on(mesh, shape, *spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, P(*spec)))
+
+def mlp_loss(ws, x, act=jax.nn.gelu):
     for w in ws:
-        x = jax.nn.gelu(x @ w)
+        x = act(x @ w)
     return (x ** 2).mean()
 
 def step(ws, x):
     return [w - 1e-3 * g for w, g in zip(ws, jax.grad(mlp_loss)(ws, x))]
+
+def step_relu(ws, x):
+    g = jax.grad(lambda ws, x: mlp_loss(ws, x, jax.nn.relu))(ws, x)
+    return [w - 1e-3 * gi for w, gi in zip(ws, g)]
+
+def sharded(w1, w2, x):
+    def loss(w1, w2, x):
+        return jnp.mean(jax.nn.relu(x @ w1) @ w2)
+    g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x)
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
 
 def grads(ws, x):
     return jax.grad(mlp_loss)(ws, x)
@@ -84,54 +90,43 @@ programs = {
     "step2_donated": (step, (ws(2048, 4096, 2048), S((512, 2048))), {"donate_argnums": (0,)}),
     "step3_small": (step, (ws(1024, 2048, 2048, 1024), S((256, 1024))), {"donate_argnums": (0,)}),
     "step3_narrow": (step, (ws(2048, 2048, 2048, 2048), S((512, 2048))), {"donate_argnums": (0,)}),
+    "step3_640_donated": (step, (ws(2048, 4096, 4096, 2048), S((640, 2048))),
+                          {"donate_argnums": (0,)}),
+    "step3_relu_donated": (step_relu, (ws(2048, 4096, 4096, 2048), S((512, 2048))),
+                           {"donate_argnums": (0,)}),
+    "sharded_2x2": (sharded, (on(mesh, (2048, 4096), "d", "m"), on(mesh, (4096, 2048), "m", "d"),
+                              on(mesh, (512, 2048), "d", None)), {}),
+    "sharded_rows": (sharded, (on(row, (1024, 4096), "d", None), on(row, (4096, 1024), "d", None),
+                               on(row, (256, 1024), "d", None)), {}),
 }
 for rows in (256, 512, 768, 1024):
     for donated in (False, True):
         programs[f"step3_{rows}" + ("_donated" if donated else "")] = (
             step, (ws(2048, 4096, 4096, 2048), S((rows, 2048))),
             {"donate_argnums": (0,)} if donated else {})
-res = {}
-for name, (f, args, options) in programs.items():
-    def g(*a, _f=f):
-        return _f(*a)
-    g.__name__ = name
-    m = jax.jit(g, **options).lower(*args).compile().memory_analysis()
-    res["jit_" + name] = {k: getattr(m, k) for k in dir(m)
-                          if k.endswith("_in_bytes") and isinstance(getattr(m, k), int)}
-with open(os.path.join(out, "memory_analysis.json"), "w") as fh:
-    json.dump(res, fh)
-'''
+''')
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--venv", default=os.path.join(ROOT, ".venv-backends"),
-                    help="the backends venv (make samples-backends)")
-    ap.add_argument("--no-write", action="store_true")
-    args = ap.parse_args(argv)
-    python = os.path.join(args.venv, "bin", "python")
-    if not os.path.exists(python):
-        print(f"error: no {python}: make samples-backends makes that venv", file=sys.stderr)
+    args = bench_args(__doc__, argv)
+    if args is None:
         return 2
     off: list[str] = []
     exact = {label: 0 for label, _, _ in FIELDS}
     total = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for target in TARGETS:
-            out = os.path.join(tmp, target.replace(":", "_"))
-            for name, cells in compare(out, compile_target(python, target, out, CHILD)):
-                total += 1
-                for label, _, _ in FIELDS:
-                    xla, ours = cells[label]
-                    if ours == xla:
-                        exact[label] += 1
-                    else:
-                        off.append(f"| {target} | {name} | {label} | {xla:,} | {ours:,} | "
-                                   f"{(ours or 0) - xla:+,} |")
-    lines = ["## Memory: XLA:TPU's figures on 22 small variants (ARCHITECTURE.md §9.9)", "",
+    for target, name, cells in measure(args.python, TARGETS, CHILD):
+        total += 1
+        for label, _, _ in FIELDS:
+            xla, ours = cells[label]
+            if ours == xla:
+                exact[label] += 1
+            else:
+                off.append(f"| {target} | {name} | {label} | {xla:,} | {ours:,} | "
+                           f"{(ours or 0) - xla:+,} |")
+    lines = ["## Memory: XLA:TPU's figures on 26 small variants (ARCHITECTURE.md §9.9)", "",
              f"Command: {command()} — {machine()}. MLP steps with and without donation at "
-             "several batch sizes, grads only, a chain of matmuls, layer norm, a "
-             "convolution, a sort; compiled here without the hardware for each TPU; each "
+             "several batch sizes (one with relu), grads only, a chain of matmuls, "
+             "layer norm, a convolution, a sort, a train step sharded 2x2 and 4x1; compiled here without the hardware for each TPU; each "
              "figure of the dump against `memory_analysis()` of the same compile.", "",
              f"Equal to the byte, of {total} modules: " + ", ".join(
                  f"{label} {n}" for label, n in exact.items()) + ".", ""]
