@@ -380,7 +380,8 @@ def _fit_caption(r: RuntimeReport) -> str:
     fit = r.fit or {}
     return (f" *Fitted to this trace*: a correction of the {r.predictor} for the machine "
             "that made the trace (log time = offset + slope × log predicted + an offset per "
-            f"kind of kernel; offset {fit.get('offset', 0):.2f}, slope "
+            "kind of kernel, a median regression so a few kernels in a slow mode do not "
+            f"pull the rest; offset {fit.get('offset', 0):.2f}, slope "
             f"{fit.get('slope', 1):.2f}), scored on kernels whose own measurement the fit "
             f"did not see ({fit.get('folds')}-fold over kernels). *Profile alone*: the "
             "prediction without it, what a dump without a trace gets.")
