@@ -195,3 +195,11 @@ def test_the_default_models_held_out_median_ape_meets_the_goal_on_the_sample(mod
     cal = F.calibrate_to_trace(names, pred, meas, cls)
     assert cal is not None
     assert M.median_ape(cal.held_out, meas) <= 0.40
+
+
+def test_an_unknown_loss_is_refused_naming_the_ones_there_are(model_rows):
+    _, pred, meas, cls = model_rows
+    with pytest.raises(ValueError, match="absolute"):
+        F.fit(pred, meas, cls, loss="huber")
+    # least squares stays available for the benchmark's comparison, and differs
+    assert F.fit(pred, meas, cls, "squared") != F.fit(pred, meas, cls)

@@ -48,6 +48,7 @@ CLASSES = ("matmul", "control", "compute", "memory", "overhead")
 FLOOR_US = 0.01          # times are logged: never below this
 LAD_ITERATIONS = 30      # reweightings of the median regression (converged well before)
 LAD_EPS = 1e-3           # a residual (log) below this weighs as this: no division by 0
+LOSSES = ("absolute", "squared")
 
 
 def kernel_class(cost: KernelCost, bound: str) -> str:
@@ -78,9 +79,12 @@ class Correction:
 
 
 def fit(predicted: Sequence[float], measured: Sequence[float],
-        classes: Sequence[str]) -> Correction:
+        classes: Sequence[str], loss: str = "absolute") -> Correction:
     """The median regression (with a ridge) of :class:`Correction` to measured
-    kernels."""
+    kernels; ``loss='squared'``: least squares (the fit before, kept for the benchmark's
+    comparison)."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss: expected one of {LOSSES}, got {loss!r}")
     p = np.log(np.maximum(np.asarray(predicted, dtype=np.float64), FLOOR_US))
     m = np.log(np.maximum(np.asarray(measured, dtype=np.float64), FLOOR_US))
     n = len(p)
@@ -97,7 +101,7 @@ def fit(predicted: Sequence[float], measured: Sequence[float],
     # least absolute deviations: weighted least squares with weights 1/|residual|,
     # scaled to a mean of 1 so the ridge keeps its meaning in units of kernels
     w = np.ones(n)
-    for _ in range(LAD_ITERATIONS):
+    for _ in range(LAD_ITERATIONS if loss == "absolute" else 1):
         xw = x.T * w
         coef = np.linalg.solve(xw @ x + pen, xw @ y)
         w = 1.0 / np.maximum(np.abs(y - x @ coef), LAD_EPS)
@@ -134,7 +138,8 @@ class Calibrated:
 
 def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
                        measured: Sequence[float], classes: Sequence[str],
-                       folds: int = FOLDS, by: str = "kernels") -> Calibrated | None:
+                       folds: int = FOLDS, by: str = "kernels",
+                       loss: str = "absolute") -> Calibrated | None:
     """Fit to the measured kernels (``names`` distinct per kernel); None with fewer than
     MIN_KERNELS or a fold that would leave too few to fit. ``by``: 'kernels' (folds by
     name) or 'classes' (each kind of kernel held out whole)."""
@@ -155,7 +160,7 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
         if len(train) < MIN_KERNELS // 2:
             return None
         c = fit([predicted[i] for i in train], [measured[i] for i in train],
-                [classes[i] for i in train])
+                [classes[i] for i in train], loss)
         for i in test:
             held[i] = c.apply(predicted[i], classes[i])
-    return Calibrated(fit(predicted, measured, classes), held, folds)
+    return Calibrated(fit(predicted, measured, classes, loss), held, folds)
