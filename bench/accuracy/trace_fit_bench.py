@@ -357,10 +357,10 @@ SELECTION = (
     "class 17, 0.802; log bytes 17, 0.801 (one-off analysis of saved reports, not rerun "
     "here). Least absolute "
     "deviations was chosen; the first five were also scored on the report half at the "
-    "time (so the report half is not untouched by the choice: say so), where Huber 1.0 "
+    "time, so the report half did not stay unseen by the choice; there Huber 1.0 "
     "did better (16 against 15 of 17). mobilenet_s_f32_infer stays over 40% with every "
     "candidate: its kernels of one kind form two populations by size (the loop fusions "
-    "and library fusions moving ~0.5 MB run 2-3x longer than predicted, the smaller ones "
+    "and library fusions moving 0.3-0.5 MB run 2.5-3.5x longer than fitted, the smaller ones "
     "close to it), which no offset per kind can fit and the one slope (set by the "
     "matmuls, whose predictions span 3 decades) does not follow.")
 
@@ -426,8 +426,8 @@ def ranking_reading(rows: list[dict]) -> list[str]:
         "than most configurations differ (cnn_m's eight lie within 12% of each other). "
         "The configurations that move the step most are mispredicted per kernel, in kinds "
         "the base's trace holds none of, so no correction fitted to it can learn them: "
-        "*nodotlib* (XLA's own dot loops measured 2.4x the library matmuls of the same "
-        "flops in rnn_scan, 1.5-2.9x in mlp_m, predicted alike) and *colmajor* (a "
+        "*nodotlib* (XLA's own dot loops measured 2.9x the library matmuls of the same "
+        "flops in rnn_scan, 0.9-2.9x in mlp_m, predicted alike) and *colmajor* (a "
         "layout-changing copy measured 23x its prediction in mlp_m): the predictor has to "
         "learn them. The one other method tried, the base trace's time between kernels "
         "per kernel execution added (*+ gaps*), moves the mean by "
