@@ -104,6 +104,7 @@ def test_runtimes_json_says_which_metrics_are_which():
     data = json.loads(done.stdout)
     m, un = data["metrics"], data["metrics_uncalibrated"]
     assert m["fit"]["split"] == "kernels" and m["fit"]["folds"] == F.FOLDS
+    assert m["fit"]["loss"] == "absolute deviation of log time"      # a median regression
     assert m["fit"]["kernels"] == m["kernels_compared"] == un["kernels_compared"]
     assert not math.isclose(m["median_ape"], un["median_ape"])
     k = data["kernels"][0]
