@@ -204,3 +204,54 @@ def test_an_unknown_loss_is_refused_naming_the_ones_there_are(model_rows):
         F.fit(pred, meas, cls, loss="huber")
     # least squares stays available for the benchmark's comparison, and differs
     assert F.fit(pred, meas, cls, "squared") != F.fit(pred, meas, cls)
+
+
+def test_the_fitted_step_is_an_expected_sum_not_a_sum_of_typical_kernels():
+    """A median fit puts the typical kernel on its measurement, but a step is a sum where
+    the slow kernels count: the sample transformer's fitted times alone sum to 0.64 of
+    its measured step (default model; roofline 0.76). Each kernel's fitted time times
+    its kind's mean exp(residual) (Duan's smearing) sums to within 15% of it."""
+    for auto in (True, False):
+        r = runtime_report(open_dump(sample("transformer")), auto_model=auto)
+        step = r.step_time(r.modules[0][0])
+        assert step is not None and step.measured_us
+        assert abs(math.log(step.predicted_us / step.measured_us)) < math.log(1.15)
+        assert step.median_fit_us is not None
+        assert step.median_fit_us < 0.8 * step.measured_us       # the bias smearing removes
+        assert step.to_json()["predicted_median_fit_us"] == step.median_fit_us
+        # per kernel, the prediction (and so every metric) stays the median fit's
+        row = r.measured_rows[0]
+        assert row.expected_us == pytest.approx(row.predicted_us * row.smearing)
+        assert row.to_json()["predicted_us"] == row.predicted_us
+        assert r.fit is not None and r.fit["smearing_all"] > 1.0
+
+
+def test_the_smearing_factor_is_the_mean_exp_residual_of_a_kind_with_enough_kernels(
+        model_rows):
+    _, pred, meas, cls = model_rows
+    c = F.fit(pred, meas, cls)
+    ratios = [m / c.apply(p, k) for p, m, k in zip(pred, meas, cls)]
+    assert c.smear_all == pytest.approx(statistics.mean(ratios))
+    for kind in set(cls):
+        mine = [x for x, k in zip(ratios, cls) if k == kind]
+        if len(mine) >= F.SMEAR_MIN_KERNELS:
+            assert c.smearing(kind) == pytest.approx(statistics.mean(mine))
+        else:                   # too few for a mean of exp: all kernels'
+            assert c.smearing(kind) == c.smear_all
+    assert any(len([k for k in cls if k == kind]) >= F.SMEAR_MIN_KERNELS for kind in cls)
+
+
+def test_held_out_expected_times_smear_with_the_fitting_folds_alone(model_rows):
+    names, pred, meas, cls = model_rows
+    cal = F.calibrate_to_trace(names, pred, meas, cls)
+    assert cal is not None
+    folds = [F.fold_of(n) for n in names]
+    train = [i for i in range(len(names)) if folds[i] != folds[0]]
+    c = F.fit([pred[i] for i in train], [meas[i] for i in train], [cls[i] for i in train])
+    assert cal.held_out_expected[0] == pytest.approx(c.expected(pred[0], cls[0]), rel=1e-9)
+    moved = list(meas)
+    moved[0] *= 100.0                   # its own measurement moves neither time
+    again = F.calibrate_to_trace(names, pred, moved, cls)
+    assert again is not None
+    assert again.held_out_expected[0] == pytest.approx(cal.held_out_expected[0], rel=1e-12)
+    assert again.correction.smear_all != cal.correction.smear_all

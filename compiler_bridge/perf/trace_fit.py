@@ -21,6 +21,14 @@ median residual was -0.27 in every class while the mean was 0). The median regre
 puts the typical kernel on its measurement, which is what a median APE scores
 (BENCHMARKS.md, trace fit: how it was chosen).
 
+A sum of kernels (a step, a group's total) is not a sum of typical kernels: the slow ones
+count, and exp(fitted median of log time) undershoots the mean of a right-skewed time.
+So each kernel also has an *expected* time for sums, Duan's smearing estimator: the
+fitted time times the mean of exp(residual) over the kernels the fit used, per kind of
+kernel where the fit had ``SMEAR_MIN_KERNELS`` of that kind, else over all of them (a
+mean of exp is led by its largest terms: fewer kernels of a kind give a factor set by
+one or two of them). Per-kernel predictions and their metrics stay the median fit's.
+
 Honest scoring: every metric of a calibrated prediction is computed on held-out
 kernels: the measured kernels are split into ``FOLDS`` folds (by a hash of the
 instruction's name, so the split does not depend on the order of rows), each fold
@@ -49,6 +57,7 @@ FLOOR_US = 0.01          # times are logged: never below this
 LAD_ITERATIONS = 30      # reweightings of the median regression (converged well before)
 LAD_EPS = 1e-3           # a residual (log) below this weighs as this: no division by 0
 LOSSES = ("absolute", "squared")
+SMEAR_MIN_KERNELS = 20   # a kind's own smearing factor from this many fitted kernels
 
 
 def kernel_class(cost: KernelCost, bound: str) -> str:
@@ -62,20 +71,33 @@ def kernel_class(cost: KernelCost, bound: str) -> str:
 
 @dataclass(frozen=True)
 class Correction:
-    """``log(t) = a + s log(predicted) + b[class]``, fitted to one trace."""
+    """``log(t) = a + s log(predicted) + b[class]``, fitted to one trace; ``smear``:
+    the smearing factor of the kinds that have their own, ``smear_all`` the others'."""
 
     a: float
     s: float
     b: dict[str, float] = field(default_factory=dict)
     kernels: int = 0
+    smear: dict[str, float] = field(default_factory=dict)
+    smear_all: float = 1.0
 
     def apply(self, predicted: float, cls: str) -> float:
+        """The fitted (median) time of a kernel: what each kernel is predicted."""
         x = math.log(max(predicted, FLOOR_US))
         return math.exp(self.a + self.s * x + self.b.get(cls, 0.0))
 
+    def smearing(self, cls: str) -> float:
+        """Expected over fitted time for a kernel of this kind (Duan's smearing)."""
+        return self.smear.get(cls, self.smear_all)
+
+    def expected(self, predicted: float, cls: str) -> float:
+        """The expected (mean) time of a kernel: what a sum of kernels adds up."""
+        return self.apply(predicted, cls) * self.smearing(cls)
+
     def to_json(self) -> dict:
         return {"offset": self.a, "slope": self.s, "class_offsets": dict(self.b),
-                "kernels": self.kernels}
+                "kernels": self.kernels, "smearing": dict(self.smear),
+                "smearing_all": self.smear_all}
 
 
 def fit(predicted: Sequence[float], measured: Sequence[float],
@@ -106,8 +128,14 @@ def fit(predicted: Sequence[float], measured: Sequence[float],
         coef = np.linalg.solve(xw @ x + pen, xw @ y)
         w = 1.0 / np.maximum(np.abs(y - x @ coef), LAD_EPS)
         w /= w.mean()
+    # Duan's smearing: mean of exp(residual) over the fitted kernels, per kind with enough
+    ratio = np.exp(y - x @ coef)
+    kinds = np.asarray(classes)
+    smear = {c: float(ratio[kinds == c].mean()) for c in used
+             if int((kinds == c).sum()) >= SMEAR_MIN_KERNELS}
     return Correction(float(coef[0]), 1.0 + float(coef[1]),
-                      {c: float(coef[2 + j]) for j, c in enumerate(used)}, n)
+                      {c: float(coef[2 + j]) for j, c in enumerate(used)}, n,
+                      smear, float(ratio.mean()))
 
 
 def fold_of(name: str, folds: int = FOLDS) -> int:
@@ -119,11 +147,13 @@ def fold_of(name: str, folds: int = FOLDS) -> int:
 @dataclass(frozen=True)
 class Calibrated:
     """A correction fitted on all measured kernels, and each measured kernel's held-out
-    prediction (from the correction fitted without its fold)."""
+    prediction (from the correction fitted without its fold), fitted and expected (the
+    smearing factor from the fitting folds alone)."""
 
     correction: Correction
     held_out: list[float]
     folds: int
+    held_out_expected: list[float] = field(default_factory=list)
 
     def describe(self) -> dict:
         """``metrics.fit`` of ``runtimes --json``."""
@@ -131,6 +161,9 @@ class Calibrated:
                           "median regression (least absolute deviations, with a ridge) "
                           "on this trace's measured kernels",
                 "loss": "absolute deviation of log time",
+                "sums": "each kernel's fitted time times the mean of exp(residual) of "
+                        f"its kind (kinds with {SMEAR_MIN_KERNELS}+ fitted kernels, else "
+                        "of all): Duan's smearing, so a step is an expected sum",
                 "scored_on": "held-out kernels", "split": "kernels",
                 "folds": self.folds, "classes": list(CLASSES),
                 **self.correction.to_json()}
@@ -151,7 +184,7 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
         folds = len(CLASSES)
     else:
         fold = [fold_of(k, folds) for k in names]
-    held = [0.0] * n
+    held, held_exp = [0.0] * n, [0.0] * n
     for f in range(folds):
         test = [i for i in range(n) if fold[i] == f]
         train = [i for i in range(n) if fold[i] != f]
@@ -163,4 +196,5 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
                 [classes[i] for i in train], loss)
         for i in test:
             held[i] = c.apply(predicted[i], classes[i])
-    return Calibrated(fit(predicted, measured, classes, loss), held, folds)
+            held_exp[i] = c.expected(predicted[i], classes[i])
+    return Calibrated(fit(predicted, measured, classes, loss), held, folds, held_exp)
