@@ -308,8 +308,8 @@ def step_line(step: StepTime, r: RuntimeReport) -> str:
             "times its executions per step, summed")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
     if step.uncalibrated_us is not None and step.median_fit_us is not None:
-        text += (f" · fitted to this trace, each kernel's fitted time times its kind's mean "
-                 f"exp(residual), an expected sum ({RV.fmt_us(step.median_fit_us)} from the "
+        text += (f" · fitted to this trace, each kernel's fitted time times the fit's smearing "
+                 f"factor, an expected sum ({RV.fmt_us(step.median_fit_us)} from the "
                  f"fitted times alone); {RV.fmt_us(step.uncalibrated_us)} on the profile "
                  "alone")
     if step.measured_us is not None:

@@ -141,7 +141,7 @@ def step_line(st, predictor: str) -> str:
     if st.uncalibrated_us is not None and st.median_fit_us is not None:
         line = line.replace(f"predicted {_us(st.predicted_us)} (",
                             f"predicted {_us(st.predicted_us)} (fitted to this trace, "
-                            "each kernel's fitted time times its kind's mean exp(residual): "
+                            "each kernel's fitted time times the fit's smearing factor: "
                             f"an expected sum; {_us(st.median_fit_us)} from the fitted times "
                             f"alone; {_us(st.uncalibrated_us)} on the profile alone; ", 1)
     if st.measured_us is not None:

@@ -458,7 +458,8 @@ def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[floa
     metrics on held-out kernels."""
     cal = calibrate_to_trace([f"{r.module_id}/{r.instruction}" for r in mrows],
                              [r.predicted_us for r in mrows], meas,
-                             [kernel_class(r.cost, r.bound) for r in mrows])
+                             [kernel_class(r.cost, r.bound) for r in mrows],
+                             weights=[r.runs for r in mrows])
     if cal is None:
         report.fit_note = (f"{len(mrows)} measured kernels: too few to fit a correction "
                            f"to the trace and score it on held-out kernels ({MIN_KERNELS} "

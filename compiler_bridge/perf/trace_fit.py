@@ -23,11 +23,13 @@ puts the typical kernel on its measurement, which is what a median APE scores
 
 A sum of kernels (a step, a group's total) is not a sum of typical kernels: the slow ones
 count, and exp(fitted median of log time) undershoots the mean of a right-skewed time.
-So each kernel also has an *expected* time for sums, Duan's smearing estimator: the
-fitted time times the mean of exp(residual) over the kernels the fit used, per kind of
-kernel where the fit had ``SMEAR_MIN_KERNELS`` of that kind, else over all of them (a
-mean of exp is led by its largest terms: fewer kernels of a kind give a factor set by
-one or two of them). Per-kernel predictions and their metrics stay the median fit's.
+So each kernel also has an *expected* time for sums: its fitted time times a smearing
+factor, the mean of exp(residual) over the kernels the fit used, each weighted by its
+fitted time per step (fitted time x executions): measured over fitted time, both summed
+over the step's executions, a ratio estimator. Duan's smearing (the unweighted mean, per
+kind or over all) overshot the roofline's steps (BENCHMARKS.md, trace fit: how a sum is
+estimated): its largest residuals are on its smallest kernels, which count little in a
+step. Per-kernel predictions and their metrics stay the median fit's.
 
 Honest scoring: every metric of a calibrated prediction is computed on held-out
 kernels: the measured kernels are split into ``FOLDS`` folds (by a hash of the
@@ -57,7 +59,10 @@ FLOOR_US = 0.01          # times are logged: never below this
 LAD_ITERATIONS = 30      # reweightings of the median regression (converged well before)
 LAD_EPS = 1e-3           # a residual (log) below this weighs as this: no division by 0
 LOSSES = ("absolute", "squared")
-SMEAR_MIN_KERNELS = 20   # a kind's own smearing factor from this many fitted kernels
+SMEAR_MIN_KERNELS = 20   # 'kind': a kind's own smearing factor from this many kernels
+# how a sum's factor is estimated (``fit``'s ``smearing``): the ratio of measured to
+# fitted time summed over executions (chosen), Duan's per kind, Duan's over all kernels
+SMEARINGS = ("time", "kind", "all")
 
 
 def kernel_class(cost: KernelCost, bound: str) -> str:
@@ -87,7 +92,7 @@ class Correction:
         return math.exp(self.a + self.s * x + self.b.get(cls, 0.0))
 
     def smearing(self, cls: str) -> float:
-        """Expected over fitted time for a kernel of this kind (Duan's smearing)."""
+        """Expected over fitted time for a kernel of this kind (the smearing factor)."""
         return self.smear.get(cls, self.smear_all)
 
     def expected(self, predicted: float, cls: str) -> float:
@@ -101,12 +106,16 @@ class Correction:
 
 
 def fit(predicted: Sequence[float], measured: Sequence[float],
-        classes: Sequence[str], loss: str = "absolute") -> Correction:
+        classes: Sequence[str], loss: str = "absolute", smearing: str = "time",
+        weights: Sequence[float] | None = None) -> Correction:
     """The median regression (with a ridge) of :class:`Correction` to measured
     kernels; ``loss='squared'``: least squares (the fit before, kept for the benchmark's
-    comparison)."""
+    comparison). ``smearing`` (one of SMEARINGS) with ``weights`` (each kernel's
+    executions per step; 'time' alone reads them): the factor for sums."""
     if loss not in LOSSES:
         raise ValueError(f"loss: expected one of {LOSSES}, got {loss!r}")
+    if smearing not in SMEARINGS:
+        raise ValueError(f"smearing: expected one of {SMEARINGS}, got {smearing!r}")
     p = np.log(np.maximum(np.asarray(predicted, dtype=np.float64), FLOOR_US))
     m = np.log(np.maximum(np.asarray(measured, dtype=np.float64), FLOOR_US))
     n = len(p)
@@ -128,14 +137,20 @@ def fit(predicted: Sequence[float], measured: Sequence[float],
         coef = np.linalg.solve(xw @ x + pen, xw @ y)
         w = 1.0 / np.maximum(np.abs(y - x @ coef), LAD_EPS)
         w /= w.mean()
-    # Duan's smearing: mean of exp(residual) over the fitted kernels, per kind with enough
+    # the smearing factor: mean of exp(residual) over the fitted kernels, weighted by
+    # fitted time per step ('time'), or not (Duan's: per kind with enough, or over all)
     ratio = np.exp(y - x @ coef)
     kinds = np.asarray(classes)
     smear = {c: float(ratio[kinds == c].mean()) for c in used
-             if int((kinds == c).sum()) >= SMEAR_MIN_KERNELS}
+             if int((kinds == c).sum()) >= SMEAR_MIN_KERNELS} if smearing == "kind" else {}
+    every = float(ratio.mean())
+    if smearing == "time":
+        fitted = np.exp(x @ coef + p) * (np.ones(n) if weights is None
+                                         else np.asarray(weights, dtype=np.float64))
+        every = float((fitted * ratio).sum() / fitted.sum())
     return Correction(float(coef[0]), 1.0 + float(coef[1]),
                       {c: float(coef[2 + j]) for j, c in enumerate(used)}, n,
-                      smear, float(ratio.mean()))
+                      smear, every)
 
 
 def fold_of(name: str, folds: int = FOLDS) -> int:
@@ -161,9 +176,10 @@ class Calibrated:
                           "median regression (least absolute deviations, with a ridge) "
                           "on this trace's measured kernels",
                 "loss": "absolute deviation of log time",
-                "sums": "each kernel's fitted time times the mean of exp(residual) of "
-                        f"its kind (kinds with {SMEAR_MIN_KERNELS}+ fitted kernels, else "
-                        "of all): Duan's smearing, so a step is an expected sum",
+                "sums": "each kernel's fitted time times the smearing factor, measured "
+                        "over fitted time summed over the fitted kernels' executions "
+                        "(the mean of exp(residual) weighted by fitted time per step), so "
+                        "a step is an expected sum",
                 "scored_on": "held-out kernels", "split": "kernels",
                 "folds": self.folds, "classes": list(CLASSES),
                 **self.correction.to_json()}
@@ -172,10 +188,13 @@ class Calibrated:
 def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
                        measured: Sequence[float], classes: Sequence[str],
                        folds: int = FOLDS, by: str = "kernels",
-                       loss: str = "absolute") -> Calibrated | None:
+                       loss: str = "absolute", smearing: str = "time",
+                       weights: Sequence[float] | None = None) -> Calibrated | None:
     """Fit to the measured kernels (``names`` distinct per kernel); None with fewer than
     MIN_KERNELS or a fold that would leave too few to fit. ``by``: 'kernels' (folds by
-    name) or 'classes' (each kind of kernel held out whole)."""
+    name) or 'classes' (each kind of kernel held out whole); ``smearing``, ``weights``:
+    as :func:`fit`."""
+    w = list(weights) if weights is not None else [1.0] * len(names)
     n = len(names)
     if n < MIN_KERNELS:
         return None
@@ -193,8 +212,9 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
         if len(train) < MIN_KERNELS // 2:
             return None
         c = fit([predicted[i] for i in train], [measured[i] for i in train],
-                [classes[i] for i in train], loss)
+                [classes[i] for i in train], loss, smearing, [w[i] for i in train])
         for i in test:
             held[i] = c.apply(predicted[i], classes[i])
             held_exp[i] = c.expected(predicted[i], classes[i])
-    return Calibrated(fit(predicted, measured, classes, loss), held, folds, held_exp)
+    return Calibrated(fit(predicted, measured, classes, loss, smearing, w), held, folds,
+                      held_exp)
