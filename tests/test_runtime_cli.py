@@ -65,7 +65,11 @@ def test_executions_per_step_from_the_hlo_are_what_the_profiler_counted(tmp_path
     step = r.step_time(d.main.id)
     # exact: the guessed loop's kernels were measured, the unmeasured ones' counts known
     assert step.exact and all(x.runs_known for x in r.rows if x.executions_per_run is None)
+    # fitted to the trace: the step sums expected times (fitted x smearing), and says
+    # what the fitted times alone sum to
     assert step.predicted_us == pytest.approx(sum(
+        x.expected_us * (x.executions_per_run or x.runs_per_step) for x in r.rows))
+    assert step.median_fit_us == pytest.approx(sum(
         x.predicted_us * (x.executions_per_run or x.runs_per_step) for x in r.rows))
     assert step.measured_us == measure(d).module(d.main.id).step_median_us
     untraced = runtime_report(open_dump(sample("cond_switch")), auto_model=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -103,6 +104,7 @@ def test_runtimes_json_says_which_metrics_are_which():
     data = json.loads(done.stdout)
     m, un = data["metrics"], data["metrics_uncalibrated"]
     assert m["fit"]["split"] == "kernels" and m["fit"]["folds"] == F.FOLDS
+    assert m["fit"]["loss"] == "absolute deviation of log time"      # a median regression
     assert m["fit"]["kernels"] == m["kernels_compared"] == un["kernels_compared"]
     assert not math.isclose(m["median_ape"], un["median_ape"])
     k = data["kernels"][0]
@@ -153,3 +155,116 @@ def test_the_scatter_plots_the_held_out_predictions_the_metrics_score(roofline_r
     assert plotted == {r.instruction: r.held_out_us for r in rows}
     assert any(r.held_out_us != r.predicted_us for r in rows)
     assert "fitted to this trace, held out" in fig.layout.title.text
+
+
+@pytest.fixture(scope="module")
+def model_rows():
+    """The sample transformer's measured kernels under the shipped default model (what
+    the panel fits when a dump has a trace): names, predictions, measurements, classes."""
+    r = runtime_report(open_dump(sample("transformer")), auto_model=True, fit_to_trace=False)
+    assert r.predictor != "roofline"
+    rows = sorted(r.measured_rows, key=lambda x: x.instruction)
+    return ([f"{x.module_id}/{x.instruction}" for x in rows], [x.predicted_us for x in rows],
+            [x.measured_us for x in rows], [F.kernel_class(x.cost, x.bound) for x in rows])
+
+
+def test_the_fit_puts_the_typical_kernel_on_its_measurement(model_rows):
+    """A median regression: half the kernels measured above the fitted time, half below
+    (least squares left the median kernel 0.18 in log, 20%, too slow: a few kernels in a
+    slow mode pulled every class up)."""
+    _, pred, meas, cls = model_rows
+    c = F.fit(pred, meas, cls)
+    residuals = [math.log(m / c.apply(p, k)) for p, m, k in zip(pred, meas, cls)]
+    assert abs(statistics.median(residuals)) < 0.05
+
+
+def test_a_fifth_of_kernels_in_a_slow_mode_moves_the_others_little(model_rows):
+    """Every fifth kernel measured 10x slower (as CPU kernels whose executions land in a
+    slow mode are): the others' fitted times move by less than 25% (least squares: 57%)."""
+    _, pred, meas, cls = model_rows
+    before = F.fit(pred, meas, cls)
+    after = F.fit(pred, [m * 10 if i % 5 == 0 else m for i, m in enumerate(meas)], cls)
+    moved = statistics.median(abs(math.log(after.apply(p, k) / before.apply(p, k)))
+                              for i, (p, k) in enumerate(zip(pred, cls)) if i % 5)
+    assert moved < math.log(1.25)
+
+
+def test_the_default_models_held_out_median_ape_meets_the_goal_on_the_sample(model_rows):
+    """Issue 34's goal per program, median APE <= 40% on held-out kernels, on the sample
+    transformer's own trace (least squares: 40.3%)."""
+    names, pred, meas, cls = model_rows
+    cal = F.calibrate_to_trace(names, pred, meas, cls)
+    assert cal is not None
+    assert M.median_ape(cal.held_out, meas) <= 0.40
+
+
+def test_an_unknown_loss_is_refused_naming_the_ones_there_are(model_rows):
+    _, pred, meas, cls = model_rows
+    with pytest.raises(ValueError, match="absolute"):
+        F.fit(pred, meas, cls, loss="huber")
+    # least squares stays available for the benchmark's comparison, and differs
+    assert F.fit(pred, meas, cls, "squared") != F.fit(pred, meas, cls)
+
+
+def test_the_fitted_step_is_an_expected_sum_not_a_sum_of_typical_kernels():
+    """A median fit puts the typical kernel on its measurement, but a step is a sum where
+    the slow kernels count: the sample transformer's fitted times alone sum to 0.64 of
+    its measured step (default model; roofline 0.76). Each kernel's fitted time times
+    the smearing factor (measured over fitted time, summed over executions) sums to
+    within 15% of it."""
+    for auto in (True, False):
+        r = runtime_report(open_dump(sample("transformer")), auto_model=auto)
+        step = r.step_time(r.modules[0][0])
+        assert step is not None and step.measured_us
+        assert abs(math.log(step.predicted_us / step.measured_us)) < math.log(1.15)
+        assert step.median_fit_us is not None
+        assert step.median_fit_us < 0.8 * step.measured_us       # the bias smearing removes
+        assert step.to_json()["predicted_median_fit_us"] == step.median_fit_us
+        # per kernel, the prediction (and so every metric) stays the median fit's
+        row = r.measured_rows[0]
+        assert row.expected_us == pytest.approx(row.predicted_us * row.smearing)
+        assert row.to_json()["predicted_us"] == row.predicted_us
+        assert r.fit is not None and r.fit["smearing_all"] > 1.0
+
+
+def test_the_smearing_factor_is_measured_over_fitted_time_summed_over_executions(
+        model_rows):
+    """The chosen factor weighs each kernel's exp(residual) by its fitted time per step
+    (what it adds to a step); Duan's, kept for the benchmark's comparison, does not, per
+    kind of kernel with enough of them, else over all."""
+    _, pred, meas, cls = model_rows
+    runs = [1.0 + i % 3 for i in range(len(pred))]
+    c = F.fit(pred, meas, cls, weights=runs)
+    fitted = [c.apply(p, k) for p, k in zip(pred, cls)]
+    assert c.smear == {}
+    assert c.smear_all == pytest.approx(sum(m * w for m, w in zip(meas, runs)) /
+                                        sum(f * w for f, w in zip(fitted, runs)))
+    assert all(c.smearing(k) == c.smear_all for k in cls)
+    duan = F.fit(pred, meas, cls, smearing="kind")
+    ratios = [m / duan.apply(p, k) for p, m, k in zip(pred, meas, cls)]
+    assert duan.smear_all == pytest.approx(statistics.mean(ratios))
+    for kind in set(cls):
+        mine = [x for x, k in zip(ratios, cls) if k == kind]
+        if len(mine) >= F.SMEAR_MIN_KERNELS:
+            assert duan.smearing(kind) == pytest.approx(statistics.mean(mine))
+        else:                   # too few for a mean of exp: all kernels'
+            assert duan.smearing(kind) == duan.smear_all
+    assert any(len([k for k in cls if k == kind]) >= F.SMEAR_MIN_KERNELS for kind in cls)
+    with pytest.raises(ValueError, match="time"):
+        F.fit(pred, meas, cls, smearing="median")
+
+
+def test_held_out_expected_times_smear_with_the_fitting_folds_alone(model_rows):
+    names, pred, meas, cls = model_rows
+    cal = F.calibrate_to_trace(names, pred, meas, cls)
+    assert cal is not None
+    folds = [F.fold_of(n) for n in names]
+    train = [i for i in range(len(names)) if folds[i] != folds[0]]
+    c = F.fit([pred[i] for i in train], [meas[i] for i in train], [cls[i] for i in train])
+    assert cal.held_out_expected[0] == pytest.approx(c.expected(pred[0], cls[0]), rel=1e-9)
+    moved = list(meas)
+    moved[0] *= 100.0                   # its own measurement moves neither time
+    again = F.calibrate_to_trace(names, pred, moved, cls)
+    assert again is not None
+    assert again.held_out_expected[0] == pytest.approx(cal.held_out_expected[0], rel=1e-12)
+    assert again.correction.smear_all != cal.correction.smear_all

@@ -307,8 +307,10 @@ def step_line(step: StepTime, r: RuntimeReport) -> str:
     text = (f"**Step time: {RV.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
             "times its executions per step, summed")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
-    if step.uncalibrated_us is not None:
-        text += (f" · fitted to this trace; {RV.fmt_us(step.uncalibrated_us)} on the profile "
+    if step.uncalibrated_us is not None and step.median_fit_us is not None:
+        text += (f" · fitted to this trace, each kernel's fitted time times the fit's smearing "
+                 f"factor, an expected sum ({RV.fmt_us(step.median_fit_us)} from the "
+                 f"fitted times alone); {RV.fmt_us(step.uncalibrated_us)} on the profile "
                  "alone")
     if step.measured_us is not None:
         text += f" · {RV.fmt_us(step.measured_us)} measured (median step while profiling)"
@@ -380,7 +382,8 @@ def _fit_caption(r: RuntimeReport) -> str:
     fit = r.fit or {}
     return (f" *Fitted to this trace*: a correction of the {r.predictor} for the machine "
             "that made the trace (log time = offset + slope × log predicted + an offset per "
-            f"kind of kernel; offset {fit.get('offset', 0):.2f}, slope "
+            "kind of kernel, a median regression so a few kernels in a slow mode do not "
+            f"pull the rest; offset {fit.get('offset', 0):.2f}, slope "
             f"{fit.get('slope', 1):.2f}), scored on kernels whose own measurement the fit "
             f"did not see ({fit.get('folds')}-fold over kernels). *Profile alone*: the "
             "prediction without it, what a dump without a trace gets.")

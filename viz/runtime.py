@@ -475,8 +475,9 @@ def _dark(color: str) -> bool:
 
 
 def _per_step(r: KernelRow, which: str) -> float | None:
-    """Time a kernel takes per step: per-execution value times executions per run."""
-    v = r.measured_us if which == "measured" else r.predicted_us
+    """Time a kernel takes per step: per-execution value times executions per run (the
+    expected time when predicted: these are summed)."""
+    v = r.measured_us if which == "measured" else r.expected_us
     if v is None:
         return None
     n = r.executions_per_run if r.executions_per_run else 1.0

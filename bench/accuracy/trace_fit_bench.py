@@ -33,6 +33,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+
 from bench.common import ROOT, command, machine, publish
 from compiler_bridge import open_dump, runtime_report
 from compiler_bridge.perf import metrics as M
@@ -72,7 +74,8 @@ def _step_ratio(rows, predicted: list[float], step) -> float | None:
     return sum(p * x.runs for p, x in zip(predicted, rows)) / step.measured_us
 
 
-def evaluate(paths: list[str], auto_model: bool) -> list[dict]:
+def measure_all(paths: list[str], auto_model: bool) -> dict:
+    """Each program's ``measure_program`` (its base configuration only), by name."""
     data = {}
     for p in paths:
         if _program(p).get("config", "default") != "default":
@@ -80,10 +83,15 @@ def evaluate(paths: list[str], auto_model: bool) -> list[dict]:
         got = measure_program(p, auto_model)
         if got is not None:
             data[os.path.basename(p.rstrip("/"))] = got
-    fits = {name: F.fit(d[1], d[2], d[3]) for name, d in data.items()}
+    return data
+
+
+def evaluate(data: dict, loss: str = "absolute") -> list[dict]:
+    fits = {name: F.fit(d[1], d[2], d[3], loss) for name, d in data.items()}
     out = []
     for name, (names, pred, meas, cls, floor, rows, step) in data.items():
-        cal = F.calibrate_to_trace(names, pred, meas, cls)
+        cal = F.calibrate_to_trace(names, pred, meas, cls, loss=loss,
+                                   weights=[x.runs for x in rows])
         if cal is None:
             continue
         alone = M.all_metrics(pred, meas)
@@ -96,8 +104,53 @@ def evaluate(paths: list[str], auto_model: bool) -> list[dict]:
             if transfer else {}, "floor": floor,
             "step_kernels": _step_ratio(rows, meas, step),
             "step_alone": _step_ratio(rows, pred, step),
-            "step_fitted": _step_ratio(rows, cal.held_out, step)})
+            "step_fitted": _step_ratio(rows, cal.held_out_expected, step),
+            "step_median_fit": _step_ratio(rows, cal.held_out, step)})
     return out
+
+
+def smearing_steps(data: dict) -> dict[str, dict[str, float | None]]:
+    """Per program, the held-out fitted step over the measured one for each way of
+    smearing (F.SMEARINGS) and for the fitted times alone ('none')."""
+    out: dict[str, dict[str, float | None]] = {}
+    for name, (names, pred, meas, cls, _floor, rows, step) in data.items():
+        got: dict[str, float | None] = {}
+        for how in F.SMEARINGS:
+            cal = F.calibrate_to_trace(names, pred, meas, cls, smearing=how,
+                                       weights=[x.runs for x in rows])
+            if cal is None:
+                break
+            got[how] = _step_ratio(rows, cal.held_out_expected, step)
+            got["none"] = _step_ratio(rows, cal.held_out, step)
+        if got:
+            out[name] = got
+    return out
+
+
+def smearing_table(by_predictor: dict[str, dict[str, dict[str, float | None]]]) -> list[str]:
+    """Each way of smearing on each half of the programs: fitted steps (held out) more
+    than 2x off, the median step ratio and the mean |log| of it."""
+    lines = ["**How a sum is estimated** (held-out kernels, 5-fold; the same halves as "
+             "below): *kind*: Duan's smearing, mean exp(residual) per kind of kernel with "
+             f"{F.SMEAR_MIN_KERNELS}+ fitted kernels, else over all; *all*: Duan's over all "
+             "kernels; *time*: measured over fitted time, each summed over the fitting "
+             "kernels' executions (a ratio estimator, led by the kernels that make up the "
+             "step); *none*: the fitted (median) times alone.", "",
+             "| predictor | sums | half | programs | steps > 2x off | median step ratio | "
+             "mean abs log step ratio |", "|---|---|---|---:|---:|---:|---:|"]
+    for predictor, steps in by_predictor.items():
+        sel, rep = halves(list(steps))
+        for how in F.SMEARINGS + ("none",):
+            for half, keep in (("selection", sel), ("report", rep)):
+                xs = [v[how] for k, v in steps.items() if k in keep and v.get(how)]
+                if not xs:
+                    continue
+                lines.append(
+                    f"| {predictor} | {how} | {half} | {len(xs)} | "
+                    f"{sum(1 for x in xs if max(x, 1 / x) > 2)} | "
+                    f"{statistics.median(xs):.2f} | "
+                    f"{statistics.mean(abs(math.log(x)) for x in xs):.2f} |")
+    return lines
 
 
 def _f(x, pct=False) -> str:
@@ -111,7 +164,10 @@ def table(name: str, rows: list[dict]) -> list[str]:
              "each on the program's own trace; *fitted*: held-out kernels (5-fold); "
              "*transfer*: fitted to another program's trace (median over the others); "
              "*floor*: the measurement's two halves against each other; *step*: predicted "
-             "step (measured kernels x executions) / measured median step; *step "
+             "step (measured kernels x executions) / measured median step, *fitted* with "
+             "each held-out kernel's expected time (fitted x the smearing factor of the "
+             "fit that predicted it); "
+             "*step "
              "measured*: the same sum of the kernels' measured medians (how far summing "
              "kernels alone is off).", "",
              "| program | kernels | tau alone | tau fitted | tau transfer | tau floor | "
@@ -179,12 +235,41 @@ def _program(path: str) -> dict:
         return {}
 
 
+def _runs(path: str) -> list[list[float]]:
+    """The wall-clock step times of each step-time run, round by round."""
+    try:
+        with open(os.path.join(path, "step_times.json"), encoding="utf-8") as f:
+            return [[float(t) for t in r["rounds_us"]] for r in json.load(f)["runs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+BOOTSTRAP = 1000        # resamplings of each configuration's rounds, for the spread
+
+
+def _spread(pred: list[float], runs: list[list[list[float]]]) -> tuple[float, float]:
+    """5th and 95th percentile of Kendall tau of ``pred`` against the configurations'
+    median steps, each configuration's rounds resampled with replacement (seeded)."""
+    rng = np.random.default_rng(0)
+    every = [[t for r in rs for t in r] for rs in runs]
+    if not all(every):
+        return math.nan, math.nan
+    taus = [M.kendall_tau(pred, [float(np.median(rng.choice(e, len(e)))) for e in every])
+            for _ in range(BOOTSTRAP)]
+    return float(np.percentile(taus, 5)), float(np.percentile(taus, 95))
+
+
 def config_ranking(paths: list[str]) -> list[dict]:
     """Per base program with 3+ traced configurations: Kendall tau of predicted against
     measured (interleaved wall-clock) step times, for the default model on the profile
     alone, fitted to the base program's trace (one trace, the configurations predicted
-    before they run) and each fitted to its own trace; the floor: the measurement's two
-    halves against each other."""
+    before they run), the same plus the base trace's time between kernels per kernel
+    execution (the one other method tried, issue 34's idea: configurations that change
+    the number of kernels change that time), and each fitted to its own trace; beside
+    them what no per-kernel predictor beats, each configuration's own profiled kernels
+    summed, the spread of the fitted-to-the-base figure (rounds resampled) and that figure
+    against each step-time run alone; the floor: the measurement's two runs against each
+    other."""
     bases: dict[str, list[str]] = {}
     for p in paths:
         info = _program(p)
@@ -198,31 +283,76 @@ def config_ranking(paths: list[str]) -> list[dict]:
         base_path = next((p for p in members if _program(p).get("config") == "default"), None)
         if base_path is None:
             continue
-        b = reports[base_path].measured_rows
+        br = reports[base_path]
+        b = br.measured_rows
         shared = F.fit([x.predicted_us for x in b], [x.measured_us for x in b],
-                       [F.kernel_class(x.cost, x.bound) for x in b])
-        alone, from_base, own, meas, halves = [], [], [], [], []
+                       [F.kernel_class(x.cost, x.bound) for x in b],
+                       weights=[x.runs for x in b])
+        bstep = br.step_time(br.modules[0][0])
+        b_rows = [x for x in br.rows if x.module_id == br.modules[0][0]]
+        in_kernels = sum(x.measured_us * x.runs for x in b if x.module_id == br.modules[0][0])
+        gap = max(0.0, ((bstep.measured_us or 0.0) - in_kernels) /
+                  max(sum(x.runs for x in b_rows), 1.0)) if bstep else 0.0
+        alone, from_base, gaps, own, kernels, meas, halves, runs = ([] for _ in range(8))
         for p in members:
             r = reports[p]
             rows = [x for x in r.rows if x.module_id == r.modules[0][0]]
             alone.append(sum(x.predicted_us * x.runs for x in rows))
-            from_base.append(sum(shared.apply(x.predicted_us, F.kernel_class(x.cost, x.bound))
+            from_base.append(sum(shared.expected(x.predicted_us,
+                                                 F.kernel_class(x.cost, x.bound))
                                  * x.runs for x in rows))
+            gaps.append(from_base[-1] + gap * sum(x.runs for x in rows))
             m = r.measured_rows
             mine = F.fit([x.predicted_us for x in m], [x.measured_us for x in m],
-                         [F.kernel_class(x.cost, x.bound) for x in m])
-            own.append(sum(mine.apply(x.predicted_us, F.kernel_class(x.cost, x.bound))
+                         [F.kernel_class(x.cost, x.bound) for x in m],
+                         weights=[x.runs for x in m])
+            own.append(sum(mine.expected(x.predicted_us, F.kernel_class(x.cost, x.bound))
                            * x.runs for x in rows))
+            kernels.append(sum(x.measured_us * x.runs for x in rows
+                               if x.measured_us is not None))
             st = _steps(p)
             assert st is not None
             meas.append(st[0])
             halves.append(st[1])
+            runs.append(_runs(p))
+        n_runs = min(len(rs) for rs in runs)
+        at = members.index(base_path)
+        ratios = {_program(p).get("config", "?"): (meas[i] / meas[at],
+                                                    from_base[i] / from_base[at],
+                                                    kernels[i] / kernels[at])
+                  for i, p in enumerate(members)}
         out.append({"base": base, "configs": len(members),
                     "alone": M.kendall_tau(alone, meas),
                     "from_base": M.kendall_tau(from_base, meas),
+                    "spread": _spread(from_base, runs),
+                    "per_run": [M.kendall_tau(from_base, [float(np.median(rs[i]))
+                                                          for rs in runs])
+                                for i in range(n_runs)],
+                    "gaps": M.kendall_tau(gaps, meas), "gap_us": gap,
                     "own": M.kendall_tau(own, meas),
-                    "floor": M.kendall_tau([h[0] for h in halves], [h[1] for h in halves])})
+                    "kernels": M.kendall_tau(kernels, meas),
+                    "floor": M.kendall_tau([h[0] for h in halves], [h[1] for h in halves]),
+                    "ratios": ratios})
     return out
+
+
+def ratio_table(rows: list[dict]) -> list[str]:
+    """Each configuration's step over its base's: measured (wall clock), predicted
+    (fitted to the base's trace), and its own profiled kernels summed over the base's:
+    which configurations move the step, and which the prediction misses."""
+    if not rows:
+        return []
+    configs = sorted({c for r in rows for c in r["ratios"]} - {"default"})
+    lines = ["Each configuration's step over its base's, *measured / predicted / own "
+             "kernels measured* (wall clock; fitted to the base's trace; the "
+             "configuration's profiled kernels summed):", "",
+             "| configuration | " + " | ".join(r["base"] for r in rows) + " |",
+             "|---|" + "---:|" * len(rows)]
+    for c in configs:
+        cells = [" / ".join(f"{x:.2f}" for x in r["ratios"][c]) if c in r["ratios"] else "–"
+                 for r in rows]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def ranking_table(rows: list[dict]) -> list[str]:
@@ -233,20 +363,137 @@ def ranking_table(rows: list[dict]) -> list[str]:
              "against the interleaved wall-clock step time over a program's configurations "
              "(XLA options, `bench/corpus/traced_programs.py`); *fitted to the base's trace*: "
              "the correction from the default configuration's trace applied to every "
-             "configuration (one trace, the others predicted before they run); *each fitted "
-             "to its own trace*; *floor*: the measurement's two runs against each other. "
+             "configuration (one trace, the others predicted before they run), with its "
+             "5-95% spread (each configuration's rounds resampled, 1,000 times) and against "
+             "each step-time run alone; *+ gaps*: the same plus the base trace's time "
+             "between kernels (µs per kernel execution) times each configuration's "
+             "executions; *each fitted to its own trace*; *own kernels measured*: each "
+             "configuration's profiled kernels summed (what a perfect predictor of profiled "
+             "kernels would say); *floor*: the measurement's two runs against each other. "
              "Goal: within 0.1 of the floor.", "",
              "| base | configurations | profile alone | fitted to the base's trace | "
-             "each fitted to its own trace | floor |", "|---|---:|---:|---:|---:|---:|"]
+             "spread 5-95% | against each run | + gaps (µs) | each fitted to its own trace "
+             "| own kernels measured | floor |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        lo, hi = r["spread"]
         lines.append(f"| {r['base']} | {r['configs']} | {_f(r['alone'])} | "
-                     f"{_f(r['from_base'])} | {_f(r['own'])} | {_f(r['floor'])} |")
+                     f"{_f(r['from_base'])} | {_f(lo)} to {_f(hi)} | "
+                     f"{', '.join(_f(x) for x in r['per_run'])} | "
+                     f"{_f(r['gaps'])} ({r['gap_us']:.1f}) | {_f(r['own'])} | "
+                     f"{_f(r['kernels'])} | {_f(r['floor'])} |")
 
     def mean(k: str) -> float:
         return statistics.mean(r[k] for r in rows if not math.isnan(r[k]))
-    lines.append(f"| mean | | {mean('alone'):.2f} | {mean('from_base'):.2f} | "
-                 f"{mean('own'):.2f} | {mean('floor'):.2f} |")
+    lines.append(f"| mean | | {mean('alone'):.2f} | {mean('from_base'):.2f} | | | "
+                 f"{mean('gaps'):.2f} | {mean('own'):.2f} | {mean('kernels'):.2f} | "
+                 f"{mean('floor'):.2f} |")
     return lines
+
+
+SELECTION = (
+    "Why the loss changed (issue 34, the three programs over 40% with least squares: "
+    "attn_m 55%, mobilenet_s_f32_infer 44%, the sample transformer 40.3%): in attn_m and "
+    "the transformer a few kernels of a kind, elementwise loop fusions like their "
+    "neighbours, run 4-10x longer than predicted (an execution takes ~5 µs or ~50 µs, "
+    "and their median lands in the slow mode; the two halves of the trace agree, so it is "
+    "the machine, not noise); least squares in log space let them pull their class's "
+    "offset up, so the many others came out too slow (attn_m: median residual -0.27 in "
+    "every class, mean 0). The candidates, fixed before any was scored: least squares, "
+    "Huber (k = 1.345 and 1.0, scale from the MAD), least absolute deviations, least "
+    "squares without class offsets; after those, on the selection half alone, least "
+    "absolute deviations with a slope per class, and with a term in log bytes moved (a "
+    "cache of another size). On the selection half with the default model, programs <= "
+    "40% and mean tau: least squares 15, 0.785; Huber 1.345 16, 0.790; Huber 1.0 17, "
+    "0.790; least absolute deviations 17, 0.803; no class offsets 15, 0.791; a slope per "
+    "class 17, 0.802; log bytes 17, 0.801 (one-off analysis of saved reports, not rerun "
+    "here). Least absolute "
+    "deviations was chosen; the first five were also scored on the report half at the "
+    "time, so the report half did not stay unseen by the choice; there Huber 1.0 "
+    "did better (16 against 15 of 17). mobilenet_s_f32_infer stays over 40% with every "
+    "candidate: its kernels of one kind form two populations by size (the loop fusions "
+    "and library fusions moving 0.3-0.5 MB run 2.5-3.5x longer than fitted, the smaller ones "
+    "close to it), which no offset per kind can fit and the one slope (set by the "
+    "matmuls, whose predictions span 3 decades) does not follow. A cache effect by size "
+    "does not explain it: the device profile already has a bandwidth measured by working "
+    "set (64 KiB to 64 MiB, `bandwidth_curve`), and this machine's L2 is 1 MiB per core "
+    "(sysfs), above those kernels; the one cache candidate scored, the bandwidth as two "
+    "levels at the machine's cache sizes (the curve's median up to L2, at DRAM from L3, "
+    "log-log between), moved no program across 40% on the selection half (roofline 10, "
+    "default model 17 of 17; mean tau +0.010 and +0.004, median APE +3.1 and -0.5 points) "
+    "and was dropped before the report half was scored (there: roofline 9 and 9, tau "
+    "+0.009; default model 15 and 16 of 17, tau -0.006, median APE 19.6% and 21.8%; "
+    "one-off analysis, not rerun here).")
+
+
+def halves(names: list[str]) -> tuple[set[str], set[str]]:
+    """The programs the fit's loss was chosen on (odd places in name order) and those it
+    is reported on (even places): the split fixed before the choice."""
+    ordered = sorted(names)
+    return set(ordered[1::2]), set(ordered[0::2])
+
+
+def protocol_table(by_loss: dict[str, dict[str, list[dict]]]) -> list[str]:
+    """Each loss of the fit on each half of the programs, held out: the squared loss (the
+    fit before) against the absolute one (chosen on the selection half)."""
+    lines = ["**How the fit was chosen** (held-out kernels, 5-fold, as above): the programs "
+             "split by their place in name order, before looking: odd places *selection* "
+             "(the loss was chosen there: most programs with median APE <= 40%, then mean "
+             "tau), even places *report*.", "",
+             "| predictor | fit | half | programs | mean tau | programs with median APE "
+             "<= 40% | median of median APE |", "|---|---|---|---:|---:|---:|---:|"]
+    label = {"squared": "least squares (before)", "absolute": "median regression (now)"}
+    for predictor, results in by_loss.items():
+        sel, rep = halves([r["program"] for r in next(iter(results.values()))])
+        for loss, rows in results.items():
+            for half, keep in (("selection", sel), ("report", rep)):
+                got = [r for r in rows if r["program"] in keep]
+                if not got:
+                    continue
+                apes = [r["fitted"]["median_ape"] for r in got]
+                lines.append(
+                    f"| {predictor} | {label.get(loss, loss)} | {half} | {len(got)} | "
+                    f"{statistics.mean(r['fitted']['kendall_tau'] for r in got):.3f} | "
+                    f"{sum(1 for a in apes if a <= 0.40)} of {len(got)} | "
+                    f"{statistics.median(apes):.0%} |")
+    return lines
+
+
+def ranking_reading(rows: list[dict]) -> list[str]:
+    """What the configuration ranking says, from its rows (the kernels named are from an
+    analysis of the saved reports of 2026-12-03)."""
+    if not rows:
+        return []
+
+    def mean(k: str) -> float:
+        return statistics.mean(r[k] for r in rows if not math.isnan(r[k]))
+    widths = [r["spread"][1] - r["spread"][0] for r in rows]
+    runs = [max(r["per_run"]) - min(r["per_run"]) for r in rows if len(r["per_run"]) > 1]
+    gap = mean("gaps") - mean("from_base")
+    moved = [v[0] for r in rows for c, v in r["ratios"].items() if c != "default"]
+    near = sum(1 for x in moved if abs(x - 1) <= 0.10)
+    return [
+        f"Reading the ranking ({len(rows)} bases): fitted to the base's trace, mean tau "
+        f"{mean('from_base'):.2f} against a floor of {mean('floor'):.2f}, not within 0.1: "
+        f"that goal is not met. The figure is noisy: one base's spread (its configurations' "
+        f"rounds resampled) is {min(widths):.2f}-{max(widths):.2f} wide, and scored against "
+        f"one step-time run or the other it moves by up to {max(runs, default=0):.2f}; a "
+        f"difference of the mean below ~0.2 over these bases says nothing; {near} of "
+        f"{len(moved)} configurations lie within 10% of their base's measured step (table "
+        "above), about as far as two step-time runs of one program differ. What no "
+        "per-kernel predictor can beat here: each configuration's own profiled kernels, "
+        f"summed, rank the configurations at {mean('kernels'):.2f} against the wall clock, "
+        "no better than the prediction, since profiling sessions taken apart drift by more "
+        "than most configurations differ (cnn_m's eight lie within 12% of each other). "
+        "The configurations that move the step most are mispredicted per kernel, in kinds "
+        "the base's trace holds none of, so no correction fitted to it can learn them: "
+        "*nodotlib* (XLA's own dot loops measured 2.9x the library matmuls of the same "
+        "flops in rnn_scan, 0.9-2.9x in mlp_m, predicted alike) and *colmajor* (a "
+        "layout-changing copy measured 23x its prediction in mlp_m): the predictor has to "
+        "learn them. The one other method tried, the base trace's time between kernels "
+        "per kernel execution added (*+ gaps*), moves the mean by "
+        f"{gap:+.2f}, base by base by as much as the spread, one way or the other: not "
+        "adopted. No other method was scored on these bases."]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,14 +510,59 @@ def main(argv: list[str] | None = None) -> int:
              f"{len(paths)} traced dumps (`generated/traced/*` made here today with "
              "`make traced`-style runs of 2 sessions each, and the traced samples). Device "
              "profile: this machine's calibrated one. Correction: "
-             "log(measured) = offset + slope x log(predicted) + an offset per kind of kernel "
-             f"(ridge {F.RIDGE_SLOPE:g} on the slope, {F.RIDGE_CLASS:g} on class offsets; "
-             "set before these runs, not tuned on them).", ""]
+             "log(measured) = offset + slope x log(predicted) + an offset per kind of kernel, "
+             "a median regression (least absolute deviations of log time; until this run "
+             f"least squares) with a ridge ({F.RIDGE_SLOPE:g} on the slope, "
+             f"{F.RIDGE_CLASS:g} on class offsets; set before these runs, not tuned on "
+             "them). How the loss was chosen: below the tables.", ""]
     last: list[dict] = []
+    by_loss: dict[str, dict[str, list[dict]]] = {}
+    smeared = {}
     for name, auto in PREDICTORS.items():
-        last = evaluate(paths, auto)
+        data = measure_all(paths, auto)
+        smeared[name] = smearing_steps(data)
+        by_loss[name] = {loss: evaluate(data, loss) for loss in F.LOSSES}
+        last = by_loss[name]["absolute"]
         lines += table(name, last) + [""]
-    lines += ranking_table(config_ranking(paths)) + [""]
+    lines += protocol_table(by_loss) + ["", SELECTION, ""]
+
+    def far(rows: list[dict], key: str = "step_fitted") -> int:
+        return sum(1 for r in rows if r[key] and max(r[key], 1 / r[key]) > 2)
+
+    def med(rows: list[dict], key: str) -> str:
+        return f"{statistics.median(r[key] for r in rows if r[key]):.2f}"
+    lines += ["What a median regression costs a sum, and the remedy: it fits the typical "
+              "kernel, while a step is a sum in which the kernels in a slow mode count "
+              "(exp of a fitted median of log time is below the mean of a right-skewed "
+              "time), so the fitted times alone, summed, fall short of the step. Sums "
+              "(the step, a group's total in the graph) therefore add each kernel's "
+              "*expected* time: its fitted time times a smearing factor computed on the "
+              "kernels the fit used (held out: those of the fitting folds alone), measured "
+              "over fitted time, each summed over the kernels' executions (*time* below: "
+              "the mean of exp(residual) weighted by fitted time per step); per-kernel "
+              "predictions, tau and APE stay the median fit's (the tables above are "
+              "unchanged but for the step). How it was chosen: the rule set first, before "
+              "any result, was Duan's smearing, the unweighted mean of exp(residual), per "
+              f"kind of kernel with {F.SMEAR_MIN_KERNELS}+ fitted kernels, else over all "
+              "(*kind*); scored on all 34 programs it centred the default model's steps "
+              "but overshot the roofline's (6 of 34 more than 2x off, all too slow: the "
+              "roofline's largest residuals are on small kernels that count little in a "
+              "step). Then three candidates were fixed (*kind*, *all*, *time*) and chosen "
+              "on the selection half alone (fewest steps more than 2x off over both "
+              "predictors, then mean abs log step ratio): *time* 0, the others 3; the "
+              "report half had been seen for *kind* only. Fitted steps more than 2x off "
+              "the measured one, and the median predicted / measured step: " + "; ".join(
+                  f"{name}: {far(res['absolute'])} of {len(res['absolute'])} "
+                  f"({med(res['absolute'], 'step_fitted')}), fitted times alone "
+                  f"{far(res['absolute'], 'step_median_fit')} "
+                  f"({med(res['absolute'], 'step_median_fit')}), least squares with the "
+                  f"factor {far(res['squared'])}, alone "
+                  f"{far(res['squared'], 'step_median_fit')}"
+                  for name, res in by_loss.items()) + ".", ""] + \
+        smearing_table(smeared) + [""]
+    ranked = config_ranking(paths)
+    lines += ranking_table(ranked) + [""] + ratio_table(ranked) + [""] + \
+        ranking_reading(ranked) + [""]
     sums = sorted(r["step_kernels"] for r in last if r["step_kernels"] is not None)
     if sums:
         lines += [f"Why a step is predicted 2x off (issue 32, item 10): the measured kernels' "
@@ -288,11 +580,7 @@ def main(argv: list[str] | None = None) -> int:
               "0.01-0.03, since kernels the predictor ties (or nearly) are ordered by "
               "which fold's fit predicted them. Transfer (one program's trace of this "
               "machine, then every other program) keeps most of the gain in median APE. "
-              "Ranking configurations: a correction from the base's trace moves every "
-              "configuration's step alike, so it ranks them as the profile alone does; "
-              "each configuration fitted to its own trace ranks them by its profiled "
-              "kernels, which the wall clock without the profiler orders otherwise. Both "
-              "stay further than 0.1 below the floor: that goal is not met.",
+              "Ranking configurations: above.",
               "", f"{time.perf_counter() - t0:.0f} s in all."]
     publish("trace_fit_bench", lines, write=not args.no_write)
     return 0

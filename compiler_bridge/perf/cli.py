@@ -138,10 +138,12 @@ def step_line(st, predictor: str) -> str:
     line = (f"step of module {st.module_id}: predicted {_us(st.predicted_us)} ({how}, each "
             "times its executions per step, summed")
     line += f"; an estimate: {st.caveat})" if st.caveat else ")"
-    if st.uncalibrated_us is not None:
+    if st.uncalibrated_us is not None and st.median_fit_us is not None:
         line = line.replace(f"predicted {_us(st.predicted_us)} (",
-                            f"predicted {_us(st.predicted_us)} (fitted to this trace; "
-                            f"{_us(st.uncalibrated_us)} on the profile alone; ", 1)
+                            f"predicted {_us(st.predicted_us)} (fitted to this trace, "
+                            "each kernel's fitted time times the fit's smearing factor: "
+                            f"an expected sum; {_us(st.median_fit_us)} from the fitted times "
+                            f"alone; {_us(st.uncalibrated_us)} on the profile alone; ", 1)
     if st.measured_us is not None:
         line += f"; measured {_us(st.measured_us)} (median step while profiling)"
     if st.far_off and st.ratio is not None:

@@ -63,12 +63,21 @@ class KernelRow:
     # None: predicted_us is uncorrected
     uncalibrated_us: float | None = None
     held_out_us: float | None = None        # corrected without its own measurement
+    # expected over predicted time, for sums (trace_fit's smearing factor; 1: no fit)
+    smearing: float = 1.0
 
     @property
     def runs(self) -> float:
         """Executions per step: measured when it was, else from the HLO."""
         return self.executions_per_run if self.executions_per_run is not None \
             else self.runs_per_step
+
+    @property
+    def expected_us(self) -> float:
+        """Its expected time, what sums of kernels add up (a step, a group's total): the
+        prediction times the fit's smearing factor (a median fit's time is a typical
+        kernel's, below the mean of skewed times)."""
+        return self.predicted_us * self.smearing
 
     @property
     def ratio(self) -> float | None:
@@ -109,6 +118,7 @@ class KernelRow:
             "instruction": self.instruction, "computation": self.computation,
             "opcode": self.opcode, "fusion_kind": self.fusion_kind,
             "measured_us": self.measured_us, "predicted_us": self.predicted_us,
+            "expected_us": self.expected_us,
             "roofline_us": self.roofline_us, "predicted_uncalibrated_us": self.profile_us,
             "flops": self.cost.flops,
             "transcendentals": self.cost.transcendentals, "bytes": self.cost.bytes,
@@ -129,9 +139,9 @@ class KernelRow:
 
 @dataclass(frozen=True)
 class StepTime:
-    """A module's time per step: each kernel's predicted time times its executions per
-    step (measured, else from its loops' trip counts), summed; what the profiler
-    measured, when it did."""
+    """A module's time per step: each kernel's expected time (``KernelRow.expected_us``)
+    times its executions per step (measured, else from its loops' trip counts), summed;
+    what the profiler measured, when it did."""
 
     module_id: str
     predicted_us: float
@@ -139,6 +149,7 @@ class StepTime:
     exact: bool                     # every kernel's executions per step known
     measured_us: float | None       # median step while profiling
     uncalibrated_us: float | None = None   # the profile alone, when predicted_us is fitted
+    median_fit_us: float | None = None     # fitted: the kernels' fitted times, unsmeared
 
     @property
     def ratio(self) -> float | None:
@@ -164,6 +175,7 @@ class StepTime:
     def to_json(self) -> dict:
         return {"module_id": self.module_id, "predicted_us": self.predicted_us,
                 "predicted_uncalibrated_us": self.uncalibrated_us,
+                "predicted_median_fit_us": self.median_fit_us,
                 "roofline_us": self.roofline_us, "runs_known": self.exact,
                 "measured_us": self.measured_us, "ratio": self.ratio,
                 "off_by_more_than_2x": self.far_off}
@@ -212,12 +224,13 @@ class RuntimeReport:
         if not rows:
             return None
         timings = self.measured.module(module_id) if self.measured is not None else None
-        return StepTime(module_id, sum(r.predicted_us * r.runs for r in rows),
+        return StepTime(module_id, sum(r.expected_us * r.runs for r in rows),
                         sum(r.roofline_us * r.runs for r in rows),
                         all(r.runs_known or r.executions_per_run is not None for r in rows),
                         timings.step_median_us if timings is not None and timings.step_us
                         else None,
-                        sum(r.profile_us * r.runs for r in rows) if self.fit else None)
+                        sum(r.profile_us * r.runs for r in rows) if self.fit else None,
+                        sum(r.predicted_us * r.runs for r in rows) if self.fit else None)
 
     def metrics_json(self) -> dict:
         m = self.measured
@@ -445,7 +458,8 @@ def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[floa
     metrics on held-out kernels."""
     cal = calibrate_to_trace([f"{r.module_id}/{r.instruction}" for r in mrows],
                              [r.predicted_us for r in mrows], meas,
-                             [kernel_class(r.cost, r.bound) for r in mrows])
+                             [kernel_class(r.cost, r.bound) for r in mrows],
+                             weights=[r.runs for r in mrows])
     if cal is None:
         report.fit_note = (f"{len(mrows)} measured kernels: too few to fit a correction "
                            f"to the trace and score it on held-out kernels ({MIN_KERNELS} "
@@ -457,8 +471,10 @@ def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[floa
     for r, held in zip(mrows, cal.held_out):
         r.held_out_us = held
     for r in report.rows:
+        cls = kernel_class(r.cost, r.bound)
         r.uncalibrated_us = r.predicted_us
-        r.predicted_us = cal.correction.apply(r.predicted_us, kernel_class(r.cost, r.bound))
+        r.predicted_us = cal.correction.apply(r.predicted_us, cls)
+        r.smearing = cal.correction.smearing(cls)
 
 
 def _report_key(dump: Dump, module_keys: list[tuple[str, str]],
