@@ -14,8 +14,8 @@ from tests.support.samples import ROOT, SAMPLES, sample  # noqa: F401 - the test
 pytest_plugins = ("tests.support.fixtures",)
 
 # A browser test runs once more when it fails, as Playwright's own runner does on CI
-# (`retries`): on two loaded cores a Streamlit rerun can redraw under a test's feet (three
-# CI runs failed on three different such races, stops 34-36). A defect fails both runs;
+# (`retries`): on two loaded cores a Streamlit rerun can redraw under a test's feet (four
+# such races in two sessions, two of them failing CI at stop 35). A defect fails both runs;
 # a rerun is listed in the summary as RERUN, so none goes unseen.
 BROWSER_RERUNS = 1
 
