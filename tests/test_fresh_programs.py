@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from compiler_bridge.dumps import open_dump
 from compiler_bridge.memory import memory_totals, module_memory
+from tests.support.apptest import app
 from tests.support.fresh import compile_program
+from viz.render import stage_path
+from viz.state import ViewState
 
 # zero-size arrays: XLA gives them 0-byte allocations, and its memory-usage report prints
 # their share of the allocation as 0/0: '0B(-nan%)'
@@ -30,3 +33,24 @@ def test_zero_size_arrays_in_the_memory_usage_report(tmp_path):
     assert (t.argument_bytes, t.output_bytes, t.temp_bytes, t.peak_bytes) == (
         xla["argument_size_in_bytes"], xla["output_size_in_bytes"],
         xla["temp_size_in_bytes"], xla["peak_memory_in_bytes"])
+
+
+SCAN = """
+def f(x):
+    return lax.scan(lambda c, t: (jnp.tanh(c + t), c.sum()), x[0], x)
+ARGS = (jnp.ones((6, 4)),)
+"""
+
+
+def test_a_dump_of_html_renderings_only_opens_on_its_stablehlo(tmp_path, monkeypatch):
+    # with --xla_dump_hlo_as_html alone XLA writes no HLO text, only .html renderings; the
+    # module's StableHLO (module.mlir) is there still, and the dump opens on it
+    dump, _ = compile_program(tmp_path, SCAN, "--xla_dump_hlo_as_html")
+    d = open_dump(dump)
+    m = d.module("jit_f")
+    assert m.after_optimizations is None and m.before_optimizations is None
+    assert m.stablehlo is not None and any(f.path.endswith(".html") for f in m.files)
+    assert d.main is m
+    assert stage_path(d, ViewState()) == m.stablehlo.path     # `viz render`'s default stage
+    at = app(str(dump), monkeypatch)
+    assert {s.label: s.value for s in at.selectbox}["Stage"] == "stablehlo"

@@ -517,13 +517,18 @@ class Dump:
 
     @property
     def main(self) -> DumpModule | None:
-        """The user's program: the module with the largest after-optimizations text."""
-        best, best_size = None, -1
+        """The user's program: the module with the largest after-optimizations text; in a
+        dump with no HLO text (``--xla_dump_hlo_as_html`` or ``_as_dot`` alone), the one with
+        the largest StableHLO (``module.mlir``), which the app and CLI can draw."""
+        best, best_size = None, (-1, -1)
         for m in self.modules:
             f = m.after_optimizations or m.before_optimizations
-            size = f.size if f else -1
-            if f is not None and f.kind == BEFORE:
-                size = size // 4   # prefer modules that were compiled
+            if f is not None:   # prefer modules that were compiled
+                size = (1, f.size // 4 if f.kind == BEFORE else f.size)
+            elif m.stablehlo is not None:
+                size = (0, m.stablehlo.size)
+            else:
+                continue
             if size > best_size:
                 best, best_size = m, size
         return best

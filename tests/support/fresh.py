@@ -23,9 +23,10 @@ json.dump({k: getattr(stats, k) for k in dir(stats) if k.endswith("_in_bytes")},
 """
 
 
-def compile_program(folder: Path, program: str, flags: str = "") -> tuple[Path, dict]:
-    """Compile ``program`` with ``--xla_dump_to=<folder>/dump``: the dump and XLA's
-    ``memory_analysis()`` of the same compile."""
+def compile_program(folder: Path, program: str,
+                    flags: str = "--xla_dump_hlo_as_text") -> tuple[Path, dict]:
+    """Compile ``program`` with ``--xla_dump_to=<folder>/dump`` and ``flags`` (what XLA
+    writes): the dump and XLA's ``memory_analysis()`` of the same compile."""
     try:
         import jax  # noqa: F401
     except ImportError:
@@ -33,7 +34,7 @@ def compile_program(folder: Path, program: str, flags: str = "") -> tuple[Path, 
         missing("jax is not installed")
     dump, facts = folder / "dump", folder / "memory_analysis.json"
     env = dict(os.environ, JAX_PLATFORMS="cpu",
-               XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text {flags}".strip())
+               XLA_FLAGS=f"--xla_dump_to={dump} {flags}")
     subprocess.run([sys.executable, "-c", _CHILD, str(facts), program], env=env, check=True,
                    timeout=300, capture_output=True)
     return dump, json.loads(facts.read_text())
