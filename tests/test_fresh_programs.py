@@ -4,6 +4,7 @@ the samples do not hold): what the readers make of each."""
 from __future__ import annotations
 
 from compiler_bridge.dumps import open_dump
+from compiler_bridge.dumps.program import names_its_function
 from compiler_bridge.memory import memory_totals, module_memory
 from tests.support.apptest import app
 from tests.support.fresh import compile_program
@@ -54,3 +55,28 @@ def test_a_dump_of_html_renderings_only_opens_on_its_stablehlo(tmp_path, monkeyp
     assert stage_path(d, ViewState()) == m.stablehlo.path     # `viz render`'s default stage
     at = app(str(dump), monkeypatch)
     assert {s.label: s.value for s in at.selectbox}["Stage"] == "stablehlo"
+
+
+# a shard_map program called on an array of one device: JAX reshards the argument onto the
+# 2x4 mesh with a helper of its own, jit__multi_slice (one slice per device), which is
+# larger than this small program
+SHARD_MAP = """
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+def inner(a):
+    return lax.psum(a, "y") + lax.ppermute(a, "y", [(i, (i + 1) % 4) for i in range(4)])
+f = jax.jit(jax.shard_map(inner, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y")))
+ARGS = (jnp.arange(64.0).reshape(8, 8),)
+"""
+
+
+def test_the_main_program_is_not_a_helper_jax_compiled_beside_it(tmp_path):
+    dump, _ = compile_program(tmp_path, SHARD_MAP, "--xla_dump_hlo_as_text "
+                              "--xla_force_host_platform_device_count=8")
+    d = open_dump(dump)
+    helper, program = d.module("jit__multi_slice"), d.module("jit_inner")
+    assert helper.after_optimizations.size > program.after_optimizations.size
+    assert d.main is program
+    text = d.read_text
+    assert names_its_function(text(program.after_optimizations.path), "jit_inner") is True
+    assert names_its_function(text(helper.after_optimizations.path), "jit__multi_slice") is False

@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 
 # the program defines ``f`` (jitted or not) and ``ARGS``; the child compiles f on them
+# and calls it
 _CHILD = r"""
 import json, sys
 import numpy as np
 import jax, jax.numpy as jnp
 from jax import lax
 exec(sys.argv[2])
-stats = (f if hasattr(f, "lower") else jax.jit(f)).lower(*ARGS).compile().memory_analysis()
+jitted = f if hasattr(f, "lower") else jax.jit(f)
+stats = jitted.lower(*ARGS).compile().memory_analysis()
+jax.block_until_ready(jitted(*ARGS))   # and run: what JAX compiles to call it is dumped too
 json.dump({k: getattr(stats, k) for k in dir(stats) if k.endswith("_in_bytes")},
           open(sys.argv[1], "w"))
 """
