@@ -13,6 +13,7 @@ import pytest
 from compiler_bridge.dumps import open_dump
 from compiler_bridge.memory import memory_totals, module_memory
 from conftest import SAMPLES, sample
+from tests.support.fresh import compile_program
 
 with open(os.path.join(SAMPLES, "memory_analysis.json")) as f:
     RECORDED = json.load(f)
@@ -342,38 +343,20 @@ def test_overlay_values_are_bytes_defined_and_live():
     assert all("fillcolor" in d and "▤" in d["label"] for d in live.decorations.values())
 
 
-DONATING = r"""
-import json, sys
-import numpy as np
-import jax, jax.numpy as jnp
-
+DONATING = """
 def step(w, x):
     return w - 0.1 * jnp.tanh(x @ w), (x @ w).sum()
 
-a = np.ones((64, 64), np.float32)
-stats = jax.jit(step, donate_argnums=0).lower(a, a).compile().memory_analysis()
-json.dump({k: getattr(stats, k) for k in ("argument_size_in_bytes", "output_size_in_bytes",
-           "alias_size_in_bytes", "temp_size_in_bytes")}, open(sys.argv[1], "w"))
+f = jax.jit(step, donate_argnums=0)
+ARGS = (np.ones((64, 64), np.float32),) * 2
 """
 
 
 def test_alias_bytes_of_a_donated_argument(tmp_path):
     # a program that donates its first argument: XLA aliases it with an output; the
     # totals read from the dump equal memory_analysis() of that very compile
-    import subprocess
-    import sys
-    try:
-        import jax  # noqa: F401
-    except ImportError:
-        from conftest import missing
-        missing("jax is not installed")
-    out = tmp_path / "stats.json"
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               XLA_FLAGS=f"--xla_dump_to={tmp_path / 'dump'} --xla_dump_hlo_as_text")
-    subprocess.run([sys.executable, "-c", DONATING, str(out)], env=env, check=True,
-                   timeout=300, capture_output=True)
-    want = json.loads(out.read_text())
-    d = open_dump(tmp_path / "dump")
+    dump, want = compile_program(tmp_path, DONATING)
+    d = open_dump(dump)
     t = memory_totals(d, "jit_step")
     assert want["alias_size_in_bytes"] > 0
     assert (t.argument_bytes, t.output_bytes, t.alias_bytes, t.temp_bytes) == (

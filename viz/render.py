@@ -59,7 +59,8 @@ def stage_path(dump: Dump, state: ViewState) -> str:
     if mod is None:
         raise KeyError(f"{dump.name} holds no HLO modules")
     if state.stage in (BEFORE, AFTER):
-        f = mod.first(state.stage) or mod.first(AFTER) or mod.first(BEFORE)
+        # no HLO text at all (a dump of .dot/.html only): XLA's input, the StableHLO
+        f = mod.first(state.stage) or mod.first(AFTER) or mod.first(BEFORE) or mod.stablehlo
         if f is None:
             raise KeyError(f"module {mod.label} has no HLO text")
         return f.path

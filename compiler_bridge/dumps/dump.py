@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from . import archive, loose
+from .program import names_its_function
 from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
@@ -443,6 +444,33 @@ class FileError:
         return {"file": self.file, "error": self.error}
 
 
+# how many of the largest modules are read to pass over JAX's helpers (they are small)
+_MAIN_CANDIDATES = 4
+_HEAD = 4 << 20   # bytes of a module read for its stack-frame table
+
+
+def _main_module(dump: "Dump") -> DumpModule | None:
+    ranked: list[tuple[tuple[int, int], DumpModule]] = []
+    for m in dump.modules:
+        f = m.after_optimizations or m.before_optimizations
+        if f is not None:   # prefer modules that were compiled
+            ranked.append(((1, f.size // 4 if f.kind == BEFORE else f.size), m))
+        elif m.stablehlo is not None:
+            ranked.append(((0, m.stablehlo.size), m))
+    ranked.sort(key=lambda r: r[0], reverse=True)   # stable: the first module of a tie
+    for _, m in ranked[:_MAIN_CANDIDATES]:
+        f = m.after_optimizations or m.before_optimizations
+        if f is None or f.source:       # a proto or StableHLO: no stack-frame table to read
+            return m
+        try:    # the table follows the header
+            head = dump.read_bytes(f.path)[:_HEAD].decode("utf-8", "replace")
+        except (OSError, KeyError, zipfile.BadZipFile, DumpError):
+            return m
+        if names_its_function(head, m.name) is not False:
+            return m
+    return ranked[0][1] if ranked else None
+
+
 class Dump:
     """An opened dump: its files, modules and traces; parsed modules on demand.
 
@@ -517,16 +545,11 @@ class Dump:
 
     @property
     def main(self) -> DumpModule | None:
-        """The user's program: the module with the largest after-optimizations text."""
-        best, best_size = None, -1
-        for m in self.modules:
-            f = m.after_optimizations or m.before_optimizations
-            size = f.size if f else -1
-            if f is not None and f.kind == BEFORE:
-                size = size // 4   # prefer modules that were compiled
-            if size > best_size:
-                best, best_size = m, size
-        return best
+        """The user's program: the module with the largest after-optimizations text, passing
+        over a helper JAX compiled beside it (:mod:`.program`); in a dump with no HLO text
+        (``--xla_dump_hlo_as_html`` or ``_as_dot`` alone), the one with the largest StableHLO
+        (``module.mlir``), which the app and CLI can draw."""
+        return self.derived("main", _main_module)
 
     def file(self, path: str) -> DumpFile:
         return self._by_path[path]

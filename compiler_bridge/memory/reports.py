@@ -19,14 +19,17 @@ __all__ = ["MemorySpace", "UsageReport", "ValueInfo", "ValuesFile", "parse_usage
 
 _SPACE = re.compile(r"Memory Space: (.*) \(color=(\d+)\)")
 _TOTAL = re.compile(r"Total bytes(?: used)?: (\d+)\b.*")
-_CHUNK = re.compile(r"\s*[\d.]+\w*\(\s*\d+%\);\s*[\d.]+\w*;\s*(\d+);\s*(\d+); (.*)")
+# an allocation's share of its own size: '(-nan%)' when the allocation is 0 bytes (a
+# zero-size array: XLA prints 0/0 with printf)
+_SHARE = r"\(\s*(?:\d+|[-+]?nan)%\)"
+_CHUNK = re.compile(r"\s*[\d.]+\w*" + _SHARE + r";\s*[\d.]+\w*;\s*(\d+);\s*(\d+); (.*)")
 _VALUE = re.compile(r"<(\d+) ([^\s{>]+)(\{[\d,]*\})?( \(phi\))?(?: @(\d+))?>")
 # JAX 0.4.30 glues the next value's header to the end of 'from instruction: ...'
 _GLUED = re.compile(r"(<\d+ [^\s{>]+(?:\{[\d,]*\})?(?: \(phi\))?(?: @\d+)?>)$")
 _USE = re.compile(r"(\S+), operand (\d+)(?:,? (\{[\d,]*\}))?")   # {index} when a tuple's part
 # the older report (TF 2.21's XLA): 'Total bytes used: N (…)' first, one memory space
 _USED = re.compile(r"Total bytes used: (\d+)\b.*")
-_ALLOCATION = re.compile(r"(?:\s*[\d.]+\w*\(\s*\d+%\);\s*[\d.]+\w*; )?allocation \d+: .*")
+_ALLOCATION = re.compile(r"(?:\s*[\d.]+\w*" + _SHARE + r";\s*[\d.]+\w*; )?allocation \d+: .*")
 
 
 @dataclass(slots=True)
