@@ -45,9 +45,9 @@ def xla_cost_totals(module: HloModule) -> CostTotals:
 
     With these, ``tests/test_costs.py`` finds every sample's totals equal to XLA's. Not yet
     beyond them: of 20 fresh programs (a sweep, 2026-12-03) the totals equalled XLA's on 4;
-    flops differ where a loop's body sits inside an ``xla_cpu_small_call`` (its instructions
-    have no kernel cost: counted 0), in conditionals inside scans and in LAPACK's custom
-    calls, and bytes accessed a little on most. No command shows these totals."""
+    flops differ on 6 (a scan with conditionals, LAPACK calls, a shard_map's collectives; a
+    while loop inside an ``xla_cpu_small_call``, whose body's instructions have no kernel
+    cost, counts 0), bytes accessed a little on most. No command shows these totals."""
     costs = {k.instruction: k for k in costs_of(module)}
     done: dict[str, tuple[float, float, float]] = {}
 
