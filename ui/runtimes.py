@@ -303,15 +303,15 @@ def predictor_line(r: RuntimeReport, rt: Runtimes) -> str:
 
 def step_line(step: StepTime, r: RuntimeReport) -> str:
     """The module's time per step: what the predictor sums to, what was measured."""
-    how = "predicted time" if r.predictor != "roofline" else "roofline"
+    fitted = step.uncalibrated_us is not None and step.median_fit_us is not None
+    how = ("expected time (its time fitted to this trace times the fit's smearing factor)"
+           if fitted else "predicted time" if r.predictor != "roofline" else "roofline")
     text = (f"**Step time: {RV.fmt_us(step.predicted_us)} predicted** (each kernel's {how} "
             "times its executions per step, summed")
+    if fitted:
+        text += (f"; {RV.fmt_us(step.median_fit_us or 0)} from the fitted times alone, "
+                 f"{RV.fmt_us(step.uncalibrated_us or 0)} on the profile alone")
     text += f"; an estimate: {md(step.caveat)})" if step.caveat else ")"
-    if step.uncalibrated_us is not None and step.median_fit_us is not None:
-        text += (f" · fitted to this trace, each kernel's fitted time times the fit's smearing "
-                 f"factor, an expected sum ({RV.fmt_us(step.median_fit_us)} from the "
-                 f"fitted times alone); {RV.fmt_us(step.uncalibrated_us)} on the profile "
-                 "alone")
     if step.measured_us is not None:
         text += f" · {RV.fmt_us(step.measured_us)} measured (median step while profiling)"
     if step.far_off and step.ratio is not None:

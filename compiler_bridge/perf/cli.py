@@ -134,16 +134,16 @@ def _json_default(x):
 
 def step_line(st, predictor: str) -> str:
     """One module's step time, predicted and measured, in words."""
-    how = "the kernels' predicted times" if predictor != "roofline" else "the kernels' rooflines"
+    fitted = st.uncalibrated_us is not None and st.median_fit_us is not None
+    how = ("the kernels' expected times, fitted to this trace and times the fit's "
+           "smearing factor" if fitted else "the kernels' predicted times" if predictor != "roofline"
+           else "the kernels' rooflines")
     line = (f"step of module {st.module_id}: predicted {_us(st.predicted_us)} ({how}, each "
             "times its executions per step, summed")
+    if fitted:
+        line += (f"; {_us(st.median_fit_us)} from the fitted times alone, "
+                 f"{_us(st.uncalibrated_us)} on the profile alone")
     line += f"; an estimate: {st.caveat})" if st.caveat else ")"
-    if st.uncalibrated_us is not None and st.median_fit_us is not None:
-        line = line.replace(f"predicted {_us(st.predicted_us)} (",
-                            f"predicted {_us(st.predicted_us)} (fitted to this trace, "
-                            "each kernel's fitted time times the fit's smearing factor: "
-                            f"an expected sum; {_us(st.median_fit_us)} from the fitted times "
-                            f"alone; {_us(st.uncalibrated_us)} on the profile alone; ", 1)
     if st.measured_us is not None:
         line += f"; measured {_us(st.measured_us)} (median step while profiling)"
     if st.far_off and st.ratio is not None:
