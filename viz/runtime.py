@@ -109,7 +109,7 @@ def scatter_figure(report: RuntimeReport, selected: str = ""):
                         line=dict(width=[2.5 if r.instruction == selected else 0.5 for r in rs],
                                   color="#000000"), opacity=0.85)))
     tau = report.metrics.get("kendall_tau") if report.metrics else None
-    fitted = " fitted to this trace, held out," if report.fit else ""
+    fitted = " fitted to this trace, held out" if report.fit else ""
     title = f"{report.predictor}{fitted}: predicted vs measured ({len(rows)} kernels"
     title += f", Kendall tau {tau:.2f})" if tau is not None and not math.isnan(tau) else ")"
     fig.update_layout(
