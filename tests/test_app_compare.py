@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import sample
-from tests.support.apptest import APP, ok, texts
+from tests.support.apptest import APP, ok, open_expander, texts
 from streamlit.testing.v1 import AppTest
 
 from compiler_bridge import compare_dumps, open_dump
@@ -90,7 +90,7 @@ def test_a_baseline_that_is_gone_is_a_message(monkeypatch):
 
 
 def test_recompilations_compare_from_the_sidebar(monkeypatch):
-    at = _app(monkeypatch)
+    at = open_expander(_app(monkeypatch), "Compare with…")
     assert "compiled 2 times" in texts(at)
     at.button(key="recompiled:jit_train_step").click().run()
     ok(at)

@@ -15,7 +15,8 @@ import textwrap
 import pytest
 from conftest import ROOT, sample
 from streamlit.testing.v1 import AppTest
-from tests.support.apptest import APP, app, click, link, ok, open_popover, query, texts
+from tests.support.apptest import (APP, app, click, link, ok, open_popover, query, texts,
+                                   uploader)
 
 from compiler_bridge import open_dump
 from compiler_bridge.dumps import Store
@@ -187,8 +188,8 @@ def test_an_upload_over_the_cap_is_a_clear_message(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     ok(at)
-    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
-    uploader.upload("big.zip", b"PK\x03\x04" + b"0" * 5000).run()
+    box = uploader(at, "upload-files")
+    box.upload("big.zip", b"PK\x03\x04" + b"0" * 5000).run()
     assert not at.exception
     message = "\n".join(e.value for e in at.error)
     assert "big.zip" in message and "over this server's upload cap" in message
@@ -206,8 +207,8 @@ def test_an_upload_1500_folders_deep_is_a_clear_message(monkeypatch):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("/".join(["d"] * 1500) + "/module_0000.f.before_optimizations.txt", "x")
-    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
-    uploader.upload("deep.zip", buf.getvalue()).run()
+    box = uploader(at, "upload-files")
+    box.upload("deep.zip", buf.getvalue()).run()
     assert not at.exception
     message = "\n".join(e.value for e in at.error)
     assert "deep.zip" in message and "1,500 folders deep" in message, message

@@ -21,7 +21,7 @@ from compiler_bridge import compare_dumps, open_dump
 from compiler_bridge.dumps import Store
 from tests.support.browser import CHROMIUM, GRAPH_DRAWN
 from tests.support.fixtures import app_server
-from tests.support.pages import (href, params, shot, show_whole, svg_node, visible_text,
+from tests.support.pages import (href, open_sidebar_expander, params, shot, show_whole, svg_node, visible_text,
                                  wait_idle, wait_param)
 
 pytestmark = [pytest.mark.browser]
@@ -85,7 +85,7 @@ def test_compare_two_stored_dumps_step_to_a_changed_fusion_and_share(stored, bro
 
     # pick the other stored dump as the baseline, in the sidebar
     sidebar = page.locator('section[data-testid="stSidebar"]')
-    sidebar.get_by_text("Compare with…").click()
+    open_sidebar_expander(page, "Compare with…")
     picker = sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Baseline dump")
     picker.wait_for()
     option = page.get_by_role("option").filter(has_text=BASE).first

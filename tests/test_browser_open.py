@@ -17,7 +17,7 @@ from conftest import PEER, ROOT, missing
 
 from tests.support.browser import CHROMIUM, GRAPH_DRAWN, IDLE
 from tests.support.fixtures import app_server
-from tests.support.pages import shot
+from tests.support.pages import open_sidebar_expander, shot
 
 pytestmark = [pytest.mark.browser]
 if not os.path.exists(CHROMIUM):
@@ -65,9 +65,8 @@ def wait_idle(page) -> None:
 
 def drop(page, name: str, text: str) -> None:
     sidebar = page.locator('section[data-testid="stSidebar"]')
+    open_sidebar_expander(page, "Open a dump")
     zone = sidebar.locator('[data-testid="stFileUploaderDropzone"]').first
-    if not zone.is_visible():
-        sidebar.get_by_text("Open a dump").click()
     zone.evaluate(DROP.replace("([dropzone, name, text])", "(dropzone, [name, text])"),
                   [name, text])
 

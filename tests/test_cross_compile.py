@@ -161,13 +161,13 @@ def test_show_for_a_target_without_the_backends_says_how_to_install(tmp_path, mo
 def _uploaded_mlir(monkeypatch, tmp_path):
     from streamlit.testing.v1 import AppTest
 
-    from tests.support.apptest import APP
+    from tests.support.apptest import APP, uploader
     monkeypatch.setenv("HLOLENS_DATA", str(tmp_path / "data"))
     monkeypatch.delenv("HLOLENS_DUMP", raising=False)
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
     src = os.path.join(sample("transformer"), "..", TRANSFORMER_MLIR)
-    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up = uploader(at, "upload-files")
     up.set_value([("module.mlir", open(src, "rb").read(), "text/plain")]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at

@@ -161,3 +161,26 @@ def test_the_hops_slider_is_drawn_only_with_focus_on(monkeypatch):
     assert hops.value == 3
     hops.set_value(1).run()
     assert query(at)["radius"] == "1" and query(at)["focus"] == "ynn_fusion.17"
+
+
+def test_closed_sidebar_expanders_draw_nothing_until_opened(monkeypatch):
+    """A first page of a dump draws no file uploader, text area or tabs of *Open a dump*
+    (their code is not among the preloads) and nothing of *Compare with…* or *Compile for
+    a target…*; opened, each draws its widgets."""
+    from tests.support.apptest import app, open_expander
+    at = app(sample("transformer"), monkeypatch)
+    opener_tabs = {"Folder", "Stored", "Paste"}           # "Files" is a details tab too
+    assert not at.get("file_uploader") and not at.text_area
+    assert not [t for t in at.tabs if t.label in opener_tabs]
+    assert {e.label for e in at.expander} >= {"Open a dump", "Compare with…",
+                                              "Compile for a target…"}
+    keys = {w.key for w in [*at.selectbox, *at.button]}
+    assert not keys & {"compare-base", "compile-target", "compile-mlir"}
+    open_expander(at, "Open a dump")
+    assert {u.key.split(":")[0] for u in at.get("file_uploader")} == {"upload-files",
+                                                                      "upload-folder"}
+    assert len(at.text_area) == 1 and {t.label for t in at.tabs} >= opener_tabs
+    open_expander(at, "Compare with…")
+    open_expander(at, "Compile for a target…")
+    keys = {w.key for w in [*at.selectbox, *at.button]}
+    assert keys >= {"compare-base", "compile-target", "compile-mlir"}

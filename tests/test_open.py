@@ -24,7 +24,8 @@ import textwrap
 import pytest
 from conftest import PEER, ROOT, missing, sample
 from streamlit.testing.v1 import AppTest
-from tests.support.apptest import app, card, click, link, ok, open_popover, query, texts
+from tests.support.apptest import (app, card, click, link, ok, open_popover, query, texts,
+                                   uploader)
 
 from compiler_bridge import DumpError, HloParseError, open_dump, parse_hlo
 from compiler_bridge.dumps import AFTER, BEFORE, Store, StoreError
@@ -495,7 +496,7 @@ def test_the_app_opens_a_single_uploaded_hlo_file(monkeypatch, tmp_path):
     golden, _ = _peer()
     file = _sample_of_peer(5)[2]
     at = _fresh(monkeypatch, tmp_path)
-    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up = uploader(at, "upload-files")
     up.set_value([(file, open(os.path.join(PEER, file), "rb").read(), "text/plain")]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["dump"]
@@ -559,7 +560,7 @@ def test_stablehlo_is_its_own_stage_and_compiles_for_cpu(monkeypatch, tmp_path):
     from tests.support.apptest import open_tab
     path = _mlir_files()[0]
     at = _fresh(monkeypatch, tmp_path)
-    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up = uploader(at, "upload-files")
     up.set_value([("module.mlir", open(path, "rb").read(), "text/plain")]).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.query_params["stage"] == BEFORE
@@ -656,7 +657,7 @@ def test_several_loose_files_uploaded_are_one_dump(monkeypatch, tmp_path):
     files = [("before.hlo", d.read_bytes(m.before_optimizations.path), "text/plain"),
              ("after.hlo", d.read_bytes(m.after_optimizations.path), "text/plain")]
     at = _fresh(monkeypatch, tmp_path)
-    up = next(u for u in at.get("file_uploader") if u.key.startswith("upload-files"))
+    up = uploader(at, "upload-files")
     up.set_value(files).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(at.selectbox(key="pick-module").options) == 1

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from tests.support.apptest import APP, ok
+from tests.support.apptest import APP, ok, open_expander
 
 from compiler_bridge import open_dump
 from compiler_bridge.compare import recompilations
@@ -81,6 +81,7 @@ def test_compare_with_offers_only_the_recompilations_of_the_function_shown(dump,
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     ok(at)
+    open_expander(at, "Compare with…")
     assert open_dump(dump).main.name == "jit_train_step"       # the module shown
     captions = [c.value for c in at.caption if "was compiled" in c.value]
     assert len(captions) == 1 and "jit\\_train\\_step" in captions[0], captions

@@ -11,7 +11,7 @@ import zipfile
 
 from conftest import sample
 from streamlit.testing.v1 import AppTest
-from tests.support.apptest import APP, ok, query, uploader
+from tests.support.apptest import APP, ok, open_expander, query, uploader
 
 from compiler_bridge.dumps import Store
 
@@ -48,11 +48,14 @@ def upload(at: AppTest, name: str, data: bytes) -> str:
 
 def baselines(at: AppTest) -> list[str]:
     """The labels of the *Baseline dump* picker's options (AppTest shows labels only)."""
+    if not [s for s in at.selectbox if s.key == "compare-base"]:
+        open_expander(at, "Compare with…")          # it fills only when open
     return at.selectbox(key="compare-base").options
 
 
 def stored_buttons(at: AppTest) -> set[str]:
-    """The share ids of the sidebar's Stored list."""
+    """The share ids of the sidebar's Stored list (in *Open a dump*, filled when open)."""
+    open_expander(at, "Open a dump")
     return {b.key.split(":", 1)[1] for b in at.button if b.key and b.key.startswith("stored:")}
 
 

@@ -168,7 +168,12 @@ def sidebar(nav: Navigator, opened: Opened, picked: Picked | None = None) -> Non
     """Sidebar: compare the dump shown with a stored (or uploaded) dump, or two compiles of
     the function shown (``picked``'s module) for other shapes."""
     state = nav.state
-    with st.sidebar.expander("Compare with…", expanded=bool(state.base)):
+    # filled only when open (on_change="rerun"): a page's first draw costs every element
+    box = st.sidebar.expander("Compare with…", expanded=bool(state.base), key="compare-with",
+                              on_change="rerun")
+    if not box.open:
+        return
+    with box:
         try:
             dumps = visitor.dumps()            # this visitor's own, never another's
         except (DumpError, OSError) as e:

@@ -25,11 +25,12 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-# The kinds of element the opening page of a dump draws (the sidebar's upload and paste
-# box, pickers, number input, toggles, search box and buttons; markdown with HTML; the
-# graph component), by their chunk's name in Streamlit's manifest.
-FIRST_PAGE = ("BidiComponent", "FileUploader", "TextArea", "Selectbox", "NumberInput",
-              "Checkbox", "TextInput", "ButtonGroup", "Button", "rehype-raw")
+# The kinds of element the opening page of a dump draws (pickers, number input, toggles,
+# search box and buttons; markdown with HTML; the graph component), by their chunk's name
+# in Streamlit's manifest. The upload and paste box is drawn only when *Open a dump* is
+# opened: its file uploader and text area are not preloaded.
+FIRST_PAGE = ("BidiComponent", "Selectbox", "NumberInput", "Checkbox", "TextInput",
+              "ButtonGroup", "Button", "rehype-raw")
 
 _ENTRY = "index.html"
 _YEAR = 365 * 24 * 3600          # what Streamlit gives its hashed files

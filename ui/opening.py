@@ -14,6 +14,7 @@ import time
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.delta_generator import DeltaGenerator
 
 from compiler_bridge import Dump, DumpError, path_key, settings
 from compiler_bridge.dumps import (AFTER, BEFORE, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
@@ -96,9 +97,13 @@ def open_dump_section(nav: Navigator) -> Opened | None:
         return _resolve(nav, info, cli)
     finally:                 # drawn after the --dump folder is in the store (Stored tab)
         gen = st.session_state.get("upload-gen", 0)
-        with opener, st.expander("Open a dump", expanded=not has_dump,
-                                 key=f"open-a-dump:{gen}:{has_dump}"):
-            _upload_widgets(nav)          # a new upload moves the URL to it
+        # filled only when open (on_change="rerun"): collapsed over a dump, its uploaders,
+        # text area and tabs would cost every page's first draw (issue 32, item 16)
+        box = opener.expander("Open a dump", expanded=not has_dump,
+                              key=f"open-a-dump:{gen}:{has_dump}", on_change="rerun")
+        if box.open:
+            with box:
+                _upload_widgets(nav)      # a new upload moves the URL to it
 
 
 def _resolve(nav: Navigator, info, cli: str) -> Opened | None:
@@ -420,8 +425,15 @@ def stablehlo_actions(nav: Navigator, opened: Opened, module: DumpModule) -> Non
     source = before if loose else module.stablehlo
     if source is None:
         return
-    where = st.sidebar.container() if loose else \
-        st.sidebar.expander("Compile for a target…", expanded=False)
+    where: DeltaGenerator
+    if loose:
+        where = st.sidebar.container()
+    else:
+        expander = st.sidebar.expander("Compile for a target…", key="compile-for",
+                                       on_change="rerun")
+        if not expander.open:                # filled only when open, like *Open a dump*
+            return
+        where = expander
     with where:
         target = st.selectbox("Target", list(COMPILE_TARGETS) if loose
                               else list(COMPILE_TARGETS)[1:], key="compile-target",

@@ -9,6 +9,7 @@ import os
 import re
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.state.common import user_key_from_element_id
 from streamlit.testing.v1 import AppTest
 
 from tests.support.samples import ROOT
@@ -152,6 +153,23 @@ def node_text(svg: str, element_id: str) -> str:
     return " ".join(re.findall(r">([^<>]*)</text>", node_svg(svg, element_id)))
 
 
+def open_expander(at: AppTest, label: str) -> AppTest:
+    """Open the expander labelled ``label`` that fills only when opened (*Open a dump*,
+    *Compare with…*, *Compile for a target…*), as a click."""
+    box = next(e for e in at.get("expander") if e.label == label)
+    key = user_key_from_element_id(box.proto.id)
+    assert key, f"{label}: not an expander that fills when opened ({box.proto.id!r})"
+    at.session_state[key] = True
+    at.run()
+    ok(at)
+    return at
+
+
 def uploader(at: AppTest, prefix: str):
-    """The file uploader whose key starts with ``prefix``."""
-    return next(u for u in at.get("file_uploader") if u.key.startswith(prefix))
+    """The file uploader whose key starts with ``prefix``; *Open a dump* is opened first
+    when it is closed (over a dump)."""
+    found = [u for u in at.get("file_uploader") if u.key.startswith(prefix)]
+    if not found:
+        open_expander(at, "Open a dump")
+        found = [u for u in at.get("file_uploader") if u.key.startswith(prefix)]
+    return found[0]

@@ -73,11 +73,19 @@ def show_whole(page) -> None:
         h.shadowRoot.querySelector('.hl-stage svg') && h.shadowRoot.querySelector('.hl-mini').hidden)""")
 
 
+def open_sidebar_expander(page, label: str) -> None:
+    """Open the sidebar's expander ``label`` unless it is open (a click on an open one
+    would close it); those that fill only when opened draw their widgets after a run."""
+    box = page.locator('section[data-testid="stSidebar"] [data-testid="stExpander"]').filter(
+        has=page.locator("summary", has_text=label)).first
+    box.wait_for()
+    if box.locator("details").get_attribute("open") is None:
+        box.locator("summary").click()
+
+
 def upload(page, path: str) -> None:
     sidebar = page.locator('section[data-testid="stSidebar"]')
-    opener = sidebar.get_by_text("Open a dump")
-    if not sidebar.locator('input[type="file"]').first.is_visible():
-        opener.click()
+    open_sidebar_expander(page, "Open a dump")
     sidebar.locator('input[type="file"]').first.set_input_files(path)
 
 
