@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -34,9 +35,10 @@ def _head(root: str) -> str:
         return ""
 
 
-def cycle(bench: Bench, root: str, cache: str, warm: int) -> tuple[float, list[float]]:
-    """One server of ``root``: the cold first page, then ``warm`` pages."""
-    app = App(root, dump=SMALL)
+def cycle(bench: Bench, root: str, cache: str, warm: int,
+          dump: str = SMALL) -> tuple[float, list[float]]:
+    """One server of ``root`` on ``dump``: the cold first page, then ``warm`` pages."""
+    app = App(root, dump=dump)
     app.env["HLOLENS_CACHE"] = cache
     try:
         app.start()
@@ -53,14 +55,29 @@ def cycle(bench: Bench, root: str, cache: str, warm: int) -> tuple[float, list[f
         app.cleanup(False)
 
 
+def _instructions(dump: str) -> str:
+    """The main module's instructions after optimizations, as the page's header counts."""
+    from compiler_bridge import open_dump, parse_hlo
+
+    opened = open_dump(dump)
+    module = opened.main
+    f = module.after_optimizations or module.before_optimizations
+    count = parse_hlo(opened.read_text(f.path)).instruction_count if f else 0
+    return f"{module.name}, {count:,} instructions"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, help="the checkout before the change")
     ap.add_argument("--repeat", type=int, default=5, help="cycles (servers) per checkout")
     ap.add_argument("--warm", type=int, default=3, help="warm pages per server")
     ap.add_argument("--before-name", default="", help="its commit, when it is no git checkout")
+    ap.add_argument("--dump", default=SMALL,
+                    help="the dump opened (default: the transformer sample); another one's "
+                         "table is a section of its own")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    args.dump = os.path.abspath(args.dump)        # each checkout's server runs in its own
     from playwright.sync_api import sync_playwright
 
     roots = {"before": os.path.abspath(args.before), "after": ROOT}
@@ -73,11 +90,11 @@ def main() -> None:
         browser = launch(p)
         bench = Bench(browser, argparse.Namespace(shots="", label="page_open", verbose=False))
         for k, root in roots.items():                  # untimed: caches, disk, Chromium
-            cycle(bench, root, caches[k], 1)
+            cycle(bench, root, caches[k], 1, args.dump)
         for i in range(args.repeat):
             order = list(roots) if i % 2 == 0 else list(roots)[::-1]
             for k in order:
-                c, w = cycle(bench, roots[k], caches[k], args.warm)
+                c, w = cycle(bench, roots[k], caches[k], args.warm, args.dump)
                 cold[k].append(c)
                 warm[k].extend(w)
                 print(f"cycle {i + 1} {k}: cold {c:.2f}, warm "
@@ -88,11 +105,15 @@ def main() -> None:
     def cell(xs: list[float]) -> str:
         return f"**{statistics.median(xs):.2f}** ({min(xs):.2f}–{max(xs):.2f})"
 
+    small = os.path.abspath(args.dump) == os.path.abspath(SMALL)
+    what = "The transformer sample (755 instructions)" if small else \
+        f"`{os.path.relpath(os.path.abspath(args.dump), ROOT)}` ({_instructions(args.dump)})"
     lines = [
-        "## Page open to first graph: before and after (issue 32, item 16)",
+        "## Page open to first graph: before and after (issue 32, item 16)"
+        + ("" if small else f", {os.path.basename(args.dump.rstrip('/'))}"),
         "",
         f"Command: {command()} — {machine()}, Chromium headless via Playwright, 1600×1100, "
-        f"a fresh browser context per page. The transformer sample (755 instructions), its "
+        f"a fresh browser context per page. {what}, its "
         f"default view; time = navigation start to the first animation frame with a graph "
         f"node. Warm: the server drew the view for an earlier page; cold: the first page "
         f"after the server started, opened as soon as it answered. The two checkouts' "
@@ -108,7 +129,9 @@ def main() -> None:
         f"| warm s | {cell(warm['before'])} | {cell(warm['after'])} |",
         f"| cold s | {cell(cold['before'])} | {cell(cold['after'])} |",
     ]
-    publish("page_open_bench", lines, write=not args.no_write)
+    section = "page_open_bench" if small else \
+        "page_open_bench_" + re.sub(r"\W", "_", os.path.basename(args.dump.rstrip("/")))
+    publish(section, lines, write=not args.no_write)
 
 
 if __name__ == "__main__":
