@@ -63,15 +63,29 @@ SMEAR_MIN_KERNELS = 20   # 'kind': a kind's own smearing factor from this many k
 # how a sum's factor is estimated (``fit``'s ``smearing``): the ratio of measured to
 # fitted time summed over executions (chosen), Duan's per kind, Duan's over all kernels
 SMEARINGS = ("time", "kind", "all")
+THREADS = "threads"      # the offset of kernels split over threads (kernel_class's mark)
+THREADS_OFFSET = False   # whether kernel_class marks them (a candidate, BENCHMARKS.md)
 
 
-def kernel_class(cost: KernelCost, bound: str) -> str:
-    """The kind of kernel a class offset is fitted for."""
+def kernel_class(cost: KernelCost, bound: str, threads: bool | None = None) -> str:
+    """The kind of kernel a class offset is fitted for; with ``threads`` (default
+    THREADS_OFFSET) a kernel XLA:CPU splits over threads (``outer_dimension_partitions``)
+    is marked ``kind+threads``: one more offset, for every kind, for how the machine's
+    thread pool runs a split kernel."""
     if cost.matmul or cost.opcode in ("dot", "convolution"):
-        return "matmul"
-    if cost.opcode in CONTROL_FLOW:
-        return "control"
-    return bound if bound in CLASSES else "compute"
+        kind = "matmul"
+    elif cost.opcode in CONTROL_FLOW:
+        kind = "control"
+    else:
+        kind = bound if bound in CLASSES else "compute"
+    split = THREADS_OFFSET if threads is None else threads
+    return f"{kind}+{THREADS}" if split and cost.partitions > 1 else kind
+
+
+def _kind(cls: str) -> tuple[str, bool]:
+    """A class's kind, and whether it is marked split over threads."""
+    kind, _, mark = cls.partition("+")
+    return kind, mark == THREADS
 
 
 @dataclass(frozen=True)
@@ -89,11 +103,13 @@ class Correction:
     def apply(self, predicted: float, cls: str) -> float:
         """The fitted (median) time of a kernel: what each kernel is predicted."""
         x = math.log(max(predicted, FLOOR_US))
-        return math.exp(self.a + self.s * x + self.b.get(cls, 0.0))
+        kind, split = _kind(cls)
+        return math.exp(self.a + self.s * x + self.b.get(kind, 0.0)
+                        + (self.b.get(THREADS, 0.0) if split else 0.0))
 
     def smearing(self, cls: str) -> float:
         """Expected over fitted time for a kernel of this kind (the smearing factor)."""
-        return self.smear.get(cls, self.smear_all)
+        return self.smear.get(_kind(cls)[0], self.smear_all)
 
     def expected(self, predicted: float, cls: str) -> float:
         """The expected (mean) time of a kernel: what a sum of kernels adds up."""
@@ -119,14 +135,19 @@ def fit(predicted: Sequence[float], measured: Sequence[float],
     p = np.log(np.maximum(np.asarray(predicted, dtype=np.float64), FLOOR_US))
     m = np.log(np.maximum(np.asarray(measured, dtype=np.float64), FLOOR_US))
     n = len(p)
-    used = [c for c in CLASSES if c in set(classes)]
-    # columns: intercept, log p - mean, one per class; the slope is fitted as (s - 1) so
-    # the ridge pulls it towards 1 (a pure speed factor)
+    parts = [_kind(c) for c in classes]
+    kinds = [k for k, _ in parts]
+    used = [c for c in CLASSES if c in set(kinds)] + \
+        ([THREADS] if any(split for _, split in parts) else [])
+    # columns: intercept, log p - mean, one per class (and one for kernels split over
+    # threads); the slope is fitted as (s - 1) so the ridge pulls it towards 1 (a pure
+    # speed factor)
     x = np.zeros((n, 2 + len(used)))
     x[:, 0] = 1.0
     x[:, 1] = p
     for j, c in enumerate(used):
-        x[:, 2 + j] = [1.0 if k == c else 0.0 for k in classes]
+        x[:, 2 + j] = [1.0 if (split if c == THREADS else k == c) else 0.0
+                       for k, split in parts]
     y = m - p
     pen = np.diag([0.0, RIDGE_SLOPE] + [RIDGE_CLASS] * len(used))
     # least absolute deviations: weighted least squares with weights 1/|residual|,
@@ -140,9 +161,9 @@ def fit(predicted: Sequence[float], measured: Sequence[float],
     # the smearing factor: mean of exp(residual) over the fitted kernels, weighted by
     # fitted time per step ('time'), or not (Duan's: per kind with enough, or over all)
     ratio = np.exp(y - x @ coef)
-    kinds = np.asarray(classes)
-    smear = {c: float(ratio[kinds == c].mean()) for c in used
-             if int((kinds == c).sum()) >= SMEAR_MIN_KERNELS} if smearing == "kind" else {}
+    kind_of = np.asarray(kinds)
+    smear = {c: float(ratio[kind_of == c].mean()) for c in used
+             if int((kind_of == c).sum()) >= SMEAR_MIN_KERNELS} if smearing == "kind" else {}
     every = float(ratio.mean())
     if smearing == "time":
         fitted = np.exp(x @ coef + p) * (np.ones(n) if weights is None
@@ -199,7 +220,7 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
     if n < MIN_KERNELS:
         return None
     if by == "classes":
-        fold = [CLASSES.index(c) for c in classes]
+        fold = [CLASSES.index(_kind(c)[0]) for c in classes]
         folds = len(CLASSES)
     else:
         fold = [fold_of(k, folds) for k in names]
