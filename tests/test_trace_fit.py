@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 
 import pytest
@@ -268,3 +269,35 @@ def test_held_out_expected_times_smear_with_the_fitting_folds_alone(model_rows):
     assert again is not None
     assert again.held_out_expected[0] == pytest.approx(cal.held_out_expected[0], rel=1e-12)
     assert again.correction.smear_all != cal.correction.smear_all
+
+
+def test_kernels_split_over_threads_can_have_an_offset_of_their_own(roofline_reports):
+    """The candidate of bench.accuracy.trace_fit_threads (not kept): kernels XLA:CPU splits
+    over threads (``outer_dimension_partitions`` in the dump) are marked, and the fit gives
+    them one more offset, which is what moves their fitted times and nothing else's."""
+    fitted, _ = roofline_reports
+    rows = fitted.measured_rows
+    split = {r.instruction for r in rows if r.cost.partitions > 1}
+    path = next(f.path for f in open_dump(sample("transformer")).main.files
+                if f.path.endswith("cpu_after_optimizations.txt"))
+    with open(sample("transformer") + "/" + path, encoding="utf-8") as f:
+        text = f.read()
+    # XLA wrote the partitions: every marked kernel's line has a non-empty list of them
+    # (an empty list is one piece), no other kernel's
+    assert split and all(
+        bool(re.search(r'"outer_dimension_partitions":\["\d+"', line)) == (name in split)
+        for name in {r.instruction for r in rows}
+        for line in text.splitlines() if line.lstrip().startswith(f"%{name} = ")
+        or line.lstrip().startswith(f"ROOT %{name} = "))
+    pred = [r.uncalibrated_us for r in rows]
+    meas = [r.measured_us for r in rows]
+    plain = [F.kernel_class(r.cost, r.bound, threads=False) for r in rows]
+    marked = [F.kernel_class(r.cost, r.bound, threads=True) for r in rows]
+    assert [c.endswith("+" + F.THREADS) for c in marked] == [r.instruction in split
+                                                             for r in rows]
+    c = F.fit(pred, meas, marked)
+    assert F.THREADS in c.b and F.THREADS not in F.fit(pred, meas, plain).b
+    for r, p, k, m in zip(rows, pred, plain, marked):
+        ratio = c.apply(p, m) / c.apply(p, k)
+        assert ratio == pytest.approx(math.exp(c.b[F.THREADS]) if r.instruction in split
+                                      else 1.0)
