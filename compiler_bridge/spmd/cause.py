@@ -188,9 +188,9 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
     out: dict[str, Cause | None] = {}
     for c in collectives:
         inst, where = c.instruction, module
-        if not inst.op_name and partitioned is not None and \
-                inst.attributes.get("channel_id") in by_channel:
-            inst, where = by_channel[inst.attributes["channel_id"]], partitioned
+        channel = c.op.attributes.get("channel_id")     # an async-start's: its wrapped op's
+        if not inst.op_name and partitioned is not None and channel in by_channel:
+            inst, where = by_channel[channel], partitioned
         candidates = index.get(_key(where, inst)) or []
         if not candidates:
             candidates = [x for name in op_names(inst.op_name) for x in by_op.get(name, [])]
