@@ -117,12 +117,34 @@ def _heap_values(mem: MemoryLike, colors: tuple[int, ...]) -> list[Any]:
             and mem.allocation(v.value.allocation).is_temp]
 
 
+def _writes_over(hlo: HloModule, inst: Any, color: int) -> bool:
+    """Whether XLA:TPU counts ``inst``'s result once with the operand it is written over:
+    a custom call (``ConcatBitcast``) in any space; in HBM (color 0) also a synchronous
+    all-reduce, a dynamic-update-slice or a fusion whose root is one (through bitcasts) —
+    the same loop's dynamic-update-slice fusion in VMEM counts twice (v5e, v6e)."""
+    if inst.opcode == "custom-call":
+        return True
+    if color != 0:
+        return False
+    if inst.opcode in ("all-reduce", "dynamic-update-slice"):
+        return True
+    if inst.opcode != "fusion" or not inst.calls:
+        return False
+    comp = hlo.get_computation(inst.calls[0])
+    root = comp.root if comp is not None else None
+    while root is not None and root.opcode == "bitcast" and root.operands:
+        root = root.operands[0]
+    return root is not None and root.opcode == "dynamic-update-slice"
+
+
 def _taken_over(mem: MemoryLike, values: list[Any]) -> dict[int, int]:
     """id(value) -> the last position it holds its bytes alone: values a custom call writes
     its result over (XLA:TPU's ``ConcatBitcast``: they die where it is defined, inside its
-    bytes; its operands are their ``*-done``) are counted once with it there. Other
-    in-place results are not: libtpu's heap counts both (measured, ARCHITECTURE.md §9.9:
-    the peak of 57 TPU programs equal to the byte with this, 49 without)."""
+    bytes; its operands are their ``*-done``) are counted once with it there, and in HBM
+    the operand an all-reduce or a dynamic-update-slice (fusion) is written over
+    (``_writes_over``). Other in-place results are not: libtpu's heap counts both
+    (measured, ARCHITECTURE.md §9.9: the peak of 57 TPU programs equal to the byte with
+    this, 49 without)."""
     if mem.hlo is None:
         return {}
     ending: dict[tuple[int, int], list[Any]] = {}
@@ -131,7 +153,7 @@ def _taken_over(mem: MemoryLike, values: list[Any]) -> dict[int, int]:
     out: dict[int, int] = {}
     for v in values:
         inst = mem.hlo.find(v.value.instruction)
-        if inst is None or inst.opcode != "custom-call":
+        if inst is None or not _writes_over(mem.hlo, inst, v.value.color):
             continue
         lo, hi = v.value.offset, v.value.offset + v.value.size
         for u in ending.get((v.value.allocation, v.start), ()):
