@@ -85,3 +85,18 @@ def test_v5p_hbm_results_written_over_their_operand_count_once_in_the_peak(v5p_i
         got = module_memory(d, module).to_json()
         assert got["peak_bytes"] == want["peak_memory_in_bytes"], name
         assert got["argument_bytes"] == want["argument_size_in_bytes"], name
+
+
+def test_v5p_temp_stays_within_the_known_difference_it_states(v5p_in_place):
+    """Where the temp differs from XLA's on v5p, ``known_differences`` says by how much at
+    most, and in which direction: the scan's temp is 28.8% under XLA's, past the 25% it
+    said before."""
+    dump, facts = v5p_in_place
+    d = open_dump(str(dump))
+    for name in ("reshard", "scan_fsdp"):
+        want = facts[name]["memory_analysis"]["temp_size_in_bytes"]
+        module = next(m for m in d.modules if m.name == f"jit_{name}")
+        got = module_memory(d, module).to_json()
+        known = got["known_differences"]["temp_bytes"]
+        assert known["direction"] == "under" and got["temp_bytes"] <= want, name
+        assert (want - got["temp_bytes"]) / want <= known["up_to"], name

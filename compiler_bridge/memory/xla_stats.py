@@ -263,12 +263,14 @@ def _tpu_temp(alloc: Allocation) -> int:
 # tpu_memory_variants, ARCHITECTURE §9.9).
 TPU_KNOWN_DIFFERENCES: dict[str, dict[str, Any]] = {
     "temp_bytes": {
-        "direction": "under", "up_to": 0.25,
+        "direction": "under", "up_to": 0.3,
         "why": "XLA:TPU may count HBM temp bytes the dump does not show: 2 to 11 MiB more "
                "on 8 of 90 TPU modules measured (all v5p: MLP train steps with donated "
                "weights, sharded train steps; 11% to 24.1% of their temp), equal to the "
-               "byte on the other 82; no file of the dump says which (libtpu decides it "
-               "below HLO)"},
+               "byte on the other 82; in a later sweep of 33 programs, 0.5 to 1.8 MiB "
+               "on 3 v5p ones (up to 28.8%: a scan over sharded layers) and 512 B on that "
+               "scan for v5e and v6e (0.2%); no file of the dump says which (libtpu decides "
+               "it below HLO)"},
 }
 
 
