@@ -13,7 +13,7 @@ import re
 import pytest
 
 from compiler_bridge import open_dump
-from compiler_bridge.spmd import module_collectives
+from compiler_bridge.spmd import module_collectives, module_shardings
 from tests.support.backend_fresh import compile_for
 
 SHARD_MAP = r"""
@@ -60,3 +60,31 @@ def test_an_async_wrapped_collective_is_one_row_with_its_ops_groups(gpu_a2a):
         assert r["sent_bytes"] == {"reduce-scatter": (n - 1) * b}.get(r["kind"],
                                                                         (n - 1) * b // n)
         assert r["source"], r["name"]
+
+
+SHARD_MAP_OUTPUTS = r"""
+def two(x, w):
+    def body(x, w):
+        y = jax.lax.psum(x @ w, "y")
+        return y, jax.lax.ppermute(y, "x", [(0, 1), (1, 0)])
+    return shard_map(body, mesh=MESH, in_specs=(P("x", "y"), P("y", None)),
+                     out_specs=(P("x", None), P(None, "x")))(x, w)
+PROGRAMS = {"two": (two, (S((512, 1024), on("x", "y")), S((1024, 512), on("y", None))), {})}
+"""
+
+
+def test_a_shard_map_s_outputs_have_the_shardings_jax_gives_them(tmp_path):
+    """A shard_map's result is a ``xla.sdy.LocalToGlobalShape`` custom call with no
+    ``sharding=``: its sharding is the ``xla.sdy.out_shardings`` its out_specs wrote. Before,
+    the ``shardings`` command said none for the outputs of every shard_map program."""
+    dump, facts = compile_for("v5e", tmp_path, SHARD_MAP_OUTPUTS)
+    want = facts["two"]["outputs"]
+    d = open_dump(str(dump))
+    outputs = module_shardings(d, d.main)["outputs"]
+    assert len(outputs) == len(want) == 2
+    for got, jax_says in zip(outputs, want):
+        assert got["sharding"], got["name"]
+        assert got["per_device_shape"] == jax_says["shard_shape"], got["name"]
+        axes = [a if isinstance(a, list) else [a] if a else [] for a in jax_says["spec"]]
+        axes += [[]] * (len(got["per_device_shape"]) - len(axes))
+        assert got["mesh_axes"] == axes, got["name"]

@@ -2,7 +2,8 @@
 without the hardware: in a child process of ``.venv-backends`` (jax with libtpu and the
 CUDA plugin) with ``JAX_PLATFORMS=cpu`` and ``--xla_dump_to``, as
 ``sample_dumps/make_backend_samples.py`` does. The child writes ``xla_facts.json`` beside
-the dump: per program, ``memory_analysis()`` of the compile or the error XLA raised. For
+the dump: per program, ``memory_analysis()`` of the compile (and jax's output
+shardings: spec and one device's shape) or the error XLA raised. For
 XLA behaviour no committed sample holds; each test's programs are small (seconds).
 
 Without ``.venv-backends`` the test skips on a developer's machine and fails under CI=true
@@ -47,9 +48,17 @@ exec(sys.argv[5])
 facts = {}
 for name, (fn, args, options) in PROGRAMS.items():
     try:
-        m = jax.jit(fn, **options).lower(*args).compile().memory_analysis()
+        compiled = jax.jit(fn, **options).lower(*args).compile()
+        m = compiled.memory_analysis()
+        outs = zip(jax.tree.leaves(compiled.output_shardings),
+                   jax.tree.leaves(compiled.out_info))
         facts[name] = {"memory_analysis": {k: getattr(m, k) for k in dir(m)
-                       if k.endswith("_in_bytes") and isinstance(getattr(m, k), int)}}
+                       if k.endswith("_in_bytes") and isinstance(getattr(m, k), int)},
+                       # per output: jax's spec and one device's shape of it
+                       "outputs": [{"spec": [list(a) if isinstance(a, tuple) else a
+                                             for a in getattr(s, "spec", ())],
+                                    "shard_shape": list(s.shard_shape(o.shape))}
+                                   for s, o in outs]}
     except Exception as e:   # a refused compile is a fact too
         facts[name] = {"error": str(e)}
 json.dump(facts, open(os.path.join(out, "xla_facts.json"), "w"))
