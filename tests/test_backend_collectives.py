@@ -88,3 +88,31 @@ def test_a_shard_map_s_outputs_have_the_shardings_jax_gives_them(tmp_path):
         axes = [a if isinstance(a, list) else [a] if a else [] for a in jax_says["spec"]]
         axes += [[]] * (len(got["per_device_shape"]) - len(axes))
         assert got["mesh_axes"] == axes, got["name"]
+
+
+SCAN_FSDP = r"""
+def scan_fsdp(ws, x):
+    def loss(ws):
+        y, _ = jax.lax.scan(lambda x, w: (jax.nn.relu(x @ w), None), x, ws)
+        return (y ** 2).mean()
+    return ws - 0.1 * jax.grad(loss)(ws)
+PROGRAMS = {"scan_fsdp": (scan_fsdp, (S((6, 512, 512), on(None, "x", "y")),
+                                      S((128, 512), on(("x", "y"), None))),
+                          {"donate_argnums": 0})}
+"""
+
+
+def test_a_combined_collective_without_metadata_has_a_cause(tmp_path):
+    """XLA:GPU combines the gradient's two all-reduces (over y, then x) into one over every
+    device, with a new channel_id and no metadata. The partitioner inserted both: the
+    combined one's cause is theirs, found by kind and shape in the partitioner's output.
+    Before, it had no cause and no source line."""
+    dump, _ = compile_for("h100", tmp_path, SCAN_FSDP)
+    d = open_dump(str(dump))
+    text = d.read_text(d.main.after_optimizations.path)
+    bare = re.findall(r"%(all-reduce-start\S*) = .* metadata=\{scheduling_name", text)
+    assert bare                                     # XLA wrote it without an op_name
+    rows = {r["name"]: r for r in module_collectives(d, d.main)["collectives"]}
+    for name in bare:
+        assert rows[name]["cause"] is not None, name
+        assert rows[name]["source"], name
