@@ -22,17 +22,17 @@ PROGRAMS = {"offload": (offload, (S((1024, 1024), dev), S((1024, 1024), dev),
 
 
 @pytest.fixture(scope="module")
-def v5e_offload(tmp_path_factory):
+def offload(tmp_path_factory):
     dump, facts = compile_for("v5e", tmp_path_factory.mktemp("offload"), HOST_OFFLOAD)
     assert "memory_analysis" in facts["offload"], facts
     return dump, facts["offload"]["memory_analysis"]
 
 
-def test_host_memory_kinds_enter_the_peak_and_the_host_totals(v5e_offload):
+def test_host_memory_kinds_enter_the_peak_and_the_host_totals(offload):
     """An argument and an output in jax's ``pinned_host`` memory (the host space, color 5)
-    live for the whole run: XLA's peak counts them. Before, the peak left them out (6 MiB,
-    27%, under XLA's) and no figure said the host bytes."""
-    dump, want = v5e_offload
+    live for the whole run: XLA's peak counts them. Before, the peak left
+    them out (6 MiB, 27%, under XLA's) and no figure said the host bytes."""
+    dump, want = offload
     assert want["host_argument_size_in_bytes"] and want["host_output_size_in_bytes"]
     d = open_dump(str(dump))
     got = module_memory(d, d.main).to_json()
