@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler_bridge import open_dump
+from compiler_bridge import cli, open_dump
 from compiler_bridge.memory import module_memory
 from tests.support.backend_fresh import compile_for
 
@@ -28,7 +28,7 @@ def offload(tmp_path_factory):
     return dump, facts["offload"]["memory_analysis"]
 
 
-def test_host_memory_kinds_enter_the_peak_and_the_host_totals(offload):
+def test_host_memory_kinds_enter_the_peak_and_the_host_totals(offload, capsys):
     """An argument and an output in jax's ``pinned_host`` memory (the host space, color 5)
     live for the whole run: XLA's peak counts them. Before, the peak left
     them out (6 MiB, 27%, under XLA's) and no figure said the host bytes."""
@@ -46,6 +46,11 @@ def test_host_memory_kinds_enter_the_peak_and_the_host_totals(offload):
                       ("host_alias_bytes", "host_alias_size_in_bytes"),
                       ("host_temp_bytes", "host_temp_size_in_bytes")):
         assert got.get(ours) == want[xla], ours
+    # and the text the command prints says them
+    assert cli.main(["memory", str(dump)]) == 0
+    out = capsys.readouterr().out
+    assert f"host arguments   {want['host_argument_size_in_bytes']:,}" in out
+    assert f"host output      {want['host_output_size_in_bytes']:,}" in out
 
 
 SHARDED_IN_PLACE = r"""
