@@ -275,7 +275,8 @@ def test_cli_json_has_exactly_the_issue_fields():
     assert list(data) == ["module", "target", "argument_bytes", "output_bytes", "temp_bytes",
                           "alias_bytes", "peak_bytes", "peak_definition",
                           "known_differences", "peak_at", "whole_run_bytes", "heap_peak_bytes",
-                          "live_peak_bytes", "live_peak_at", "spaces", "devices", "allocations",
+                          "host_argument_bytes", "host_output_bytes", "host_alias_bytes",
+                          "host_temp_bytes", "live_peak_bytes", "live_peak_at", "spaces", "devices", "allocations",
                           "live_at_peak", "oom"]
     want = RECORDED["scan_while"]["memory_analysis"]
     assert data["module"] == "jit_step"

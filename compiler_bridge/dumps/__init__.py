@@ -37,7 +37,7 @@ from .notes import Comment, SavedView
 from .content import dump_hash
 from .store import Store, StoredDump
 from .trace_shelf import TraceShelf, is_trace_id, trace_id
-from .target_files import dump_target, gpu_target_config, module_target
+from .target_files import dump_target, gpu_target_config, module_target, target_note
 
 __all__ = [
     "AFTER",
@@ -71,6 +71,7 @@ __all__ = [
     "dump_hash",
     "dump_target",
     "gpu_target_config",
+    "target_note",
     "is_trace_id",
     "module_target",
     "open_dump",

@@ -11,7 +11,7 @@ by one process for one target: a module without its own file takes the dump's fi
 from __future__ import annotations
 
 from .dump import AFTER, GPU_TARGET_CONFIG, TOPOLOGY, Dump, DumpFile, DumpModule
-from ..targets import Target, target_of_files
+from ..targets import Target, gpu_device_info, target_of_files
 
 
 def _text(dump: Dump, f: DumpFile | None) -> str:
@@ -57,3 +57,26 @@ def dump_target(dump: Dump) -> Target:
     if not dump.modules:
         return Target("")
     return module_target(dump)
+
+
+def target_note(dump: Dump, module: DumpModule) -> str:
+    """Why the device a module was compiled for is unknown although a file of the dump
+    should say it: that file, and what it was expected to hold ('' when the target is
+    known, or when no such file is there)."""
+    target = module_target(dump, module)
+    if target.kind == "tpu" and not target.chip:
+        f = _first(dump, module, TOPOLOGY)
+        if f is not None:
+            return (f"{f.path}: expected a TPU topology naming a known chip "
+                    "(platform_name: \"tpu\", platform_version: \"TFRT TPU v5 lite ...\"); "
+                    "it names none")
+    if target.kind == "gpu":
+        f = _first(dump, module, GPU_TARGET_CONFIG)
+        text = _text(dump, f)
+        if f is not None:
+            try:
+                gpu_device_info(text)
+            except ValueError as e:
+                return (f"{f.path}: expected a GpuTargetConfigProto text "
+                        f"(gpu_device_info {{...}}): {str(e).splitlines()[0]}")
+    return ""

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule, module_target
+from ..dumps import AFTER, AFTER_CODEGEN, PTX, Dump, DumpModule, module_target, target_note
 from ..hlo import HloComputation, HloInstruction, HloModule
 from ..targets import (BUILTIN, CLOCK_SOURCE, AutotuneResult, Thunk, TileConfig, Tiling,
                        TpuGeneration, WindowConfig, chip_generation, collective_op,
@@ -252,8 +252,9 @@ def _read(dump: Dump, mod: DumpModule) -> ModuleKernels:
             out.notes.append("no after_codegen.txt: XLA:TPU writes window configs and "
                              "estimated cycles only there")
         if not out.clock_hz:
-            out.notes.append("the TPU generation is unknown (no topology.textproto): "
-                             "estimated cycles are not turned into time")
+            out.notes.append("the TPU generation is unknown ("
+                             + (target_note(dump, mod) or "no topology.textproto")
+                             + "): estimated cycles are not turned into time")
         _tpu(module, out)
     else:
         _cpu(module, out)

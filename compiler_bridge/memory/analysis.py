@@ -217,6 +217,10 @@ class ModuleMemory:
                         if t.peak_index is not None else None),
             "whole_run_bytes": x.whole_run_bytes,
             "heap_peak_bytes": x.heap_peak_bytes,
+            "host_argument_bytes": x.host_argument_bytes,
+            "host_output_bytes": x.host_output_bytes,
+            "host_alias_bytes": x.host_alias_bytes,
+            "host_temp_bytes": x.host_temp_bytes,
             "live_peak_bytes": t.live_peak_bytes,
             "live_peak_at": ({"index": live, "instruction": t.live_peak_instruction}
                              if live is not None else None),

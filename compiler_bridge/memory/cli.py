@@ -43,6 +43,12 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
         print(f"  {name:<16} {_bytes(value)}")
     if t.devices > 1 and t.peak_bytes is not None:
         print(f"  {'peak x devices':<16} {_bytes(t.peak_bytes * t.devices)}")
+    x = t.xla
+    for name, value in ((("host arguments", x.host_argument_bytes),
+                         ("host output", x.host_output_bytes),
+                         ("host temp", x.host_temp_bytes)) if x is not None else ()):
+        if value:       # memory_analysis()'s host_*: jax's pinned_host buffers
+            print(f"  {name:<16} {_bytes(value)}")
     for space, size in t.spaces.items():
         print(f"  space {space:<10} {_bytes(size)}")
     if t.xla is not None:

@@ -27,7 +27,7 @@ from .trace_files import TraceSource
 from .trace_fit import MIN_KERNELS, calibrate_to_trace, kernel_class
 from .traces import KernelTiming, Measured, measure
 from .xla_estimates import Agreement, agreement, module_cycles, optimal_seconds
-from ..dumps import Dump, DumpModule, module_target
+from ..dumps import Dump, DumpModule, module_target, target_note
 from ..targets import cycles_to_us
 from ..hlo import HloModule
 
@@ -387,6 +387,9 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     chosen_device = device is not None
     if device is None:
         device = profile_for_module(dump, chosen[0]) if chosen else profile_for_platform("cpu")
+        unread = target_note(dump, chosen[0]) if chosen else ""
+        if unread:          # a file that should name the device does not: say what stands in
+            notes.append(f"{unread}: predictions use the {device.name} profile")
     learned = _resolve_model(model, device, auto_model, notes)
     from .calibrate import outdated
     if learned is not None and not chosen_device and device.kind == "cpu" \

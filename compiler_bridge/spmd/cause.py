@@ -165,11 +165,16 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
     whose metadata a later pass dropped (XLA:GPU's combiner) is known by its ``channel_id``
     in ``partitioned``, the partitioner's output."""
     by_channel: dict[str, HloInstruction] = {}
+    # a combined collective takes a new channel: the partitioner's first of its kind and
+    # result shape stands for it (XLA:GPU merges a gradient's all-reduces over two axes)
+    by_shape: dict[tuple[str, str], HloInstruction] = {}
     if partitioned is not None:
         for x in partitioned.instructions():
             ch = x.attributes.get("channel_id")
-            if ch is not None and collective_of(x.opcode) and x.op_name:
+            what = collective_of(x.opcode)
+            if ch is not None and what and x.op_name:
                 by_channel.setdefault(ch, x)
+                by_shape.setdefault((what[0], x.shape.without_layout()), x)
     index: dict[tuple[str, str], list[HloInstruction]] = {}
     by_op: dict[str, list[HloInstruction]] = {}
     for inst in before.instructions():
@@ -188,9 +193,12 @@ def causes(collectives: list[Collective], module: HloModule, before: HloModule,
     out: dict[str, Cause | None] = {}
     for c in collectives:
         inst, where = c.instruction, module
-        if not inst.op_name and partitioned is not None and \
-                inst.attributes.get("channel_id") in by_channel:
-            inst, where = by_channel[inst.attributes["channel_id"]], partitioned
+        channel = c.op.attributes.get("channel_id")     # an async-start's: its wrapped op's
+        if not inst.op_name and partitioned is not None:
+            stand_in = by_channel.get(channel or "") or by_shape.get(
+                (c.kind, c.result_shape.without_layout()))
+            if stand_in is not None:
+                inst, where = stand_in, partitioned
         candidates = index.get(_key(where, inst)) or []
         if not candidates:
             candidates = [x for name in op_names(inst.op_name) for x in by_op.get(name, [])]

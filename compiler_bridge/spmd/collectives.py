@@ -4,7 +4,9 @@ A collective is one of XLA's seven collective opcodes, run synchronously (``all-
 an asynchronous pair (``all-gather-start`` ... ``all-gather-done``). XLA has its own start/done
 opcodes for all-reduce, all-gather and collective-permute; every other collective goes async
 through ``async-start``/``async-done`` wrappers, which the parser names after the op they wrap
-(``reduce-scatter-start``), so one rule covers both.
+(``reduce-scatter-start``), so one rule covers both. Such a wrapper carries no
+``replica_groups`` of its own: its groups are the wrapped op's (the root of the computation it
+``calls``), and that op is listed once, as the pair, not again as a sync collective.
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ class Collective:
     instruction: HloInstruction
     kind: str                      # the collective: 'all-reduce', 'all-to-all', ...
     done: HloInstruction | None    # None: synchronous
+    # the op an ``async-start`` wraps (its groups, channel): None for the rest
+    wrapped: HloInstruction | None = None
+
+    @property
+    def op(self) -> HloInstruction:
+        """The instruction that carries the collective's attributes (groups, pairs)."""
+        return self.wrapped or self.instruction
 
     @property
     def is_async(self) -> bool:
@@ -60,7 +69,7 @@ class Collective:
 
     def groups(self, num_devices: int) -> tuple[tuple[int, ...], ...]:
         """The device groups (a collective-permute: its source-target pairs)."""
-        return device_groups(self.instruction, num_devices)
+        return device_groups(self.op, num_devices)
 
     def group_size(self, num_devices: int) -> int:
         if self.kind == "collective-permute":
@@ -93,17 +102,26 @@ class Collective:
 def collectives(module: HloModule) -> list[Collective]:
     """Every collective of ``module`` in file order, each async pair once (at its start; the
     done is the start's user that ends the pair)."""
+    wrapped_by: dict[str, HloInstruction] = {}
+    for inst in module.instructions():
+        if inst.opcode.endswith("-start"):
+            for name in inst.called_names:
+                callee = module.get_computation(name)
+                root = callee.root if callee is not None else None
+                if root is not None and root.opcode in SYNC:
+                    wrapped_by[inst.name] = root
+    wrappers = {w.computation.name for w in wrapped_by.values() if w.computation is not None}
     out = []
     for comp in module.computations:
+        if comp.name in wrappers:
+            continue                # the op an async-start wraps: listed as that pair
         for inst in comp.instructions:
             what = collective_of(inst.opcode)
             if what is None or what[1] in ("update", "done"):
                 continue
             kind, part = what
-            done = None
-            if part == "start":
-                done = _done_of(inst, kind)
-            out.append(Collective(inst, kind, done))
+            done = _done_of(inst, kind) if part == "start" else None
+            out.append(Collective(inst, kind, done, wrapped_by.get(inst.name)))
     return out
 
 

@@ -121,11 +121,27 @@ def entry_shardings(module: HloModule) -> dict:
     if root.shape.is_tuple:
         parts = whole.elements if whole is not None and whole.kind == "tuple" else \
             (whole,) * len(root.shape.tuple_shapes)
+        if whole is None and root.opcode == "tuple":    # each element's own, where it has one
+            parts = tuple(_element_sharding(op, of) for op in root.operands)
         out["outputs"] = [_entry_row(f"{root.name}.{i}", s, part, devices, cut)
                           for i, (s, part) in enumerate(zip(root.shape.tuple_shapes, parts))]
     else:
         out["outputs"] = [_entry_row(root.name, root.shape, whole, devices, cut)]
     return out
+
+
+def _element_sharding(inst: HloInstruction, of) -> TensorSharding | None:
+    """The sharding of one element of a ROOT tuple: its own, or its part of the sharding of
+    the tuple it is taken from (a shard_map of several results)."""
+    own = of(inst)
+    if own is not None or inst.opcode != "get-tuple-element" or not inst.operands:
+        return own
+    whole = of(inst.operands[0])
+    index = inst.tuple_index
+    if whole is not None and whole.kind == "tuple" and index is not None \
+            and index < len(whole.elements):
+        return whole.elements[index]
+    return None
 
 
 def module_shardings(dump: Dump, module: DumpModule) -> dict:

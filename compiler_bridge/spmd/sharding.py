@@ -337,6 +337,10 @@ def sharding_of(inst: HloInstruction, meshes: dict[str, Mesh] | None = None
     Shardy attribute (or the mesh form) when there is one; None when it has neither."""
     raw = inst.attributes.get("sharding")
     sdy = inst.frontend_attributes.get("xla.sdy.sharding")
+    if sdy is None and inst.opcode == "custom-call" and \
+            inst.custom_call_target == "xla.sdy.LocalToGlobalShape":
+        # a shard_map's result: the sharding its out_specs give it (no sharding= of its own)
+        sdy = inst.frontend_attributes.get("xla.sdy.out_shardings")
     named = None
     if sdy and meshes:
         try:

@@ -65,6 +65,15 @@ def fusion_backend_kind(inst: HloInstruction) -> str:
     return kind if isinstance(kind, str) else ""
 
 
+def custom_fusion_name(inst: HloInstruction) -> str:
+    """``fusion_backend_config.custom_fusion_config.name`` ('dynamic_slice_fusion'), ''."""
+    cfg = inst.backend_config
+    fb = cfg.get("fusion_backend_config") if isinstance(cfg, dict) else None
+    cc = fb.get("custom_fusion_config") if isinstance(fb, dict) else None
+    name = cc.get("name") if isinstance(cc, dict) else None
+    return name if isinstance(name, str) else ""
+
+
 def _hero(module: HloModule, inst: HloInstruction) -> str:
     """What names an input fusion's emitter: a reduce, scatter or transpose in its fused
     computation ('' when none)."""
@@ -94,6 +103,9 @@ def gpu_emitter(module: HloModule, inst: HloInstruction) -> str | None:
         backend = fusion_backend_kind(inst)
         if backend in TRITON_GEMM_KINDS:
             return "Triton GEMM"
+        name = custom_fusion_name(inst)
+        if name:                    # '__custom_fusion' says which: 'dynamic_slice_fusion'
+            return f"custom fusion ({name})"
         return _EMITTERS.get(backend, backend or "custom")
     if kind == "kInput":
         hero = _hero(module, inst)
@@ -271,7 +283,7 @@ def match_collectives(module: HloModule, insts: list[HloInstruction], thunks: li
     done_of = {t.async_id: t for t in thunks if t.kind == "kAsyncDone" and t.async_id is not None}
     for t in thunks:
         parent = by_number.get(t.parent) if t.parent is not None else None
-        if parent is None:
+        if parent is None or parent.kind != "kAsyncStart":   # in line, or in a loop's body
             top.setdefault(t.kind, []).append(t)
         elif parent.kind == "kAsyncStart" and not any(
                 x is parent for xs in starts.values() for x in xs):
@@ -329,6 +341,11 @@ def match_thunks(kernels: list[HloInstruction], thunks: list[Thunk]) -> dict[str
         runs = [t for t in thunks if LIBRARY_THUNKS.get(t.kind) == prefix]
         if len(calls) == len(runs):
             out.update({i.name: t for i, t in zip(calls, runs)})
+    # a dynamic-slice fusion runs as one thunk naming no kernel (its copy or call nested)
+    fusions = [i for i in kernels if custom_fusion_name(i) == "dynamic_slice_fusion"]
+    runs = [t for t in thunks if t.kind == "kDynamicSliceFusion"]
+    if len(fusions) == len(runs):
+        out.update({i.name: t for i, t in zip(fusions, runs)})
     kernels = [i for i in kernels if i.name not in out]
     by_kernel: dict[str, list[HloInstruction]] = {}
     for i in kernels:
