@@ -5,8 +5,12 @@ which file could not be read and what was expected there."""
 from __future__ import annotations
 
 import json
+import os
 
-from compiler_bridge import open_dump
+import pytest
+from conftest import read, sample_file
+
+from compiler_bridge import HloParseError, open_dump, parse_hlo
 from tests.support.cli import run
 from tests.support.fresh import compile_program
 
@@ -51,3 +55,22 @@ def test_one_empty_file_hides_no_other_module_from_collectives_and_shardings(tmp
     reports = json.loads(run("collectives", "--json", str(dump)).stdout)["modules"]
     program_report = next(r for r in reports if r["name"] == program.name)
     assert any(c["opcode"].startswith("all-") for c in program_report["collectives"])
+
+
+def test_a_file_cut_anywhere_in_a_line_says_where_it_ends():
+    """A half-written after-optimizations file ends mid-line wherever the writer stopped;
+    the error says the file ends there, not 'unknown opcode 'f'' (a cut 'fusion') or
+    'operand 'c' is not defined' (a cut operand name)."""
+    path = sample_file("mlp_train", "module_*.cpu_after_optimizations.txt")
+    text = read(path)
+    start = text.index("\n", len(text) // 2) + 1               # two whole lines, every cut
+    end = text.index("\n", text.index("\n", start) + 1)
+    name = os.path.basename(path)
+    for cut in range(start + 1, end):           # mid-line: the line has no newline yet
+        if text[cut - 1] == "\n":
+            continue
+        with pytest.raises(HloParseError) as info:
+            parse_hlo(text[:cut], name)
+        err = info.value
+        assert err.message.startswith("unexpected end of file"), (cut, err.message)
+        assert str(err).startswith(f"{name}:{text[:cut].count(chr(10)) + 1}:"), cut
