@@ -77,3 +77,38 @@ def test_two_timestamped_runs_of_one_program_are_two_compiles(tmp_path):
     assert len(stamps) == 2
     _each_compile_is_a_module(d)
     assert {m.id for m in d.modules if m.name == "jit_f"} == {f"0000@{s}" for s in stamps}
+
+
+# a loop with a cond: passes that change its body computations, not only the ENTRY
+LOOP = """
+def f(x):
+    def body(i, v):
+        return lax.cond(i % 2 == 0, lambda v: jnp.sin(v) @ v, lambda v: v + 1.0, v)
+    return lax.fori_loop(0, 3, body, x)
+ARGS = (jnp.ones((4, 4)),)
+"""
+
+
+def test_a_proto_per_pass_dump_steps_through_its_passes(tmp_path):
+    """``--xla_dump_hlo_as_proto --xla_dump_hlo_pass_re=.*`` without text: one
+    ``.hlo.pb`` per pass, the same names as the text files. The stepper has every step,
+    with the counts the text snapshots of the same compile give."""
+    from compiler_bridge import pass_timeline
+    dump, _ = compile_program(tmp_path, LOOP, "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto "
+                              "--xla_dump_hlo_pass_re=.*")
+    text_tl = pass_timeline(open_dump(dump), "jit_f")
+    assert text_tl.per_pass and len(text_tl) > 20
+    texts = list(dump.glob("module_*.txt"))
+    for t in texts:              # what the dump holds with --xla_dump_hlo_as_proto alone
+        t.unlink()
+    protos = {p.name.removesuffix(".hlo.pb") for p in dump.glob("module_*jit_f.*.hlo.pb")}
+    assert {s.file.removesuffix(".txt") for s in text_tl.steps} <= {
+        t.name.removesuffix(".txt") for t in texts}
+    assert {s.file.removesuffix(".txt") for s in text_tl.steps
+            if s.kind == "pass"} <= protos
+    tl = pass_timeline(open_dump(dump), "jit_f")
+    assert tl.per_pass
+    assert [(s.kind, s.pass_name, s.instructions, s.fusions, s.computations)
+            for s in tl.steps] == [(s.kind, s.pass_name, s.instructions, s.fusions,
+                                    s.computations) for s in text_tl.steps]
+    assert not [s.error for s in tl.steps if s.error]

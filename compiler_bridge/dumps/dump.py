@@ -33,7 +33,7 @@ from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
-from ..hlo import EXPECTED, MLIR_TEXT, sniff, to_hlo_text
+from ..hlo import EXPECTED, HLO_PROTO_BINARY, MLIR_TEXT, sniff, to_hlo_text
 from ..targets import split_compile_id
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
@@ -728,10 +728,25 @@ def _other_forms(files: list[DumpFile], source: _Source) -> list[DumpFile]:
     with_text = {f.module_id for f in files if f.kind in (BEFORE, AFTER)}
     if all(f.module_id in with_text for f in files if f.kind == HLO_PROTO):
         return files
-    promoted = loose.protos_as_stages([f for f in files if f.module_id not in with_text],
+    promoted = loose.protos_as_stages([_pass_proto(f) for f in files
+                                       if f.module_id not in with_text],
                                       before=BEFORE, after=AFTER, proto=HLO_PROTO)
     by_path = {f.path: f for f in promoted}
     return [by_path.get(f.path, f) for f in files]
+
+
+def _pass_proto(f: DumpFile) -> DumpFile:
+    """A per-pass snapshot written as a proto (``--xla_dump_hlo_as_proto`` with
+    ``--xla_dump_hlo_pass_re``: ``<base>SSSS.<pipeline>.after_<pass>.before_<next>.hlo.pb``):
+    a pass step, read through jaxlib as the stages are."""
+    rest = f.name.split(f"{f.module_name}.", 1)[-1]
+    if f.kind != HLO_PROTO or not f.module_name or not rest.endswith(".hlo.pb"):
+        return f
+    p = _PASS.fullmatch(rest[: -len(".hlo.pb")] + ".txt")
+    if p is None:
+        return f
+    return replace(f, kind=PASS, source=HLO_PROTO_BINARY,
+                   pass_info=PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or ""))
 
 
 def _holds_a_module(path: str) -> bool:
