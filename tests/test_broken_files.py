@@ -57,6 +57,21 @@ def test_one_empty_file_hides_no_other_module_from_collectives_and_shardings(tmp
     assert any(c["opcode"].startswith("all-") for c in program_report["collectives"])
 
 
+def test_runtimes_of_a_module_that_cannot_be_read_is_an_error(tmp_path):
+    """``runtimes --module M`` where M's file is broken: an error naming the file and
+    exit 1, not an empty report ('dump d: module ' and no rows) that exits 0."""
+    dump, program, helper = _damaged(tmp_path)
+    for extra in ((), ("--json",)):
+        done = run("runtimes", "--module", helper.id, *extra, str(dump))
+        assert done.returncode == 1, (extra, done.stdout[:300])
+        assert f"module {helper.label}: {helper.after_optimizations.path}: empty file" \
+            in done.stderr
+        assert "no module could be reported" in done.stderr
+        assert "Traceback" not in done.stderr
+    done = run("runtimes", "--module", program.id, str(dump))     # the rest still works
+    assert done.returncode == 0 and f"module {program.id} {program.name}" in done.stdout
+
+
 def test_a_file_cut_anywhere_in_a_line_says_where_it_ends():
     """A half-written after-optimizations file ends mid-line wherever the writer stopped;
     the error says the file ends there, not 'unknown opcode 'f'' (a cut 'fusion') or
