@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from conftest import read, sample_file
+from conftest import read, sample, sample_file
 
 from compiler_bridge import HloParseError, open_dump, parse_hlo
 from tests.support.cli import run
@@ -89,3 +89,21 @@ def test_a_file_cut_anywhere_in_a_line_says_where_it_ends():
         err = info.value
         assert err.message.startswith("unexpected end of file"), (cut, err.message)
         assert str(err).startswith(f"{name}:{text[:cut].count(chr(10)) + 1}:"), cut
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    """``runtimes --json DUMP | head -1``: the pipe closes while the command writes (its
+    95 KB outgrow the pipe's buffer); it stops quietly, exit 0, no 'error: [Errno 32]'."""
+    import subprocess
+    import sys
+
+    from tests.support.samples import ROOT
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    p = subprocess.Popen([sys.executable, "-m", "compiler_bridge", "runtimes", "--json",
+                          sample("transformer")], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"{"
+    p.stdout.close()                        # what `head -1` does after its line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0, err
+    assert "Broken pipe" not in err and "Traceback" not in err and "error" not in err, err
