@@ -107,3 +107,32 @@ def test_a_reader_that_stops_early_is_not_an_error():
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 0, err
     assert "Broken pipe" not in err and "Traceback" not in err and "error" not in err, err
+
+
+def test_an_empty_buffer_assignment_costs_only_the_memory_view(tmp_path, monkeypatch):
+    """The program's buffer-assignment file emptied: its Memory tab says which file and
+    why; no page, this module's other tabs or another module's, carries a banner for it
+    (an auxiliary file never becomes a page-wide error, issue 32 item 6)."""
+    from tests.support.apptest import app, details_key, ok
+    dump, _ = compile_program(tmp_path, "def f(x):\n    return jnp.tanh(x) @ x\n"
+                              "ARGS = (jnp.arange(16.0).reshape(4, 4),)\n")   # + helpers
+    d = open_dump(dump)
+    program = d.main
+    other = next(m for m in d.modules if m is not program and m.after_optimizations)
+    ba = next(f for f in program.files if f.kind == "buffer_assignment")
+    (dump / ba.path).write_bytes(b"")
+
+    def banners(at):
+        return [e.value for e in at.error if "could not be read" in e.value]
+    at = app(str(dump), monkeypatch)
+    key = details_key(at)
+    for tab in ("Memory", "Opcodes"):
+        at.session_state[key] = tab
+        at.run()
+        ok(at)
+        assert not banners(at), tab
+        if tab == "Memory":
+            said = " ".join(i.value for i in at.info)
+            assert "No memory view for this module" in said and ba.path in said
+    other_page = app(str(dump), monkeypatch, {"module": other.id})
+    assert not banners(other_page)
