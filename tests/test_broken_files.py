@@ -136,3 +136,26 @@ def test_an_empty_buffer_assignment_costs_only_the_memory_view(tmp_path, monkeyp
             assert "No memory view for this module" in said and ba.path in said
     other_page = app(str(dump), monkeypatch, {"module": other.id})
     assert not banners(other_page)
+
+
+def test_compare_names_the_modules_a_broken_file_left_out(tmp_path):
+    """``compare`` of a dump whose program's file is cut short with an intact copy: the
+    program is in no pair and in neither unpaired list, so the comparison says which
+    module was left out and why, in the text and the JSON."""
+    import shutil
+    dump, _ = compile_program(tmp_path, "def f(x):\n    return jnp.tanh(x) @ x\n"
+                              "ARGS = (jnp.arange(16.0).reshape(4, 4),)\n")
+    intact = tmp_path / "intact"
+    shutil.copytree(dump, intact)
+    program = open_dump(dump).main
+    after = dump / program.after_optimizations.path
+    after.write_bytes(after.read_bytes()[: after.stat().st_size // 2])
+    done = run("compare", str(dump), str(intact))
+    assert done.returncode == 0, done.stderr
+    said = f"A ({dump.name}): module {program.label} left out, its file could not be read: " \
+        f"{program.after_optimizations.path}:"
+    assert said in done.stderr and "unexpected end of file" in done.stderr
+    out = json.loads(run("compare", "--json", str(intact), str(dump)).stdout)
+    assert any(n.startswith(f"B ({dump.name}): module {program.label} left out")
+               for n in out["notes"])
+    assert program.id not in out["unpaired"]["b"]      # (it pairs with nothing: not listed)
