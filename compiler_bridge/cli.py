@@ -408,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:     # the reader stopped early (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # nothing to flush
+        return 0
     except HloParseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

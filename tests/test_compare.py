@@ -236,7 +236,8 @@ def test_cli_json_has_exactly_the_documented_shape():
     p = run(sample(A), sample(B), "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert set(out) == {"a", "b", "flags", "modules", "unpaired"}
+    assert set(out) == {"a", "b", "flags", "modules", "unpaired", "notes"}
+    assert out["notes"] == []              # (what was left out and why: none here)
     for side, name in (("a", A), ("b", B)):
         assert set(out[side]) == {"path", "jax", "xla_flags"}
         assert out[side]["path"] == sample(name)

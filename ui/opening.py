@@ -17,8 +17,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.delta_generator import DeltaGenerator
 
 from compiler_bridge import Dump, DumpError, path_key, settings
-from compiler_bridge.dumps import (AFTER, BEFORE, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
-                                   MEMORY_USAGE_REPORT, DumpModule, StoreError, StoredDump)
+from compiler_bridge.dumps import (AFTER, BEFORE, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES,
+                                   LIVE_RANGE, MEMORY_USAGE_REPORT, DumpModule, StoreError,
+                                   StoredDump)
 from compiler_bridge.hlo import (
     EXPECTED,
     HLO_TEXT,
@@ -341,9 +342,11 @@ def _folder_label(files) -> str:
     return f"{len(files)} files"
 
 
-# companions of a buffer assignment: a broken one costs only itself, and the Memory tab says
-# so (ModuleMemory.missing); it never becomes a page-wide error (issue 32, item 6)
-_COMPANIONS = (BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE, MEMORY_USAGE_REPORT)
+# a module's memory files: a broken companion of the buffer assignment costs only itself
+# (ModuleMemory.missing), a broken buffer assignment only the module's memory view; the
+# Memory tab says which file and why, and neither becomes a page-wide error on every
+# module's page (issue 32, item 6)
+_COMPANIONS = (BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE, MEMORY_USAGE_REPORT)
 
 
 def dump_errors(opened: Opened) -> None:

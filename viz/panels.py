@@ -383,8 +383,11 @@ def inspect(module: HloModule, name: str) -> Inspector | None:
 
 
 # characters of the HLO line a card shipped with the graph carries; the selected node's
-# card, sent by the server, carries all of it
+# card, sent by the server, carries up to SELECTED_CARD_TEXT: a constant printed in full
+# (--xla_dump_large_constants) is megabytes on one line, which the page would send on
+# every rerun and the browser lay out in one block
 CARD_TEXT = 600
+SELECTED_CARD_TEXT = 100_000
 
 
 def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
@@ -399,6 +402,9 @@ def card(module: HloModule, inst: HloInstruction, text_limit: int | None = None
     text = inst.text
     if text_limit is not None and len(text) > text_limit:
         text = text[: text_limit - 1] + "…"
+    elif len(text) > SELECTED_CARD_TEXT:
+        text = (text[:SELECTED_CARD_TEXT] + f"… ({len(text) - SELECTED_CARD_TEXT:,} more "
+                f"characters: the whole instruction is line {inst.line} of the file)")
     nbytes = shape.byte_size
     out: dict[str, object] = {
         "name": inst.name, "opcode": inst.opcode,

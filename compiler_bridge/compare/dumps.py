@@ -27,6 +27,7 @@ from .modules import (
     Pairing,
     chosen_pair,
     compare_modules,
+    module_text,
     pair_modules,
 )
 from .versions import dump_versions
@@ -125,7 +126,8 @@ class DumpComparison:
         return {"a": self.side_json("a"), "b": self.side_json("b"),
                 "flags": self.flags.to_json(),
                 "modules": [r.to_json() for r in self.reports],
-                "unpaired": {"a": list(self.pairing.only_a), "b": list(self.pairing.only_b)}}
+                "unpaired": {"a": list(self.pairing.only_a), "b": list(self.pairing.only_b)},
+                "notes": list(self.notes)}
 
 
 def _measured(dump: Dump):
@@ -206,6 +208,22 @@ def _partner(pairing: Pairing, a: Dump, b: Dump, module_a: str, module_b: str) -
     return found
 
 
+def _unreadable(dump: Dump, side: str) -> list[str]:
+    """A note for each module whose HLO text could not be read, so pairing left it out
+    (it is in no pair and in neither unpaired list)."""
+    broken = {e.file: e.error for e in dump.errors}
+    out = []
+    for m in dump.modules:
+        try:
+            path = module_text(dump, m)
+        except KeyError:          # no HLO text at all: nothing to pair
+            continue
+        if path in broken:
+            out.append(f"{side} ({dump.name}): module {m.label} left out, its file could not "
+                       f"be read: {broken[path].splitlines()[0]}")
+    return out
+
+
 def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
                   module_a: str = "", module_b: str = "", measured: bool = True
                   ) -> DumpComparison:
@@ -215,6 +233,7 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
     the one pairing finds). Raises CannotCompare when nothing pairs, or a module named
     is not there."""
     pairing = pair_modules(a, b)
+    left_out = _unreadable(a, "A") + _unreadable(b, "B")
     try:
         if module_a and module_b:
             pairs = [chosen_pair(a, b, module_a, module_b)]
@@ -226,9 +245,10 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
         raise CannotCompare(str(e.args[0])) from None
     if not pairs:
         raise CannotCompare(f"no module of {a.name} pairs with a module of {b.name} "
-                            "(different programs?); name two with --module-a/--module-b")
+                            "(different programs?); name two with --module-a/--module-b"
+                            + "".join(f"; {n}" for n in left_out))
     reports = []
-    notes: list[str] = []
+    notes: list[str] = list(left_out)
     for p in pairs:
         try:
             c = compare_modules(a, b, p)

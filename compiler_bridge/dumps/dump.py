@@ -24,7 +24,7 @@ import threading
 import weakref
 import zipfile
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, TypeVar
 
 from . import archive, loose
@@ -33,7 +33,7 @@ from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..hlo import parse_hlo_bytes
-from ..hlo import EXPECTED, MLIR_TEXT, sniff, to_hlo_text
+from ..hlo import EXPECTED, HLO_PROTO_BINARY, MLIR_TEXT, sniff, to_hlo_text
 from ..targets import split_compile_id
 
 __all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
@@ -118,6 +118,7 @@ class DumpFile:
     source: str = ""            # a stage read from MLIR or a proto ('mlir', 'hlo_proto'):
                                 # parse converts it to HLO text first (loose.py); a
                                 # module's .mlir files are 'mlir' too
+    stamp: str = ""             # --xla_dump_include_timestamp's prefix ('' when none)
 
     @property
     def name(self) -> str:
@@ -186,9 +187,17 @@ class DumpModule:
     def label(self) -> str:
         return f"{self.id} {self.name}"
 
+    @property
+    def number(self) -> int:
+        """XLA's module id as a number (what a trace's program id is): ``id`` is
+        ``0004.jit_f`` where two runs wrote module_0004 into one folder (ARCHITECTURE §9.1)."""
+        return int(self.id.partition(".")[0])
 
-def classify(path: str, size: int = 0, module_names: dict[str, str] | None = None) -> DumpFile:
-    """Kind and module of one file, from its path alone."""
+
+def classify(path: str, size: int = 0,
+             module_names: dict[str, str | tuple[str, ...]] | None = None) -> DumpFile:
+    """Kind and module of one file, from its path alone. ``module_names``: id -> the name
+    (or the names, when runs written into one folder reused the id) its files end."""
     base = posixpath.basename(path)
     parent = posixpath.basename(posixpath.dirname(path))
     if base.endswith(".xplane.pb"):
@@ -215,14 +224,17 @@ def classify(path: str, size: int = 0, module_names: dict[str, str] | None = Non
             return DumpFile(path, size, TF_GRAPH)
         return DumpFile(path, size, UNKNOWN)
     mid, rest = m.group(2), m.group(3)
-    known = (module_names or {}).get(mid)
-    if known and rest.startswith(known + "."):
-        mname, rest = known, rest[len(known) + 1:]
-    elif known and rest == known:
-        return DumpFile(path, size, UNKNOWN, mid, known)
+    known = (module_names or {}).get(mid) or ()
+    for name in sorted((known,) if isinstance(known, str) else known, key=len, reverse=True):
+        if rest.startswith(name + "."):
+            mname, rest = name, rest[len(name) + 1:]
+            break
+        if rest == name:
+            return DumpFile(path, size, UNKNOWN, mid, name)
     else:
         mname, _, rest = rest.partition(".")
-    return _classify_rest(path, size, mid, mname, rest)
+    f = _classify_rest(path, size, mid, mname, rest)
+    return replace(f, stamp=m.group(1)) if m.group(1) else f
 
 
 def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> DumpFile:
@@ -268,21 +280,26 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     return DumpFile(path, size, UNKNOWN, mid, mname)
 
 
-def _module_names(paths: list[str]) -> dict[str, str]:
-    """Module id -> name, from files whose names end the name for sure."""
-    names: dict[str, str] = {}
+def _module_names(paths: list[str]) -> dict[str, str | tuple[str, ...]]:
+    """Module id -> name, from files whose names end the name for sure; the names in
+    order where runs written into one folder gave one id to several modules."""
+    found: dict[str, list[str]] = {}
+    folders: dict[str, str] = {}
     for path in paths:
         base = posixpath.basename(path)
         m = _MODULE.fullmatch(base)
         if m is None:
             m = _MODULE.fullmatch(posixpath.basename(posixpath.dirname(path)))
             if m:
-                names.setdefault(m.group(2), m.group(3))
+                folders.setdefault(m.group(2), m.group(3))
             continue
         rest = m.group(3)
         for end in (".before_optimizations.txt", ".debug_options"):
-            if rest.endswith(end):
-                names[m.group(2)] = rest[: -len(end)]
+            if rest.endswith(end) and rest[: -len(end)] not in found.setdefault(m.group(2), []):
+                found[m.group(2)].append(rest[: -len(end)])
+    names: dict[str, str | tuple[str, ...]] = dict(folders)
+    for mid, ns in found.items():
+        names[mid] = ns[0] if len(ns) == 1 else tuple(ns)
     return names
 
 
@@ -449,6 +466,35 @@ _MAIN_CANDIDATES = 4
 _HEAD = 4 << 20   # bytes of a module read for its stack-frame table
 
 
+def _modules(files: list[DumpFile]) -> list[DumpModule]:
+    """The modules of a dump's files, by module id. Runs written into one folder reuse ids
+    (each process counts from 0): modules that share an id are told apart by name, then by
+    ``--xla_dump_include_timestamp``'s stamp, and each gets an id of its own:
+    ``<id>.<name>`` where names differ, ``<id>@<stamp>`` where stamps do. A file with no
+    stamp (``debug_options``, ``.ll``) belongs to the last compile of its module: the
+    last run wrote it over."""
+    stamps: dict[tuple[str, str], set[str]] = {}
+    for f in files:
+        if f.module_id is not None:
+            stamps.setdefault((f.module_id, f.module_name or ""), set()).update(
+                (f.stamp,) if f.stamp else ())
+    groups: dict[tuple[str, str, str], list[DumpFile]] = {}
+    for f in files:
+        if f.module_id is not None:
+            key = (f.module_id, f.module_name or "")
+            groups.setdefault(key + (f.stamp or max(stamps[key], default=""),), []).append(f)
+    names: dict[str, set[str]] = {}
+    for mid, mname, _ in groups:
+        names.setdefault(mid, set()).add(mname)
+    out = []
+    for (mid, mname, stamp), fs in sorted(groups.items(), key=lambda g: (int(g[0][0]), g[0])):
+        uid = mid + (f".{mname}" if len(names[mid]) > 1 else "") \
+            + (f"@{stamp}" if len(stamps[(mid, mname)]) > 1 else "")
+        name, compile_id = split_compile_id(mname)
+        out.append(DumpModule(uid, name, fs, compile_id=compile_id))
+    return out
+
+
 def _main_module(dump: "Dump") -> DumpModule | None:
     ranked: list[tuple[tuple[int, int], DumpModule]] = []
     for m in dump.modules:
@@ -488,16 +534,7 @@ class Dump:
         self.files: list[DumpFile] = [classify(p, s, names) for p, s in listing]
         self.files = _other_forms(self.files, source)
         self._by_path = {f.path: f for f in self.files}
-        mods: dict[str, DumpModule] = {}
-        for f in self.files:
-            if f.module_id is None:
-                continue
-            mod = mods.get(f.module_id)
-            if mod is None:
-                name, compile_id = split_compile_id(f.module_name or "")
-                mod = mods[f.module_id] = DumpModule(f.module_id, name, compile_id=compile_id)
-            mod.files.append(f)
-        self.modules: list[DumpModule] = [mods[k] for k in sorted(mods, key=lambda x: int(x))]
+        self.modules: list[DumpModule] = _modules(self.files)
         self.traces = [f for f in self.files if f.kind in (TRACE, XPLANE)]
         self.errors: list[FileError] = [FileError(p, why) for p, why in source.skipped()]
         self._error_files: set[str] = {e.file for e in self.errors}
@@ -538,7 +575,7 @@ class Dump:
                 return m
         if key.isdigit():
             for m in self.modules:
-                if int(m.id) == int(key):
+                if m.number == int(key):
                     return m
         raise KeyError(f"{self.name}: no module {key!r}; modules are "
                        + ", ".join(m.label for m in self.modules[:20]))
@@ -691,10 +728,25 @@ def _other_forms(files: list[DumpFile], source: _Source) -> list[DumpFile]:
     with_text = {f.module_id for f in files if f.kind in (BEFORE, AFTER)}
     if all(f.module_id in with_text for f in files if f.kind == HLO_PROTO):
         return files
-    promoted = loose.protos_as_stages([f for f in files if f.module_id not in with_text],
+    promoted = loose.protos_as_stages([_pass_proto(f) for f in files
+                                       if f.module_id not in with_text],
                                       before=BEFORE, after=AFTER, proto=HLO_PROTO)
     by_path = {f.path: f for f in promoted}
     return [by_path.get(f.path, f) for f in files]
+
+
+def _pass_proto(f: DumpFile) -> DumpFile:
+    """A per-pass snapshot written as a proto (``--xla_dump_hlo_as_proto`` with
+    ``--xla_dump_hlo_pass_re``: ``<base>SSSS.<pipeline>.after_<pass>.before_<next>.hlo.pb``):
+    a pass step, read through jaxlib as the stages are."""
+    rest = f.name.split(f"{f.module_name}.", 1)[-1]
+    if f.kind != HLO_PROTO or not f.module_name or not rest.endswith(".hlo.pb"):
+        return f
+    p = _PASS.fullmatch(rest[: -len(".hlo.pb")] + ".txt")
+    if p is None:
+        return f
+    return replace(f, kind=PASS, source=HLO_PROTO_BINARY,
+                   pass_info=PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or ""))
 
 
 def _holds_a_module(path: str) -> bool:

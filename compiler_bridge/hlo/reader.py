@@ -95,7 +95,10 @@ class StatementReader:
     def __init__(self, text: str, source: str | None) -> None:
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if not text.endswith("\n"):
+        # a file whose last line has no newline was cut short (a run killed while XLA
+        # wrote it): what is wrong on that line is where the file ends
+        self.cut_short = bool(text) and not text.endswith("\n")
+        if self.cut_short:
             text += "\n"
         self.text = text
         self.n = len(text)
@@ -135,6 +138,8 @@ class StatementReader:
         end = text.find("\n", pos)
         if end < 0:
             end = self.n
+        if self.cut_short and end >= self.n - 1 and not message.startswith("unexpected end"):
+            message = f"unexpected end of file (its last line is cut short): {message}"
         return HloParseError(message, source=self.source, line=line,
                              column=pos - start + 1, text=text[start:end])
 

@@ -143,6 +143,9 @@ def parse_buffer_assignment(text: str, source: str = "<text>") -> BufferAssignme
         raise MemoryFileError("the file ends in the middle of a line (truncated?)",
                               source=source, line=text.count("\n") + 1,
                               text=text.rsplit("\n", 1)[-1])
+    if not text.strip():    # a run killed before XLA wrote it, a disk that filled
+        raise MemoryFileError("empty file: expected 'BufferAssignment:' and the "
+                              "allocations", source=source)
     lines = text.split("\n")
     if not lines or lines[0].strip() != "BufferAssignment:":
         raise MemoryFileError("expected 'BufferAssignment:' on the first line: not an XLA "

@@ -117,6 +117,11 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
     failed = report.trace_error is not None and (bool(args.trace) or bool(dump.traces))
+    if not report.modules:      # none of the modules asked for could be read: say why
+        for note in report.notes:
+            print(f"error: {args.path}: {note}", file=sys.stderr)
+        print(f"error: {args.path}: no module could be reported", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(report.to_json(), indent=1, allow_nan=False, default=_json_default))
     else:

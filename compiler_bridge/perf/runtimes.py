@@ -406,8 +406,9 @@ def runtime_report(dump: Dump, modules: Sequence[str] | None = None,
     for mod in chosen:
         try:
             hlo = module_with_pages(dump, mod)
-        except (KeyError, ValueError) as e:
-            notes.append(f"module {mod.label}: {str(e).splitlines()[0]}")
+        except (KeyError, ValueError) as e:     # a KeyError's str() is its message quoted
+            why = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            notes.append(f"module {mod.label}: {str(why).splitlines()[0]}")
             continue
         reported.append((mod.id, mod.name))
         module_keys.append((mod.id, hlo.key))

@@ -300,6 +300,7 @@ class _ModuleIndex:
 
     def __init__(self, dump: Dump, module: DumpModule) -> None:
         self.id = module.id
+        self.number = module.number
         self.name = module.name
         self.error = ""
         self.instructions: dict[str, tuple[str, str]] = {}   # name -> (opcode, computation)
@@ -330,7 +331,7 @@ class _ModuleIndex:
 def _pick_module(candidates: list[_ModuleIndex], ops: Iterable[str]) -> _ModuleIndex:
     ops = set(ops)
     return max(candidates, key=lambda m: (sum(1 for o in ops if o in m.instructions),
-                                          int(m.id)))
+                                          m.number))
 
 
 def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Measured:
@@ -431,7 +432,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         name, pid, _run = key
         target = None
         if pid is not None:
-            target = next((m for m in indexes.values() if int(m.id) == pid), None)
+            target = next((m for m in indexes.values() if m.number == pid), None)
             if target is not None and target.name != name and name:
                 target = None
         if target is None:

@@ -17,32 +17,37 @@ __all__ = ["add_spmd_commands"]
 
 
 def _reports(args: argparse.Namespace, build: Callable[[Dump, DumpModule], dict],
-             shown: Callable[[dict], bool]) -> tuple[int | None, list[dict]]:
-    """(exit code, reports) of ``build`` over the module ``--module`` names, else over the
-    modules ``shown`` keeps (all of them when it keeps none); the code is set when the
-    command is done: an error printed, or ``--json`` printed."""
+             shown: Callable[[dict], bool]) -> tuple[int | None, list[dict], int]:
+    """(exit code, reports, modules failed) of ``build`` over the module ``--module``
+    names, else over the modules ``shown`` keeps (all of them when it keeps none); the code
+    is set when the command is done: an error printed, or ``--json`` printed. A module
+    that cannot be read is an error naming it and its file; the others are still
+    reported (exit 1)."""
     dump = open_dump(args.path)
     try:
         modules = [dump.pick(args.module)] if args.module else list(dump.modules)
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2, []
-    try:
-        reports = [build(dump, m) for m in modules]
-    except ValueError as e:         # a sharding or group this reader cannot take
-        print(f"error: {args.path}: {e}", file=sys.stderr)
-        return 1, []
+        return 2, [], 0
+    reports, failed = [], 0
+    for m in modules:
+        try:
+            reports.append(build(dump, m))
+        except ValueError as e:     # a file that does not parse (HloParseError), a sharding
+            print(f"error: {args.path}: module {m.label}: {e}", file=sys.stderr)
+            failed += 1             # or group this reader cannot take
     if not args.module:
         reports = [r for r in reports if shown(r)] or reports
     if args.json:
         print(json.dumps({"modules": reports}, indent=2))
-        return 0, reports
-    return None, reports
+        return (1 if failed else 0), reports, failed
+    return None, reports, failed
 
 
 def cmd_collectives(args: argparse.Namespace) -> int:
     # the modules that communicate (the eager helpers do not)
-    code, reports = _reports(args, module_collectives, lambda r: bool(r["collectives"]))
+    code, reports, failed = _reports(args, module_collectives,
+                                     lambda r: bool(r["collectives"]))
     if code is not None:
         return code
     for r in reports:
@@ -62,11 +67,11 @@ def cmd_collectives(args: argparse.Namespace) -> int:
             for g in groups:
                 kinds = ", ".join(f"{n} {k}" for k, n in sorted(g["kinds"].items()))
                 print(f"    {g['source']:<50} {kinds:<40} sent {g['sent_bytes']:>12,} B")
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_shardings(args: argparse.Namespace) -> int:
-    code, reports = _reports(args, module_shardings, lambda r: r["devices"] > 1)
+    code, reports, failed = _reports(args, module_shardings, lambda r: r["devices"] > 1)
     if code is not None:
         return code
     for r in reports:
@@ -78,7 +83,7 @@ def cmd_shardings(args: argparse.Namespace) -> int:
                 per = "x".join(str(d) for d in p.get("per_device_shape", [])) or "-"
                 print(f"    {p['name']:<24} {p['shape']:<18} {p.get('label', '-'):<28} "
                       f"per device [{per}] {p.get('per_device_bytes', '-')} B")
-    return 0
+    return 1 if failed else 0
 
 
 def add_spmd_commands(sub: argparse._SubParsersAction) -> None:

@@ -46,6 +46,20 @@ def as_stablehlo(data: bytes):
     return xc._xla.mlir.hlo_to_stablehlo(proto), counts(text)
 
 
+def _parse(module):
+    """The MLIR module (within its context). Bytecode may be a StableHLO portable artifact
+    (``jax.export``'s ``mlir_module_serialized``: versioned VHLO ops, whose functions XLA
+    does not see): deserialized into StableHLO first, as jax does before it compiles one."""
+    from jax._src.lib.mlir import ir
+    if isinstance(module, bytes):
+        try:
+            from jax._src.lib import _jax
+            return _jax.mlir.deserialize_portable_artifact(module)
+        except Exception:      # noqa: BLE001 - plain StableHLO bytecode, not an artifact
+            pass
+    return ir.Module.parse(module)
+
+
 def devices_for(platform: str, topology: str, config: str, n: int) -> list:
     import jax
     from jax.experimental import topologies
@@ -85,11 +99,10 @@ def main(argv: list[str]) -> int:
     devices = devices[:n]
     backend = devices[0].client
     from jax._src.interpreters import mlir as jax_mlir
-    from jax._src.lib.mlir import ir
     context = jax_mlir.make_ir_context()
     try:
         with context:
-            module = ir.Module.parse(module)
+            module = _parse(module)
     except Exception as e:     # noqa: BLE001 - MLIR's parser says what is wrong
         print(f"not a StableHLO module: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return 2
