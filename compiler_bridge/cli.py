@@ -62,11 +62,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     print(f"dump {dump.name}: {len(dump.modules)} modules, {len(dump.files)} files, "
           f"{len(dump.traces)} trace files; main program: {stats['main']}")
+    # ids are 4 digits, longer where runs written into one folder share them
+    # (0004@<stamp>): the column is as wide as the longest
+    width = max((len(m["id"]) for m in stats["modules"]), default=4)
     for m in stats["modules"]:
         after = m["stages"].get("after_optimizations") or m["stages"].get("before_optimizations")
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
         name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
-        print(f"  {m['id']}  {name:<40} {size:<40} {m['passes']} pass files")
+        print(f"  {m['id']:<{width}}  {name:<40} {size:<40} {m['passes']} pass files")
     for e in stats["errors"]:
         print(f"error: {_naming(e['file'], e['error'])}", file=sys.stderr)
     return 0

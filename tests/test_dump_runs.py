@@ -55,6 +55,13 @@ def test_two_runs_into_one_folder_keep_every_module(tmp_path):
     assert done.returncode == 0, done.stderr
     assert {(m["id"], m["name"]) for m in json.loads(done.stdout)["modules"]} >= {
         ("0000.jit_f", "jit_f"), ("0000.jit_iota", "jit_iota"), ("0004", "jit_f")}
+    # the text table's name column starts at one place, however long the ids (0004, 0000.jit_iota)
+    done = run("stats", str(dump))
+    assert done.returncode == 0, done.stderr
+    rows = [re.match(r"  (\S+)\s+\S", line) for line in done.stdout.splitlines()
+            if line.startswith("  ")]
+    assert len(rows) == len(d.modules) and all(rows)
+    assert len({r.end() for r in rows if r}) == 1
 
 
 def test_the_page_opens_the_module_of_a_repeated_id(tmp_path, monkeypatch):
