@@ -294,7 +294,8 @@ def test_headless_render_draws_the_steps_diff_like_the_app(tmp_path):
 
 def test_the_next_step_is_laid_out_ahead(monkeypatch, mlp):
     """While a step is looked at, the next one's layout is made in the background: Next
-    then finds it ready (the caption's layout time is a cache hit)."""
+    then finds it ready, and lays nothing out (a Graphviz that fails would fail the
+    graph). How fast that is lives in bench/, not in a caption's milliseconds."""
     import time
 
     from viz import prefetching
@@ -306,7 +307,12 @@ def test_the_next_step_is_laid_out_ahead(monkeypatch, mlp):
     while prefetching() and time.time() < deadline:
         time.sleep(0.1)
     assert not prefetching()
+    looked_at = query(at)["stage"]
+
+    def no_graphviz(*args, **kwargs):
+        raise AssertionError("laid out again")
+    monkeypatch.setattr("viz.layout._render", no_graphviz)
     at.button(key="pass-next").click().run()
     ok(at)
-    caption = next(c.value for c in at.caption if "laid out in" in c.value)
-    assert "laid out in 0 ms" in caption, caption
+    assert query(at)["stage"] != looked_at                          # the next step
+    assert any("laid out in" in c.value for c in at.caption)      # the graph was drawn
