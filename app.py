@@ -28,8 +28,8 @@ if opened is None:
     opening.welcome(nav)
     st.stop()
 tf_page = tf.shows(nav, opened)                  # TF graphs, no module chosen: read them
-opening.dump_errors(opened)                      # files that could not be read, by name
 if tf_page:
+    opening.dump_errors(opened)                  # files of no module that could not be read
     with kit.section("TensorFlow clusters"):     # clusters, their modules, reasons
         tf.cluster_page(nav, opened)
     st.stop()
@@ -38,6 +38,7 @@ compare.apply_cli(nav, opened)                   # --dump A --compare B: B vs ba
 with kit.section("Module"):
     picked = explorer.pick_module(nav, opened)   # sidebar: module and stage (pass step)
     tf.back_button(nav, opened)                  # sidebar: back to the TF clusters
+opening.dump_errors(opened, picked.dump_module.id if picked else None)   # and the module's
 with kit.section("Compare"):
     compare.sidebar(nav, opened, picked)         # sidebar: a baseline dump, recompilations
 if picked is None:

@@ -160,3 +160,36 @@ def test_compare_names_the_modules_a_broken_file_left_out(tmp_path):
     assert any(n.startswith(f"B ({dump.name}): module {program.label} left out")
                for n in out["notes"])
     assert program.id not in out["unpaired"]["b"]      # (it pairs with nothing: not listed)
+
+
+def test_another_modules_broken_file_is_said_on_its_page_not_on_every_page(tmp_path,
+                                                                          monkeypatch):
+    """A helper module's after-optimizations file cut short: its own page says which file
+    and why, the module picker says it cannot be read, and the program's page carries no
+    banner for it, before or after the helper's page was visited (the banner does not
+    grow as modules are visited)."""
+    from tests.support.apptest import app, ok
+    dump, _ = compile_program(tmp_path, "def f(x):\n    return jnp.tanh(x) @ x\n"
+                              "ARGS = (jnp.arange(16.0).reshape(4, 4),)\n")   # + helpers
+    d = open_dump(dump)
+    program = d.main
+    helper = next(m for m in d.modules if m is not program and m.after_optimizations)
+    cut = dump / helper.after_optimizations.path
+    text = cut.read_text(encoding="utf-8")
+    cut.write_text(text[: text.index("ENTRY") + 12], encoding="utf-8")
+
+    def banners(at):
+        return " ".join(e.value for e in at.error if "could not be read" in e.value)
+    at = app(str(dump), monkeypatch)
+    assert helper.after_optimizations.path not in banners(at)
+    labels = at.selectbox(key="pick-module").options
+    assert any(f"· {helper.id} — cannot be read" in o for o in labels), labels
+    at.query_params["module"] = helper.id                     # the helper's page
+    at.run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert helper.after_optimizations.path in shown and "cut short" in shown, shown
+    at.query_params["module"] = program.id                    # back to the program
+    at.run()
+    ok(at)
+    assert helper.after_optimizations.path not in banners(at)

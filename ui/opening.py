@@ -349,10 +349,15 @@ def _folder_label(files) -> str:
 _COMPANIONS = (BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE, MEMORY_USAGE_REPORT)
 
 
-def dump_errors(opened: Opened) -> None:
-    """Files of the dump that could not be read or parsed (the rest stays usable)."""
+def dump_errors(opened: Opened, module_id: str | None = None) -> None:
+    """Files of the dump that could not be read or parsed (the rest stays usable): those of
+    no module and those of the module on screen (``module_id``). Another module's broken
+    file is said on that module's page and in the module picker ("cannot be read"), so the
+    banner neither grows as modules are visited nor names a file the page does not use."""
     kinds = {f.path: f.kind for f in opened.dump.files}
-    errors = [e for e in opened.dump.errors if kinds.get(e.file) not in _COMPANIONS]
+    owner = {f.path: m.id for m in opened.dump.modules for f in m.files}
+    errors = [e for e in opened.dump.errors if kinds.get(e.file) not in _COMPANIONS
+              and owner.get(e.file) in (None, module_id)]
     if not errors:
         return
     lines = [f"- {code(e.file)}: {code(e.error.splitlines()[0])}" for e in errors[:12]]
