@@ -14,7 +14,7 @@ import pytest
 
 from compiler_bridge import open_dump
 from compiler_bridge.spmd import module_collectives, module_shardings
-from tests.support.backend_fresh import compile_for
+from tests.support.backend_fresh import SCAN_FSDP, compile_for
 
 SHARD_MAP = r"""
 def a2a(x):
@@ -88,18 +88,6 @@ def test_a_shard_map_s_outputs_have_the_shardings_jax_gives_them(tmp_path):
         axes = [a if isinstance(a, list) else [a] if a else [] for a in jax_says["spec"]]
         axes += [[]] * (len(got["per_device_shape"]) - len(axes))
         assert got["mesh_axes"] == axes, got["name"]
-
-
-SCAN_FSDP = r"""
-def scan_fsdp(ws, x):
-    def loss(ws):
-        y, _ = jax.lax.scan(lambda x, w: (jax.nn.relu(x @ w), None), x, ws)
-        return (y ** 2).mean()
-    return ws - 0.1 * jax.grad(loss)(ws)
-PROGRAMS = {"scan_fsdp": (scan_fsdp, (S((6, 512, 512), on(None, "x", "y")),
-                                      S((128, 512), on(("x", "y"), None))),
-                          {"donate_argnums": 0})}
-"""
 
 
 def test_a_combined_collective_without_metadata_has_a_cause(tmp_path):

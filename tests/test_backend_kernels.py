@@ -10,18 +10,7 @@ import pytest
 
 from compiler_bridge import open_dump
 from compiler_bridge.kernels import module_kernels
-from tests.support.backend_fresh import compile_for
-
-SCAN_FSDP = r"""
-def scan_fsdp(ws, x):
-    def loss(ws):
-        y, _ = jax.lax.scan(lambda x, w: (jax.nn.relu(x @ w), None), x, ws)
-        return (y ** 2).mean()
-    return ws - 0.1 * jax.grad(loss)(ws)
-PROGRAMS = {"scan_fsdp": (scan_fsdp, (S((6, 512, 512), on(None, "x", "y")),
-                                      S((128, 512), on(("x", "y"), None))),
-                          {"donate_argnums": 0})}
-"""
+from tests.support.backend_fresh import SCAN_FSDP, compile_for
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,19 @@ for name, (fn, args, options) in PROGRAMS.items():
 json.dump(facts, open(os.path.join(out, "xla_facts.json"), "w"))
 """
 
+# a scan over sharded layers with its gradient, weights donated: in-loop collectives on
+# every target (the kernels and the collectives tests share it)
+SCAN_FSDP = r"""
+def scan_fsdp(ws, x):
+    def loss(ws):
+        y, _ = jax.lax.scan(lambda x, w: (jax.nn.relu(x @ w), None), x, ws)
+        return (y ** 2).mean()
+    return ws - 0.1 * jax.grad(loss)(ws)
+PROGRAMS = {"scan_fsdp": (scan_fsdp, (S((6, 512, 512), on(None, "x", "y")),
+                                      S((128, 512), on(("x", "y"), None))),
+                          {"donate_argnums": 0})}
+"""
+
 TARGETS = {"h100": ("cuda", "1x1x4"), "v5e": ("tpu", "v5e:2x2"),
            "v6e": ("tpu", "v6e:2x2"), "v5p": ("tpu", "v5p:2x2x1")}
 
