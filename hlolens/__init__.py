@@ -51,10 +51,13 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.\-]+", "_", name).strip("._")[:80] or "program"
 
 
-def _program(obj: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, str]:
-    """(Lowered or None, Compiled, name) for what ``show`` was given."""
+def _program(obj: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, str, Any]:
+    """(Lowered or None, Compiled, name, what a profiled run calls) for what ``show`` was
+    given. A function runs as itself: a Compiled takes only the dynamic arguments, so
+    static ones (``static_argnums``) passed as ``show(f, x, 3)`` would not fit it."""
     import jax
     lowered = None
+    run: Any = None
     if isinstance(obj, jax.stages.Compiled):
         compiled = obj
     else:
@@ -63,6 +66,7 @@ def _program(obj: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, str]:
         elif callable(obj):
             fn = obj if hasattr(obj, "lower") else jax.jit(obj)
             lowered = fn.lower(*args, **kwargs)
+            run = fn
         else:
             raise TypeError("hlolens.show takes a jax Lowered, a Compiled, or a function "
                             f"and its arguments; got {type(obj).__name__}")
@@ -70,7 +74,7 @@ def _program(obj: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, str]:
     executable: Any = compiled.runtime_executable()
     modules = executable.hlo_modules() if executable is not None else []
     name = modules[0].name if modules else "program"
-    return lowered, compiled, name
+    return lowered, compiled, name, run or compiled
 
 
 def _analysis(compiled: Any) -> dict:
@@ -95,7 +99,7 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
     """Write the dump of a program into ``out`` (a new temporary folder by default); returns
     the folder. Files are named as ``--xla_dump_to`` names them, module id 0000."""
     import jax
-    lowered, compiled, name = _program(obj, args, kwargs)
+    lowered, compiled, name, run = _program(obj, args, kwargs)
     out = out or tempfile.mkdtemp(prefix="hlolens-show-")
     os.makedirs(out, exist_ok=True)
     base = os.path.join(out, f"module_0000.{_safe(name)}")
@@ -113,19 +117,38 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
         json.dump({"jax": jax.__version__, "platform": platform, **_analysis(compiled)}, f,
                   indent=1)
     if profile and (args or kwargs):
-        _profile(compiled, args, kwargs, out)
+        _profile(run, _donates(compiled), args, kwargs, out)
     return out
 
 
-def _profile(compiled: Any, args: tuple, kwargs: dict, out: str, runs: int = 3) -> None:
-    """A short profiled run: the perfetto trace goes beside the modules."""
+def _donates(compiled: Any) -> bool:
+    """Whether the program donates an argument (``donate_argnums``): each run then
+    consumes its arguments."""
     import jax
+    return any(getattr(a, "donated", False) for a in jax.tree.leaves(compiled.args_info))
+
+
+def _profile(run: Any, donates: bool, args: tuple, kwargs: dict, out: str,
+             runs: int = 3) -> None:
+    """A short profiled run: the perfetto trace goes beside the modules. A program that
+    donates its arguments runs each time on copies made before the trace (the user's
+    arrays are never consumed, and the copies are not in the trace)."""
+    import jax
+
+    def fresh() -> tuple[tuple, dict]:
+        if not donates:
+            return args, kwargs
+        return jax.tree.map(lambda a: jax.device_put(a, a.sharding, may_alias=False)
+                            if isinstance(a, jax.Array) else a, (args, kwargs))
     trace_dir = tempfile.mkdtemp(prefix="hlolens-trace-")
     try:
-        jax.block_until_ready(compiled(*args, **kwargs))        # warm
+        a, k = fresh()
+        jax.block_until_ready(run(*a, **k))        # warm (a function compiles here)
+        inputs = [fresh() for _ in range(runs)]
+        jax.block_until_ready(inputs)
         with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
-            for _ in range(runs):
-                jax.block_until_ready(compiled(*args, **kwargs))
+            for a, k in inputs:
+                jax.block_until_ready(run(*a, **k))
         for root, _, files in os.walk(trace_dir):
             if "perfetto_trace.json.gz" in files:
                 shutil.copy(os.path.join(root, "perfetto_trace.json.gz"), out)

@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
-from compiler_bridge import open_dump, parse_hlo
+from compiler_bridge import open_dump, parse_hlo, runtime_report
 from compiler_bridge.dumps import AFTER, BEFORE, Store
 
 APP = os.path.join(ROOT, "app.py")
@@ -66,6 +66,24 @@ def test_show_of_a_function_and_its_arguments_with_a_profiled_run(tmp_path):
     d = open_dump(shown.dump)
     assert [f.name for f in d.traces] == ["perfetto_trace.json.gz"]
     assert d.modules[0].name == "jit_layer"
+
+
+def test_a_profiled_run_of_a_function_with_static_and_donated_arguments(tmp_path):
+    """``show(f, x, 3, profile=True)`` of ``jit(f, static_argnums=1, donate_argnums=0)``:
+    the Compiled takes no static argument and each run consumes the donated one, so the
+    runs call the function on copies; the trace has every run and the user's array is
+    still there."""
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+    fn = jax.jit(lambda x, n: jnp.tanh(x) ** n, static_argnums=1, donate_argnums=0)
+    x = jnp.ones((64, 64))
+    shown = hlolens.show(fn, x, 3, data=str(tmp_path / "data"), start=False, profile=True)
+    d = open_dump(shown.dump)
+    assert [f.name for f in d.traces] == ["perfetto_trace.json.gz"]
+    trace = runtime_report(d, fit_to_trace=False).to_json()["trace"]
+    assert [m["runs"] for m in trace["modules"].values()] == [3]
+    assert float(x.sum()) == 64 * 64          # not consumed by the runs
 
 
 def test_show_of_a_compiled_program_has_its_after_stage(tmp_path):
