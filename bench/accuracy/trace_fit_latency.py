@@ -37,13 +37,13 @@ idea came from a report-half program (mobilenet_s_f32_infer), as the offset's di
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from typing import Sequence
 
 import numpy as np
 
 from bench.accuracy import trace_fit_bench as B
+from bench.accuracy import trace_fit_threads as T
 from compiler_bridge.perf import metrics as M
 from compiler_bridge.perf import trace_fit as F
 
@@ -103,40 +103,12 @@ def evaluate(data: dict, with_latency: bool) -> list[dict]:
     return out
 
 
-def summary(rows: list[dict]) -> dict:
-    apes = [r["fitted"]["median_ape"] for r in rows]
-    return {"programs": len(rows), "within": sum(1 for a in apes if a <= 0.40),
-            "tau": statistics.mean(r["fitted"]["kendall_tau"] for r in rows),
-            "ape": statistics.median(apes),
-            "far": sum(1 for r in rows if r["step_fitted"]
-                       and max(r["step_fitted"], 1 / r["step_fitted"]) > 2),
-            "each": {r["program"]: r["fitted"]["median_ape"] for r in rows}}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--half", choices=("selection", "report"), required=True)
     args = ap.parse_args(argv)
-    paths = B.programs([])
-    print("| variant | predictor | programs | mean tau | programs with median APE <= 40% "
-          "| median of median APE | steps > 2x off | kernels split over threads |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for predictor, auto in B.PREDICTORS.items():
-        data = B.measure_all(paths, auto)
-        sel, rep = B.halves(list(data))
-        keep = sel if args.half == "selection" else rep
-        data = {k: v for k, v in data.items() if k in keep}
-        n_split = sum(1 for d in data.values() for x in d[5] if x.cost.partitions > 1)
-        each = []
-        for variant, lat in (("kinds", False), ("kinds + latency", True)):
-            s = summary(evaluate(data, lat))
-            each.append(s["each"])
-            print(f"| {variant} | {predictor} | {s['programs']} | {s['tau']:.3f} | "
-                  f"{s['within']} of {s['programs']} | {s['ape']:.1%} | {s['far']} | "
-                  f"{n_split} |", flush=True)
-        moved = [f"{k} {each[0][k]:.0%} -> {each[1][k]:.0%}" for k in sorted(each[0])
-                 if (each[0][k] <= 0.40) != (each[1].get(k, 1) <= 0.40)]
-        print(f"  {predictor}: across 40%: " + ("; ".join(moved) or "none"), flush=True)
+    T.report(args.half, {"kinds": lambda data: evaluate(data, False),
+                         "kinds + latency": lambda data: evaluate(data, True)})
     return 0
 
 

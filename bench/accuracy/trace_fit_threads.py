@@ -57,30 +57,39 @@ def summary(rows: list[dict]) -> dict:
             "each": {r["program"]: r["fitted"]["median_ape"] for r in rows}}
 
 
+def report(half: str, variants: dict, counted: str = "kernels split over threads",
+           count=lambda x: x.cost.partitions > 1) -> None:
+    """The table of a candidate's protocol on one half: each variant (name -> a function
+    of ``measure_all``'s data returning ``evaluate``'s rows), both predictors, and the
+    programs whose median APE crosses 40% between the first variant and the others."""
+    print("| variant | predictor | programs | mean tau | programs with median APE <= 40% "
+          f"| median of median APE | steps > 2x off | {counted} |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    paths = B.programs([])
+    for predictor, auto in B.PREDICTORS.items():
+        data = B.measure_all(paths, auto)
+        sel, rep = B.halves(list(data))
+        keep = sel if half == "selection" else rep
+        data = {k: v for k, v in data.items() if k in keep}
+        n = sum(1 for d in data.values() for x in d[5] if count(x))
+        each = []
+        for variant, evaluate in variants.items():
+            s = summary(evaluate(data))
+            each.append(s["each"])
+            print(f"| {variant} | {predictor} | {s['programs']} | {s['tau']:.3f} | "
+                  f"{s['within']} of {s['programs']} | {s['ape']:.1%} | {s['far']} | "
+                  f"{n} |", flush=True)
+        moved = [f"{k} {each[0][k]:.0%} -> {e[k]:.0%}" for e in each[1:] for k in sorted(each[0])
+                 if (each[0][k] <= 0.40) != (e.get(k, 1) <= 0.40)]
+        print(f"  {predictor}: across 40%: " + ("; ".join(moved) or "none"), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--half", choices=("selection", "report"), required=True)
     args = ap.parse_args(argv)
-    paths = B.programs([])
-    print("| variant | predictor | programs | mean tau | programs with median APE <= 40% "
-          "| median of median APE | steps > 2x off | kernels split over threads |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for predictor, auto in B.PREDICTORS.items():
-        data = B.measure_all(paths, auto)
-        sel, rep = B.halves(list(data))
-        keep = sel if args.half == "selection" else rep
-        data = {k: v for k, v in data.items() if k in keep}
-        split = sum(1 for d in data.values() for x in d[5] if x.cost.partitions > 1)
-        each = []
-        for variant, threads in VARIANTS.items():
-            s = summary(B.evaluate(with_threads(data, threads)))
-            each.append(s["each"])
-            print(f"| {variant} | {predictor} | {s['programs']} | {s['tau']:.3f} | "
-                  f"{s['within']} of {s['programs']} | {s['ape']:.1%} | {s['far']} | "
-                  f"{split} |", flush=True)
-        moved = [f"{k} {each[0][k]:.0%} -> {each[1][k]:.0%}" for k in sorted(each[0])
-                 if (each[0][k] <= 0.40) != (each[1].get(k, 1) <= 0.40)]
-        print(f"  {predictor}: across 40%: " + ("; ".join(moved) or "none"), flush=True)
+    report(args.half, {v: (lambda data, t=t: B.evaluate(with_threads(data, t)))
+                       for v, t in VARIANTS.items()})
     return 0
 
 
