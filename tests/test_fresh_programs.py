@@ -80,3 +80,40 @@ def test_the_main_program_is_not_a_helper_jax_compiled_beside_it(tmp_path):
     text = d.read_text
     assert names_its_function(text(program.after_optimizations.path), "jit_inner") is True
     assert names_its_function(text(helper.after_optimizations.path), "jit__multi_slice") is False
+
+
+# the program is a closure and the other a lambda (their stack-frame tables name them by
+# qualified name: 'make.<locals>.step', '<lambda>'), each smaller than the PRNG key's
+# helper, jit__threefry_seed, compiled before it (the lambda: after more helpers larger
+# than it than the few largest modules read at first)
+CLOSURE = """
+def make():
+    def step(x, y):
+        return x, y * 2
+    return step
+key = jax.random.PRNGKey(0)
+f = jax.jit(make())
+ARGS = (jnp.ones((64, 64)), jnp.ones(10))
+"""
+LAMBDA = """
+key = jax.random.PRNGKey(0)
+noise = jax.random.normal(key, (8,)) + jax.random.uniform(key, (8,)) * jnp.arange(8.0)
+f = jax.jit(lambda x: x * 2)
+ARGS = (jnp.cumsum(noise),)
+"""
+
+
+def test_the_main_program_is_found_by_its_functions_qualified_name(tmp_path):
+    for src, name in ((CLOSURE, "jit_step"), (LAMBDA, "jit__lambda")):
+        dump, xla = compile_program(tmp_path / name, src)
+        d = open_dump(dump)
+        helper, program = d.module("jit__threefry_seed"), d.module(name)
+        assert helper.after_optimizations.size > program.after_optimizations.size
+        larger = [m for m in d.modules if m.after_optimizations
+                  and m.after_optimizations.size > program.after_optimizations.size]
+        assert len(larger) > 4 or name == "jit_step", [m.name for m in larger]
+        assert d.main is program
+        t = memory_totals(d, d.pick(None))      # what `memory` reports by default
+        assert (t.argument_bytes, t.output_bytes, t.peak_bytes) == (
+            xla["argument_size_in_bytes"], xla["output_size_in_bytes"],
+            xla["peak_memory_in_bytes"])

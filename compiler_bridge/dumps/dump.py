@@ -461,8 +461,10 @@ class FileError:
         return {"file": self.file, "error": self.error}
 
 
-# how many of the largest modules are read to pass over JAX's helpers (they are small)
-_MAIN_CANDIDATES = 4
+# how many of the largest modules are read to pass over JAX's helpers: a small program
+# after a few eager operations (a PRNG key, random numbers, an arange) is smaller than 5+
+# of them; the reading stops at the first module that names its function or has no table
+_MAIN_CANDIDATES = 16
 _HEAD = 4 << 20   # bytes of a module read for its stack-frame table
 
 

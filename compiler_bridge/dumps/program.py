@@ -25,7 +25,10 @@ def names_its_function(text: str, module_name: str) -> bool | None:
     table = _TABLE.search(text)
     if table is None:
         return None
-    # jax.jit names the module after the function with every other character as '_'
-    # ('<lambda>' -> 'jit__lambda_')
-    names = {re.sub(r"\W", "_", n) for n in _ENTRY.findall(table.group(1))}
-    return module_name[len("jit_"):] in names
+    # the table holds qualified names ('make.<locals>.step', 'Trainer.step'); jax.jit
+    # names the module after the function's own name, every character but word ones, '.'
+    # and '-' made '_', trailing '_' dropped by newer JAX ('<lambda>' -> 'jit__lambda',
+    # 'jit__lambda_' before)
+    own = {re.sub(r"[^\w.-]", "_", n.rsplit(".", 1)[-1])
+           for n in _ENTRY.findall(table.group(1))}
+    return module_name[len("jit_"):] in own | {n.rstrip("_") for n in own}
