@@ -80,3 +80,22 @@ def test_the_main_program_is_not_a_helper_jax_compiled_beside_it(tmp_path):
     text = d.read_text
     assert names_its_function(text(program.after_optimizations.path), "jit_inner") is True
     assert names_its_function(text(helper.after_optimizations.path), "jit__multi_slice") is False
+
+
+# a jitted lambda beside the random arguments made for it: jax.random.normal compiles
+# jit__normal (larger) and its table names only the caller, '<module>'; the program's
+# names '<lambda>', which jax.jit turns into the module name 'jit__lambda' (no trailing '_')
+LAMBDA = """
+ARGS = (jax.random.normal(jax.random.PRNGKey(0), (32, 32)),)
+f = jax.jit(lambda x: jnp.tanh(x @ x).sum())
+"""
+
+
+def test_a_jitted_lambda_is_the_main_program(tmp_path):
+    dump, _ = compile_program(tmp_path, LAMBDA)
+    d = open_dump(dump)
+    program = d.module("jit__lambda")
+    assert d.module("jit__normal").after_optimizations.size > program.after_optimizations.size
+    assert names_its_function(d.read_text(program.after_optimizations.path),
+                              "jit__lambda") is True
+    assert d.main is program

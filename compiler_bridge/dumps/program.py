@@ -25,7 +25,7 @@ def names_its_function(text: str, module_name: str) -> bool | None:
     table = _TABLE.search(text)
     if table is None:
         return None
-    # jax.jit names the module after the function with every other character as '_'
-    # ('<lambda>' -> 'jit__lambda_')
-    names = {re.sub(r"\W", "_", n) for n in _ENTRY.findall(table.group(1))}
-    return module_name[len("jit_"):] in names
+    # jax.jit names the module after the function with every other character as '_', and
+    # the module keeps no trailing '_' ('<lambda>' -> 'jit__lambda', seen in JAX 0.10's dumps)
+    names = {re.sub(r"\W", "_", n).rstrip("_") for n in _ENTRY.findall(table.group(1))}
+    return module_name[len("jit_"):].rstrip("_") in names
