@@ -224,6 +224,9 @@ def _print_comparison(cmp) -> None:
             ma, mb = r.memory_a or {}, r.memory_b or {}
             print("    memory " + ", ".join(f"{k} {ma.get(k, '?')} -> {mb.get(k, '?')} B"
                                          for k in ("argument", "output", "temp", "peak")))
+            for side, why in zip("AB", r.memory_missing):
+                if why:
+                    print(f"    memory of {side} unknown: {why}")
         for op, (x, y) in list(r.comparison.opcode_delta.items())[:8]:
             print(f"    {op:<24} {x:6d} -> {y:6d}")
         for fc in r.comparison.diff.fusions[:10]:
