@@ -70,8 +70,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
         name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
         print(f"  {m['id']:<{width}}  {name:<40} {size:<40} {m['passes']} pass files")
-    for e in stats["errors"]:
-        print(f"error: {_naming(e['file'], e['error'])}", file=sys.stderr)
+    for e in dump.errors:
+        print(f"error: {e.text}", file=sys.stderr)
     return 0
 
 
@@ -137,13 +137,8 @@ def cmd_passes(args: argparse.Namespace) -> int:
     if timeline.hint:
         print(timeline.hint)
     for problem in dump.errors:
-        print(f"error: {_naming(problem.file, problem.error)}", file=sys.stderr)
+        print(f"error: {problem.text}", file=sys.stderr)
     return 0
-
-
-def _naming(file: str, error: str) -> str:
-    """A dump's error with the file it is about (a parse error names it already)."""
-    return error if file in error else f"{file}: {error}"
 
 
 def _print_diff(d) -> None:
@@ -229,6 +224,9 @@ def _print_comparison(cmp) -> None:
             ma, mb = r.memory_a or {}, r.memory_b or {}
             print("    memory " + ", ".join(f"{k} {ma.get(k, '?')} -> {mb.get(k, '?')} B"
                                          for k in ("argument", "output", "temp", "peak")))
+            for side, why in zip("AB", r.memory_missing):
+                if why:
+                    print(f"    memory of {side} unknown: {why}")
         for op, (x, y) in list(r.comparison.opcode_delta.items())[:8]:
             print(f"    {op:<24} {x:6d} -> {y:6d}")
         for fc in r.comparison.diff.fusions[:10]:

@@ -158,3 +158,20 @@ def test_the_baseline_side_lists_its_own_pass_history(monkeypatch):
     assert (q["dump"], q["base"]) == (base, shown)
     assert q["stage"] == tl.step(first.index).stage
     assert q["selected"] == (first.name_after or first.name_before)
+
+
+def test_a_side_without_memory_totals_says_why(monkeypatch, tmp_path):
+    # the module shown is one file (its after-optimizations text, as a bug report
+    # attaches it): no buffer assignment, so its memory column is '?' — and the page
+    # says why, not a bare '?'
+    lone = tmp_path / "jit_train_step.txt"
+    lone.write_bytes(open(sample(B) + "/module_0000.jit_train_step.cpu_after_optimizations"
+                          ".txt", "rb").read())
+    at = _app(monkeypatch, compare=str(lone))
+    at.run()
+    ok(at)
+    assert "base" in _query(at)
+    page = texts(at)
+    assert "Memory" in page
+    assert "This dump has no memory totals" in page and "no buffer-assignment file" in page, \
+        page[page.find("Memory"):][:600]

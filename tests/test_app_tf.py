@@ -266,3 +266,21 @@ def test_hostile_node_names_reach_the_page_escaped(monkeypatch, tmp_path):
     assert shown >= 2
     svg = _svg(at)
     assert "<img" not in svg and "&lt;img" in svg
+
+
+def test_a_lone_pb_that_is_neither_hlo_nor_a_tf_graph_says_so(monkeypatch, tmp_path):
+    # a profile saved under another name: a .pb, so taken for a TF graph dump by its name,
+    # but neither a GraphDef nor an HLO proto. The page says what it expected, names the
+    # file once, and draws no empty cluster page
+    xplane = next(p for p in os.listdir(os.path.join(
+        sample("scan_while"), "trace", "plugins", "profile")))
+    src = os.path.join(sample("scan_while"), "trace", "plugins", "profile", xplane,
+                       "vm.xplane.pb")
+    lone = tmp_path / "profile.pb"
+    shutil.copy(src, lone)
+    at = app(str(lone), monkeypatch)
+    shown = " ".join(e.value for e in at.error)
+    assert "profile.pb: not a binary GraphDef" in shown
+    assert "profile.pb`: `profile.pb" not in shown                  # named once
+    assert "no XLA module and no TF graph" in shown and "HloProto" in shown, shown
+    assert not any("Graph dumps:" in e.label for e in at.expander)

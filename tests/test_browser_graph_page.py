@@ -133,3 +133,21 @@ def test_a_wide_graph_has_no_empty_space_above_it(server, new_page, tmp_path_fac
     pad = max(full[2], full[3]) * 0.01                     # fit's margin
     assert abs(vp[1] - (full[1] - pad)) <= 0.5, (vp, full)
     wait_idle(page)
+
+
+def test_the_overlay_notice_button_shows_its_whole_label(server, new_page, transformer_zip,
+                                                         artifacts_dir):
+    """At a stage other than after optimizations the runtime overlay says what it colours,
+    with a button to go there: its label is read whole, not cut to 'Show after opt…'."""
+    page = new_page()
+    got = open_uploaded(page, server, transformer_zip)
+    page.goto(server + f"?dump={got['dump']}&stage=before_optimizations&overlay=predicted")
+    button = page.locator(".st-key-rt-to-after button").filter(visible=True).first
+    button.wait_for()
+    wait_idle(page)
+    shot(page, artifacts_dir, "graph-page-4-overlay-notice.png")
+    cut = button.evaluate("""b => [b, ...b.querySelectorAll('*')].filter(e =>
+        e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible')
+        .map(e => e.tagName + ' ' + e.scrollWidth + '>' + e.clientWidth)""")
+    assert not cut, cut
+    assert button.inner_text().strip() == "Show after optimizations"

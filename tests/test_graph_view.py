@@ -122,6 +122,20 @@ def test_labels_carry_name_opcode_and_shape_with_layout(transformer):
         assert inst.name[:40] in label and str(inst.shape)[:40] in label
 
 
+def test_a_custom_call_label_names_its_target():
+    # what a custom call runs is its target (Sharding here; TopK, cuDNN's convolutions,
+    # ...): a node labelled 'custom-call' alone does not say which
+    d = open_dump(sample("spmd_train"))
+    module = d.stage(d.main, "before_optimizations")
+    calls = [i for i in module.entry.instructions if i.opcode == "custom-call"]
+    assert {i.custom_call_target for i in calls} >= {"Sharding"}
+    view = all_open(module)
+    for inst in calls:
+        line = next(ln for ln in view.dot.split("\n") if f'id="node:{inst.name}"' in ln)
+        label = re.search(r'label="([^"]*)"', line).group(1)
+        assert f"custom-call {inst.custom_call_target}" in label, label
+
+
 def test_node_budget_holds_and_says_so(transformer):
     top = build_graph(transformer, None, GraphOptions(
         expanded=frozenset(build_graph(transformer).default_expanded))).node_count

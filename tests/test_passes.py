@@ -250,6 +250,9 @@ def test_timeline_figure_points_carry_their_step_index(dumps):
     rows = timeline_rows(tl, changes, hide_identical=True)
     assert [r["step"] for r in rows] == [s.index for s in tl.visible(True)]
     assert all(r["Δ"] is None or r["Δ"] == r["+"] - r["−"] for r in rows)
+    # bytes in SI prefixes: plotly's default writes 1e9 as '1B' (billion), '1BB' with the
+    # suffix, where a model's GB of tensors should read '1GB'
+    assert fig.layout.yaxis2.ticksuffix == "B" and fig.layout.yaxis2.exponentformat == "SI"
 
 
 def test_graph_decorations_colour_the_diff_and_mark_removals(dumps):

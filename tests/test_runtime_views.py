@@ -58,6 +58,9 @@ def test_roofline_chart_has_the_roofs_and_kernels(report):
     assert any(n.startswith("vector ") for n in names)
     kernels = [cd[0] for t in fig.data if t.customdata is not None for cd in t.customdata]
     assert "dot.20" in kernels
+    # flop/s in SI prefixes ('100G'): plotly's default writes 1e11 as '100B' (billion),
+    # which on a roofline reads as bytes
+    assert fig.layout.yaxis.exponentformat == "SI"
 
 
 @pytest.mark.parametrize("mode", V.MODES)

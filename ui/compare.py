@@ -333,6 +333,9 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.dataframe(mem, hide_index=True)
         else:
             st.caption("No memory totals for these modules.")
+        for side, why in zip(("the baseline", "this dump"), r.memory_missing):
+            if why:      # a '?' column: say why
+                st.caption(f"{side.capitalize()} has no memory totals: {md(why)}")
         st.markdown("**Measured time**")
         if r.step_us is None:
             st.caption("Step times need a profiler trace in both dumps (its jitted calls, "

@@ -360,7 +360,7 @@ def dump_errors(opened: Opened, module_id: str | None = None) -> None:
               and owner.get(e.file) in (None, module_id)]
     if not errors:
         return
-    lines = [f"- {code(e.file)}: {code(e.error.splitlines()[0])}" for e in errors[:12]]
+    lines = [f"- {code(e.text.splitlines()[0])}" for e in errors[:12]]
     if len(errors) > 12:
         lines.append(f"- … and {len(errors) - 12} more")
     st.error(f"{len(errors)} file{'s' if len(errors) > 1 else ''} of this dump could not "

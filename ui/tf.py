@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from compiler_bridge import Dump, HloParseError
-from compiler_bridge.dumps import AFTER, BEFORE
+from compiler_bridge.dumps import AFTER, BEFORE, DUMP_EXPECTED
 from compiler_bridge.passes import Timeline
 from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
                                 cycle_blocks, graph_timeline, has_tf, instructions_of,
@@ -136,6 +136,10 @@ def _events(nav: Navigator, ix: TfIndex) -> None:
 def cluster_page(nav: Navigator, opened: Opened) -> None:
     dump = opened.dump
     ix = tf_index(dump)
+    if not ix.files and not dump.modules:    # a lone .pb taken for a graph by its name
+        st.error(f"{code(opened.name)} holds no XLA module and no TF graph that could be "
+                 f"read ({DUMP_EXPECTED}); what each file is not is said above.")
+        return
     st.subheader("TensorFlow clusters")      # unreadable graph files: in the dump's errors
     _events(nav, ix)
     state = nav.state

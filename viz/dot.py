@@ -101,8 +101,11 @@ class _Writer:
             penwidth = "2"
             n_ops = C.fused_ops(fused.instructions) if fused else 0
             opcode = f"fusion {inst.fusion_kind or ''} · {n_ops} ops".replace("  ", " ")
-        elif inst.called_names:
-            opcode = f"{inst.opcode} → {', '.join(inst.called_names)[:40]}"
+        else:
+            if inst.opcode == "custom-call":    # what runs is its target (TopK, __cudnn$...)
+                opcode = f"custom-call {inst.custom_call_target or ''}".rstrip()
+            if inst.called_names:
+                opcode = f"{opcode} → {', '.join(inst.called_names)[:40]}"
         label = f"{_short(inst.name)}\n{_short(opcode)}\n{_shape_label(inst)}"
         attrs = {"id": svg_id, "label": label, "fillcolor": fill, "color": border,
                  "penwidth": penwidth, "style": style,

@@ -424,7 +424,9 @@ def roofline_figure(report: RuntimeReport, selected: str = ""):
     fig.update_layout(title=title, height=440, margin=dict(l=60, r=20, t=50, b=50),
                       clickmode="event+select",
                       xaxis=dict(LOG_AXIS, title="arithmetic intensity (flop/byte)"),
-                      yaxis=dict(LOG_AXIS, title="achieved flop/s (flops / start to completion)"),
+                      # '100G', not plotly's default '100B' (billion), read as bytes
+                      yaxis=dict(LOG_AXIS, exponentformat="SI",
+                                 title="achieved flop/s (flops / start to completion)"),
                       legend=dict(orientation="h", yanchor="top", y=-0.25, font=dict(size=11)))
     return fig
 

@@ -185,7 +185,7 @@ def timeline_figure(timeline: Timeline, current: int | None = None,
         clickmode="event+select")
     if tensor_bytes:
         layout["yaxis2"] = {"overlaying": "y", "side": "right", "rangemode": "tozero",
-                            "ticksuffix": "B",
+                            "ticksuffix": "B", "exponentformat": "SI",   # '1GB', not '1BB'
                             "showgrid": False, "title": None}
     fig.update_layout(**layout)
     return fig

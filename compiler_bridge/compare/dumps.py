@@ -63,6 +63,7 @@ class PairReport:
     comparison: ModuleComparison
     memory_a: dict[str, int] | None = None     # argument/output/temp/alias/peak bytes
     memory_b: dict[str, int] | None = None
+    memory_missing: tuple[str, str] = ("", "")  # why a side has no memory totals
     step_us: tuple[float, float] | None = None  # median step time, A and B
     # how step_us was measured: 'kernels' (the span of each run's per-op events) or
     # 'calls' (the jitted call, where a side's trace has no per-op events)
@@ -142,19 +143,19 @@ def _measured(dump: Dump):
     return dump.derived("compare:measured", compute)
 
 
-def memory_of(dump: Dump, module_id: str) -> dict[str, int] | None:
+def memory_of(dump: Dump, module_id: str) -> tuple[dict[str, int] | None, str]:
     """argument / output / temp / alias / peak bytes of one module, as XLA's buffer
     assignment (and live ranges, for the peak) say; None without a readable buffer
-    assignment."""
+    assignment, with why."""
     try:
         t = memory_totals(dump, module_id)
-    except (MemoryFileError, KeyError, OSError):
-        return None
+    except (MemoryFileError, KeyError, OSError) as e:
+        return None, str(e).splitlines()[0] if str(e) else type(e).__name__
     out = {"argument": t.argument_bytes, "output": t.output_bytes, "temp": t.temp_bytes,
            "alias": t.alias_bytes}
     if t.peak_bytes is not None:
         out["peak"] = t.peak_bytes
-    return out
+    return out, ""
 
 
 def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
@@ -179,8 +180,8 @@ def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
 def measure_pair(a: Dump, b: Dump, report: PairReport) -> None:
     """Fill in memory totals, step times and kernel deltas where the dumps have them."""
     p = report.pair
-    report.memory_a = memory_of(a, p.a)
-    report.memory_b = memory_of(b, p.b)
+    (report.memory_a, why_a), (report.memory_b, why_b) = memory_of(a, p.a), memory_of(b, p.b)
+    report.memory_missing = (why_a, why_b)
     ma, _ = _measured(a)
     mb, _ = _measured(b)
     ta = ma.module(p.a) if ma is not None else None

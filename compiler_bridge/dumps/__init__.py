@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .dump import (
     AFTER,
+    DUMP_EXPECTED,
     AFTER_CODEGEN,
     BEFORE,
     BUFFER_ASSIGNMENT,
@@ -41,6 +42,7 @@ from .target_files import dump_target, gpu_target_config, module_target, target_
 
 __all__ = [
     "AFTER",
+    "DUMP_EXPECTED",
     "AFTER_CODEGEN",
     "BEFORE",
     "BUFFER_ASSIGNMENT",

@@ -36,8 +36,13 @@ from ..hlo import parse_hlo_bytes
 from ..hlo import EXPECTED, HLO_PROTO_BINARY, MLIR_TEXT, sniff, to_hlo_text
 from ..targets import split_compile_id
 
-__all__ = ["Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo", "classify", "open_dump",
-           "path_key"]
+__all__ = ["DUMP_EXPECTED", "Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo",
+           "classify", "open_dump", "path_key"]
+
+# what a dump holds, said when it holds none of it (refused uploads, an empty TF page)
+DUMP_EXPECTED = ("expected files named module_NNNN.<name>.*, as --xla_dump_to writes, TF "
+                 "graph dumps (*.pbtxt, *.pb) from TF_DUMP_GRAPH_PREFIX, or "
+                 + EXPECTED.removeprefix("expected "))
 
 T = TypeVar("T")
 
@@ -459,6 +464,11 @@ class FileError:
 
     def to_json(self) -> dict:
         return {"file": self.file, "error": self.error}
+
+    @property
+    def text(self) -> str:
+        """The error with the file it is about, named once (a parse error names it already)."""
+        return self.error if self.file in self.error else f"{self.file}: {self.error}"
 
 
 # how many of the largest modules are read to pass over JAX's helpers: a small program

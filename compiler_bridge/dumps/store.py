@@ -52,10 +52,9 @@ from urllib.parse import quote
 
 from . import archive, usage
 from .content import content_entries, dump_hash, dump_hash_of, sha256_file
-from .dump import TF_GRAPH, Dump, open_dump, walk_folder
+from .dump import DUMP_EXPECTED, TF_GRAPH, Dump, open_dump, walk_folder
 from .errors import DumpError, StoreError
 from .notes import Notes
-from ..hlo import EXPECTED
 from ..config import SettingsError, settings
 
 DEFAULT_LOCATION = ".hlolens-data"
@@ -647,10 +646,7 @@ class Store(Notes):
         except DumpError as e:
             raise StoreError(f"{name}: {e}") from None
         if not dump.modules and not any(f.kind == TF_GRAPH for f in dump.files):
-            raise StoreError(f"{name}: no XLA dump files found (expected files named "
-                             "module_NNNN.<name>.*, as --xla_dump_to writes, TF graph "
-                             "dumps *.pbtxt from TF_DUMP_GRAPH_PREFIX, or "
-                             f"{EXPECTED.removeprefix('expected ')})")
+            raise StoreError(f"{name}: no XLA dump files found ({DUMP_EXPECTED})")
         entries = content_entries(folder)
         h, size, nfiles = dump_hash_of(entries)
         disk, inodes = usage.disk_usage(folder)
