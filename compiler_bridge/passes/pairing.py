@@ -348,15 +348,21 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
                 and (new.insts[nn].opcode, new.shape_key(nn)) in kinds_old}
     tok_old = identities(old, fixed_old, intern, strict, 0, lend_old, un_old + sorted(lend_old))
     tok_new = identities(new, fixed_new, intern, strict, 1, lend_new, un_new + sorted(lend_new))
-    waiting: dict[tuple[int, str], list[int]] = {}
+    # a fused computation's parameter has the value of the operand it reads, but it pairs
+    # only with such a parameter: an argument (ENTRY's parameter) pairs with an argument,
+    # not with the first fused parameter that reads it (fused computations come first)
+    def kind(side: Side, i: int) -> tuple[str, bool]:
+        return side.insts[i].opcode, side.psrc[i] is not None
+
+    waiting: dict[tuple[int, tuple[str, bool]], list[int]] = {}
     for o in un_old:
-        waiting.setdefault((tok_old[o], old.insts[o].opcode), []).append(o)
+        waiting.setdefault((tok_old[o], kind(old, o)), []).append(o)
     for lst in waiting.values():
         lst.reverse()      # pop() from the end = file order
     paired: dict[int, int] = {}        # token -> old index, for the pairs made here
     count = 0
     for nn in un_new:
-        queue = waiting.get((tok_new[nn], new.insts[nn].opcode))
+        queue = waiting.get((tok_new[nn], kind(new, nn)))
         if queue:
             o = queue.pop()
             o2n[o] = nn
