@@ -48,3 +48,17 @@ def test_every_tpu_snapshot_is_a_step(tmp_path):
 
 def test_every_gpu_snapshot_is_a_step(tmp_path):
     _every_snapshot_is_a_step("h100", tmp_path)
+    # XLA:GPU compiles some fusions again as modules of their own, named after the fused
+    # computation (module_0002.fused_add.1.0000.cublaslt_rewriter_pipeline...), with one
+    # snapshot and no other file: each is its module, with its name and its step's number
+    d = open_dump(tmp_path / "dump")
+    header = re.compile(r"HloModule ([^\s,]+)")
+    named = 0
+    for m in d.modules:
+        for f in m.passes:
+            name = header.match(d.read_text(f.path)).group(1)
+            assert m.name == name
+            written = re.fullmatch(rf"module_{m.id}\.{re.escape(name)}\.(\d{{4}})\..+", f.name)
+            assert written and f.pass_info.sequence == int(written.group(1))
+            named += "." in name
+    assert named >= 2

@@ -95,6 +95,7 @@ _PASS = re.compile(r"(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt")
 # a snapshot from inside a pass (XLA's DumpHloModuleDuringPassIfEnabled): SSSS.<pass>.<step>,
 # the step free text (libtpu's tpu-tiling-rewriter.before_tiling_rewriter)
 _DURING_PASS = re.compile(r"(\d{4,})\.([^.]+)\.([^.]+)\.txt")
+_NAMED_PASS = re.compile(r"(.+?)\.\d{4,}\.[^.]+\.after_")
 _FUSION_VIS = re.compile(r"(.*)\.module_(\d+)\.(.+)\._fusion\.html")
 
 
@@ -312,6 +313,12 @@ def _module_names(paths: list[str]) -> dict[str, str | tuple[str, ...]]:
         for end in (".before_optimizations.txt", ".debug_options"):
             if rest.endswith(end) and rest[: -len(end)] not in found.setdefault(m.group(2), []):
                 found[m.group(2)].append(rest[: -len(end)])
+        # a module with per-pass files alone (XLA:GPU compiles a fusion again as a module
+        # named after it: module_0002.fused_add.1.0000.<pipeline>.after_...): the name is
+        # what precedes the first four-digit sequence of a pass file's name
+        p = _NAMED_PASS.match(rest)
+        if p:
+            folders.setdefault(m.group(2), p.group(1))
     names: dict[str, str | tuple[str, ...]] = dict(folders)
     for mid, ns in found.items():
         names[mid] = ns[0] if len(ns) == 1 else tuple(ns)
