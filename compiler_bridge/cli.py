@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import zipfile
 
@@ -125,7 +126,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
         seq = f"{s.sequence:04d}" if s.sequence is not None else "-"
         if s.error:
             print(f"{s.index:4d} {seq:>4}  {s.pipeline[:40]:<40} {s.pass_name[:34]:<34} "
-                  f"error: {s.error.splitlines()[0][:80]}")
+                  f"error: {_in_step(s.file, s.error)[:80]}")
             continue
         mark = "  (same text as the previous step)" if s.identical else ""
         print(f"{s.index:4d} {seq:>4}  {s.pipeline[:40]:<40} {s.pass_name[:34]:<34} "
@@ -139,6 +140,16 @@ def cmd_passes(args: argparse.Namespace) -> int:
     for problem in dump.errors:
         print(f"error: {problem.text}", file=sys.stderr)
     return 0
+
+
+def _in_step(file: str, error: str) -> str:
+    """A step's error in its row, which is that file's: 'line 58:78: ...' (the file's name
+    alone would fill the row)."""
+    first = error.splitlines()[0]
+    m = re.match(re.escape(file) + r":(?:(\d+:\d+):)? ?", first)
+    if m is None:
+        return first
+    return (f"line {m.group(1)}: " if m.group(1) else "") + first[m.end():]
 
 
 def _print_diff(d) -> None:

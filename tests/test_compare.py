@@ -223,6 +223,16 @@ def test_a_recompilation_for_another_batch_shows_shape_changes():
     assert "shape" in change.kinds and change.details["shape"][1].startswith("s32[8]")
     assert sum("shape" in ch.kinds for ch in d.changed) > 10
     assert len(d.added) - len(d.removed) == c.counts_b.instructions - c.counts_a.instructions
+    # one program, one flag set, another batch: XLA wrote the same opcodes as often
+    # (counted in the text), the same fusions; every instruction pairs, what carries no
+    # op_name too (a fused computation's parameters, a broadcast constant, the ROOT
+    # tuple), and no change names the same operands on both sides
+    opcodes = [sorted(re.findall(r"^\s+(?:ROOT )?%?\S+ = .*? ([a-z][\w\-]*)\(",
+                                 read(_after(A, m)), re.M)) for m in ("0000", "0002")]
+    assert opcodes[0] == opcodes[1] and len(opcodes[0]) == c.counts_a.instructions
+    assert not d.added and not d.removed
+    assert not [ch for ch in d.changed
+                if "operands" in ch.kinds and len(set(ch.details["operands"])) == 1]
 
 
 # --------------------------------------------------------------------------- CLI

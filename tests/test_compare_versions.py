@@ -62,6 +62,26 @@ def test_two_jax_versions_of_one_program_pair_by_structure():
     assert len(d.added) + len(d.removed) < 0.5 * c.counts_a.instructions
 
 
+def _entry_parameters(name: str) -> dict[str, tuple[str, str]]:
+    """ENTRY's parameters as XLA wrote them: name -> (number, shape)."""
+    text = read(os.path.join(sample(name), "module_0000.jit_train_step.cpu_after_optimizations.txt"))
+    entry = text.split("\nENTRY ", 1)[1]
+    return {m.group(1): (m.group(3), m.group(2)) for m in re.finditer(
+        r"^\s*%?([\w.\-]+) = (\S+) parameter\((\d+)\)", entry, re.M)}
+
+
+def test_each_argument_pairs_with_the_same_argument():
+    """The function's arguments are ENTRY's parameters by number (the same shapes in both
+    texts): each pairs with its own, not with a fused computation's parameter that reads
+    it (which comes first in the file)."""
+    _, _, c = _comparison()
+    d = c.diff
+    old, new = _entry_parameters("legacy_jax0430"), _entry_parameters("mlp_train")
+    assert sorted(old.values()) == sorted(new.values()) and len(old) > 10
+    by_number = {v[0]: k for k, v in new.items()}
+    assert {o: d.old_to_new.get(o) for o in old} == {o: by_number[v[0]] for o, v in old.items()}
+
+
 def test_a_fusion_whose_members_changed_shows_as_changed_and_the_inspector_agrees():
     _, _, c = _comparison()
     d = c.diff

@@ -138,14 +138,22 @@ def test_a_corrupt_pass_file_is_an_error_step_and_the_rest_still_works(tmp_path)
     diff = step_diff(d, tl, nxt)
     assert tl.step(nxt).instructions - tl.step(step.index - 1).instructions == \
         len(diff.added) - len(diff.removed)
-    with pytest.raises(HloParseError):
+    with pytest.raises(HloParseError) as diff_exc:
         step_diff(d, tl, step.index)
+    assert str(diff_exc.value) == step.error     # the parser's diagnostic, the file named once
     data = timeline_json(d, tl)
     (row,) = [r for r in data["steps"] if "error" in r]
     assert row["index"] == step.index and row["instructions"] is None and row["added"] is None
     assert all(set(r) == JSON_KEYS for r in data["steps"] if r is not row)
     out = run_cli("passes", str(dest), "--module", "jit_train_step")
     assert f"{step.index:4d}" in out.stdout and "error:" in out.stdout
+    # the step's row says where in its file (a file name alone fills the row)
+    (line,) = [ln for ln in out.stdout.splitlines() if ln.startswith(f"{step.index:4d} ")]
+    assert f"line {exc.value.line}:{exc.value.column}: {exc.value.message}"[:60] in line
+    out = run_cli("passes", str(dest), "--module", "jit_train_step", "--diff", str(step.index),
+                  ok=False)
+    assert out.returncode == 1 and out.stderr.count(victim.path) == 1
+    assert f"{victim.path}:{exc.value.line}:{exc.value.column}:" in out.stderr
 
 
 # --------------------------------------------------------------------------- CLI

@@ -61,8 +61,17 @@ class DumpFlags:
         return [f"--{k}={_plain(v)}" for k, v in sorted(self.flags.items())]
 
 
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_QUOTED_LIST = re.compile(r'"(?:[^"\\]|\\.)*"(?:, "(?:[^"\\]|\\.)*")*')
+
+
 def _plain(value: str) -> str:
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
+    """A value as XLA_FLAGS sets it: a string unquoted; a repeated string field (one
+    line per value in the file, joined with ', ' here) as XLA's comma-separated list
+    (``xla_disable_hlo_passes: "algsimp"`` and ``"cse"`` -> ``algsimp,cse``)."""
+    if _QUOTED_LIST.fullmatch(value):
+        return ",".join(m.group(1) for m in _QUOTED.finditer(value))
+    return value
 
 
 def _module_files(dump: Dump, module: DumpModule | None, kind: str) -> list[str]:

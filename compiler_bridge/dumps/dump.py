@@ -97,6 +97,10 @@ _AFTER_KINDS = {None: AFTER, "-buffer-assignment": BUFFER_ASSIGNMENT,
                 "-live-range": LIVE_RANGE, "-memory-usage-report": MEMORY_USAGE_REPORT}
 _CODEGEN = re.compile(r"(?:(.+)_)?after_codegen\.txt")
 _PASS = re.compile(r"(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt")
+# a snapshot from inside a pass (XLA's DumpHloModuleDuringPassIfEnabled): SSSS.<pass>.<step>,
+# the step free text (libtpu's tpu-tiling-rewriter.before_tiling_rewriter)
+_DURING_PASS = re.compile(r"(\d{4,})\.([^.]+)\.([^.]+)\.txt")
+_NAMED_PASS = re.compile(r"(.+?)\.\d{4,}\.[^.]+\.after_")
 _FUSION_VIS = re.compile(r"(.*)\.module_(\d+)\.(.+)\._fusion\.html")
 
 
@@ -108,6 +112,19 @@ class PassInfo:
     pipeline: str
     after: str        # the pass that ran ('pipeline-start' opens a pipeline)
     before: str       # the next pass, '' when the name has no before_ part
+
+
+def _pass_info(rest: str) -> PassInfo | None:
+    """What a per-pass file's name after ``<base>`` says (None: not a per-pass file):
+    ``SSSS.<pipeline>.after_<pass>.before_<next>.txt`` between passes, or
+    ``SSSS.<pass>.<step>.txt`` from inside one (the step as its ``after``)."""
+    p = _PASS.fullmatch(rest)
+    if p:
+        return PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or "")
+    p = _DURING_PASS.fullmatch(rest)
+    if p:
+        return PassInfo(int(p.group(1)), p.group(2), p.group(3), "")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +268,8 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     c = _CODEGEN.fullmatch(rest)
     if c:
         return DumpFile(path, size, AFTER_CODEGEN, mid, mname, platform=c.group(1) or "")
-    p = _PASS.fullmatch(rest)
-    if p:
-        info = PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or "")
+    info = _pass_info(rest)
+    if info is not None:
         return DumpFile(path, size, PASS, mid, mname, pass_info=info)
     if rest == "debug_options":
         return DumpFile(path, size, DEBUG_OPTIONS, mid, mname)
@@ -302,6 +318,12 @@ def _module_names(paths: list[str]) -> dict[str, str | tuple[str, ...]]:
         for end in (".before_optimizations.txt", ".debug_options"):
             if rest.endswith(end) and rest[: -len(end)] not in found.setdefault(m.group(2), []):
                 found[m.group(2)].append(rest[: -len(end)])
+        # a module with per-pass files alone (XLA:GPU compiles a fusion again as a module
+        # named after it: module_0002.fused_add.1.0000.<pipeline>.after_...): the name is
+        # what precedes the first four-digit sequence of a pass file's name
+        p = _NAMED_PASS.match(rest)
+        if p:
+            folders.setdefault(m.group(2), p.group(1))
     names: dict[str, str | tuple[str, ...]] = dict(folders)
     for mid, ns in found.items():
         names[mid] = ns[0] if len(ns) == 1 else tuple(ns)
@@ -754,11 +776,10 @@ def _pass_proto(f: DumpFile) -> DumpFile:
     rest = f.name.split(f"{f.module_name}.", 1)[-1]
     if f.kind != HLO_PROTO or not f.module_name or not rest.endswith(".hlo.pb"):
         return f
-    p = _PASS.fullmatch(rest[: -len(".hlo.pb")] + ".txt")
-    if p is None:
+    info = _pass_info(rest[: -len(".hlo.pb")] + ".txt")
+    if info is None:
         return f
-    return replace(f, kind=PASS, source=HLO_PROTO_BINARY,
-                   pass_info=PassInfo(int(p.group(1)), p.group(2), p.group(3), p.group(4) or ""))
+    return replace(f, kind=PASS, source=HLO_PROTO_BINARY, pass_info=info)
 
 
 def _holds_a_module(path: str) -> bool:

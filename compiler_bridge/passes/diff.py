@@ -26,6 +26,8 @@ The result types are in ``changes``, the text diff in ``textdiff``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .changes import (
     KINDS,
     FusionChange,
@@ -218,7 +220,7 @@ def _compare(a: Side, b: Side, o: int, nn: int, o2n: dict[int, int],
     if x.attributes_text != y.attributes_text or \
             (x.args_text != y.args_text and x.opcode in ("constant", "parameter")
              and y.opcode == x.opcode):
-        keys = _attribute_changes(x, y, comp_map)
+        keys = _attribute_changes(x, y, comp_map, a.module, b.module)
         if a.across:
             keys = [k for k in keys if k != "metadata"]
         if keys:
@@ -281,7 +283,8 @@ class _SameValue:
         return cls[start]
 
 
-def _attribute_changes(x: HloInstruction, y: HloInstruction, comp_map: dict[str, str]) -> list[str]:
+def _attribute_changes(x: HloInstruction, y: HloInstruction, comp_map: dict[str, str],
+                       old: HloModule, new: HloModule) -> list[str]:
     try:
         xa, ya = x.attributes, y.attributes
     except HloParseError:
@@ -290,6 +293,9 @@ def _attribute_changes(x: HloInstruction, y: HloInstruction, comp_map: dict[str,
     for k in dict.fromkeys(list(xa) + list(ya)):
         u, v = xa.get(k), ya.get(k)
         if u == v:
+            continue
+        if k == "metadata" and u is not None and v is not None \
+                and _same_metadata(x, y, old, new):
             continue
         if k in COMPUTATION_ATTRIBUTES and u is not None and v is not None:
             if [comp_map.get(n, n) for n in _names(u)] == _names(v):
@@ -300,6 +306,21 @@ def _attribute_changes(x: HloInstruction, y: HloInstruction, comp_map: dict[str,
     if x.opcode == y.opcode == "parameter" and x.args_text.strip() != y.args_text.strip():
         out.append("parameter_number")
     return out
+
+
+def _same_metadata(x: HloInstruction, y: HloInstruction, old: HloModule, new: HloModule
+                   ) -> bool:
+    """Equal metadata but for the ``stack_frame_id``, which points into each module's own
+    stack-frame tables: equal when both resolve to the same frames (jaxlib renumbers the
+    tables of every proto it reads, so one location has other ids in two steps)."""
+    try:
+        mx, my = x.metadata, y.metadata
+    except HloParseError:
+        return False
+    if mx.stack_frame_id == my.stack_frame_id or not (mx.stack_frame_id and my.stack_frame_id):
+        return False
+    return replace(mx, stack_frame_id=0) == replace(my, stack_frame_id=0) and \
+        old.source_location(x) == new.source_location(y) is not None
 
 
 def _names(raw: str) -> list[str]:

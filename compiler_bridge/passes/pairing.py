@@ -20,7 +20,11 @@ order (each only sees what is still unpaired):
 4. only with ``by_source=True`` (snapshots many passes apart): what is left pairs by
    opcode, shape and ``op_name``;
 5. two compiles (``verify_names`` with ``by_source``): what is still left pairs by
-   opcode and ``op_name`` alone (a recompilation for other shapes).
+   opcode and ``op_name`` alone (a recompilation for other shapes);
+6. two compiles: what is still left (no ``op_name``: a fused computation's parameters,
+   a broadcast constant, a ROOT tuple) pairs by place around the pairs, with the same
+   opcode: a pair's operands position by position, the parameters by number and the
+   roots of the computations a pair calls (and of ENTRY).
 
 Computations pair by name, by paired callers, by clone suffix, then by content
 (:func:`pair_computations`).
@@ -344,15 +348,21 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
                 and (new.insts[nn].opcode, new.shape_key(nn)) in kinds_old}
     tok_old = identities(old, fixed_old, intern, strict, 0, lend_old, un_old + sorted(lend_old))
     tok_new = identities(new, fixed_new, intern, strict, 1, lend_new, un_new + sorted(lend_new))
-    waiting: dict[tuple[int, str], list[int]] = {}
+    # a fused computation's parameter has the value of the operand it reads, but it pairs
+    # only with such a parameter: an argument (ENTRY's parameter) pairs with an argument,
+    # not with the first fused parameter that reads it (fused computations come first)
+    def kind(side: Side, i: int) -> tuple[str, bool]:
+        return side.insts[i].opcode, side.psrc[i] is not None
+
+    waiting: dict[tuple[int, tuple[str, bool]], list[int]] = {}
     for o in un_old:
-        waiting.setdefault((tok_old[o], old.insts[o].opcode), []).append(o)
+        waiting.setdefault((tok_old[o], kind(old, o)), []).append(o)
     for lst in waiting.values():
         lst.reverse()      # pop() from the end = file order
     paired: dict[int, int] = {}        # token -> old index, for the pairs made here
     count = 0
     for nn in un_new:
-        queue = waiting.get((tok_new[nn], new.insts[nn].opcode))
+        queue = waiting.get((tok_new[nn], kind(new, nn)))
         if queue:
             o = queue.pop()
             o2n[o] = nn
@@ -474,16 +484,75 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
     # batch size changes the shape of everything downstream of the input
     if by_source and verify_names and open_on_both_sides():
         by["source, other shape"] = _pair_by_source(a, b, o2n, n2o, with_shape=False)
+    # 6. (two compiles) what has no op_name (a fused computation's parameters, a broadcast
+    # constant, a ROOT tuple) and no value in common (other shapes) pairs by its place
+    if by_source and verify_names and open_on_both_sides():
+        by["place"] = _pair_by_place(a, b, o2n, n2o)
     return o2n, n2o, by, dups
+
+
+def _pair_by_place(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int]) -> int:
+    """Pair unpaired instructions of one opcode at the same place around what is paired:
+    the operands of a pair, position by position; the parameters (by number) and roots
+    of the computations a pair calls, and of ENTRY. Each new pair extends the search."""
+    def places(side: Side) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+        params: dict[str, dict[str, int]] = {}
+        roots: dict[str, int] = {}
+        for i, (inst, c) in enumerate(zip(side.insts, side.comp)):
+            if inst.opcode == "parameter":
+                params.setdefault(c.name, {})[inst.args_text.strip()] = i
+            if inst is c.root:
+                roots[c.name] = i
+        return params, roots
+
+    (params_old, roots_old), (params_new, roots_new) = places(old), places(new)
+    queue = list(o2n.items())
+    count = 0
+
+    def link(o: int | None, nn: int | None) -> None:
+        nonlocal count
+        if o is None or nn is None or o in o2n or nn in n2o \
+                or old.insts[o].opcode != new.insts[nn].opcode:
+            return
+        o2n[o] = nn
+        n2o[nn] = o
+        queue.append((o, nn))
+        count += 1
+
+    def link_computations(x: str, y: str) -> None:
+        px, py = params_old.get(x, {}), params_new.get(y, {})
+        for number, o in px.items():
+            link(o, py.get(number))
+        link(roots_old.get(x), roots_new.get(y))
+
+    if old.module.entry is not None and new.module.entry is not None:
+        link_computations(old.module.entry.name, new.module.entry.name)
+    while queue:
+        o, nn = queue.pop()
+        xo, yo = old.ops_all[o], new.ops_all[nn]
+        if len(xo) == len(yo):
+            for d, e in zip(xo, yo):
+                link(d, e)
+        xc, yc = old.insts[o].called_names, new.insts[nn].called_names
+        if len(xc) == len(yc):
+            for x, y in zip(xc, yc):
+                link_computations(x, y)
+    return count
 
 
 def _drop_inconsistent(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int]) -> None:
     """Unpair name pairs whose operands do not pair with each other, until none is left
     (two compiles of an unrolled loop name one layer's op as another layer's: same kind,
-    other operands). What is dropped pairs again by value."""
+    other operands). A fused computation's parameter reads its caller's operand: that is
+    its operand here (``parameter(0)`` of one fusion is not ``parameter(0)`` of another
+    because a counter gave both one name). What is dropped pairs again by value."""
+    def operands(side: Side, i: int) -> list[int]:
+        src = side.psrc[i]
+        return side.ops[i] if src is None else [src]
+
     users: dict[int, list[int]] = {}
     for o in o2n:
-        for d in a.ops[o]:
+        for d in operands(a, o):
             users.setdefault(d, []).append(o)
     queue = list(o2n)
     while queue:
@@ -491,7 +560,7 @@ def _drop_inconsistent(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int
         nn = o2n.get(o)
         if nn is None:
             continue
-        xo, yo = a.ops[o], b.ops[nn]
+        xo, yo = operands(a, o), operands(b, nn)
         if len(xo) == len(yo) and all(o2n.get(d) == e for d, e in zip(xo, yo)):
             continue
         del o2n[o]

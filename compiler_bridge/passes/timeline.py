@@ -161,8 +161,10 @@ def _diff_between(dump: Dump, timeline: Timeline, index: int, against: int) -> M
     """``step_diff`` with both steps known (cached the same way)."""
     new_step, old_step = timeline.step(index), timeline.step(against)
     for s in (new_step, old_step):
-        if s.error:
-            raise HloParseError(s.error, source=s.file)
+        if s.error:      # the reader's diagnostic as it was (it names the file and line)
+            error = HloParseError(s.error)
+            error.source = s.file
+            raise error
     lo, hi = sorted((against, index))
     # neighbours: consecutive per-pass snapshots (only error or identical steps between),
     # or the StableHLO and before_optimizations (XLA's conversion, no pass between);

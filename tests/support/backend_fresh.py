@@ -81,9 +81,11 @@ TARGETS = {"h100": ("cuda", "1x1x4"), "v5e": ("tpu", "v5e:2x2"),
            "v6e": ("tpu", "v6e:2x2"), "v5p": ("tpu", "v5p:2x2x1")}
 
 
-def compile_for(target: str, folder: Path, program: str) -> tuple[Path, dict]:
+def compile_for(target: str, folder: Path, program: str, flags: str = ""
+                ) -> tuple[Path, dict]:
     """Compile ``program``'s PROGRAMS for ``target`` (a key of TARGETS) into
-    ``folder/dump``: the dump and, per program, XLA's ``memory_analysis()`` or error."""
+    ``folder/dump`` (with more XLA ``flags``, e.g. ``--xla_dump_hlo_pass_re=.*``): the
+    dump and, per program, XLA's ``memory_analysis()`` or error."""
     python = os.path.join(cross_compile.BACKENDS_VENV, "bin", "python")
     if not os.path.exists(python):
         from conftest import missing
@@ -91,7 +93,7 @@ def compile_for(target: str, folder: Path, program: str) -> tuple[Path, dict]:
     platform, topology = TARGETS[target]
     dump = folder / "dump"
     dump.mkdir(parents=True)
-    flags = f"--xla_dump_to={dump}"
+    flags = f"--xla_dump_to={dump} {flags}".strip()
     if platform == "cuda":      # one LLVM module at a time: the same PTX numbers each run
         flags += " --xla_gpu_force_compilation_parallelism=1"
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags, TF_CPP_MIN_LOG_LEVEL="2",
