@@ -236,6 +236,11 @@ def _message(data: bytes, path: str) -> tuple[Message, bool]:
     """The file's proto (GraphDef or FunctionDef) and whether it is a FunctionDef."""
     function = _looks_like_function(data, path)
     what = "FunctionDef" if function else "GraphDef"
+    if not data.strip():
+        # TF writes at least 'versions { producer: N }' (a FunctionDef, its signature):
+        # an empty file is a dump cut short, not an empty graph
+        raise GraphReadError(f"{path}: empty file ({len(data)} bytes): expected a TF "
+                             f"{what} dump; the write was cut short")
     msg: Message = function_pb2.FunctionDef() if function else graph_pb2.GraphDef()
     if is_text(data):
         try:
