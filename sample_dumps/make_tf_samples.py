@@ -79,6 +79,9 @@ SAMPLES = [
     Sample("tf_keras", "tf_keras.py", AUTO_JIT,
            "Keras model.fit auto-clustered: many rounds, remapper fusions, memory reports",
            graphs=r"^mark_for_compilation(_1|_23|_29)?\.pbtxt$", memory=True),
+    Sample("tf_two_steps", "tf_two_steps.py", AUTO_JIT,
+           "a training and an evaluation step, each auto-clustered: clusters in two graphs",
+           graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$"),
 ]
 
 

@@ -4,14 +4,23 @@ values come from TF's own output: the samples' logs and graph files."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
+import sys
+from collections import Counter
 
 import pytest
+from tests.support.apptest import app
 
 from compiler_bridge import open_dump
 from compiler_bridge.tf import tf_index
 
-from conftest import sample
+from conftest import ROOT, read, sample
+
+_GLOG = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ?")
 
 
 @pytest.mark.parametrize("name, step", [("tf_uncompilable", "mark_for_compilation_3.pbtxt"),
@@ -30,3 +39,53 @@ def test_an_empty_graph_file_is_an_error_not_an_empty_graph(tmp_path, name, step
     assert errors[step].startswith(f"{step}: empty file (0 bytes)")
     assert {e.file for e in d.errors} == {step}
     assert all(f.path != step for f in ix.files)
+
+
+def _logged_clusters(name: str) -> dict[str, tuple[int, Counter]]:
+    """Every cluster of every 'Clustering info' block of the sample's log (all graphs TF
+    clustered): name -> (size, op histogram), read with plain regexes."""
+    lines = [_GLOG.sub("", line) for line in read(os.path.join(sample(name), "tf_log.txt"))
+             .splitlines()]
+    out: dict[str, tuple[int, Counter]] = {}
+    current: Counter | None = None
+    for line in lines:
+        if m := re.match(r"^  (cluster_\d+) (\d+) / \d+ \(", line):
+            current = Counter()
+            out[m.group(1)] = (int(m.group(2)), current)
+        elif (m := re.match(r"^   (\S+): (\d+) instances", line)) and current is not None:
+            current[m.group(1)] = int(m.group(2))
+        else:
+            current = None
+    return out
+
+
+def test_clusters_of_every_graph_tf_clustered_are_listed_with_their_modules(monkeypatch):
+    """tf_two_steps: TF clustered a training step and an evaluation step, two graphs. The
+    step graph shown is one of them; the other's clusters are listed too, each with the
+    module XLA compiled from its nodes, as TF's log summarizes them, in the index, the
+    CLI and the page."""
+    d = open_dump(sample("tf_two_steps"))
+    ix = tf_index(d)
+    logged = _logged_clusters("tf_two_steps")
+    assert len(logged) == 2
+    every = ix.clusters + ix.elsewhere
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in every} == logged
+    assert ix.elsewhere and all(c.graph != ix.main.path for c in ix.elsewhere)
+    for c in every:
+        assert c.module is not None, c.name
+        hlo = d.parse(c.module.before_optimizations.path)
+        op_names = {i.op_name for i in hlo.instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+        assert op_names and op_names <= {n.name for n in c.nodes}, c.name
+
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters",
+                        sample("tf_two_steps"), "--json"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [(c["name"], c["nodes"], c["module"]) for c in out["elsewhere"]] == [
+        (c.name, len(c.nodes), c.module.id) for c in ix.elsewhere]
+
+    at = app(sample("tf_two_steps"), monkeypatch)
+    labels = [b.label.replace("\\", "") for b in at.button]
+    for c in every:
+        assert f"Open {c.name}'s HLO (module {c.module.id})" in labels

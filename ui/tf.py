@@ -163,6 +163,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
                 stepper(nav, opened, tl, index)
         _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
+        _elsewhere(ix, dump.derived("tf-runtimes", TV.module_runtimes))
     _jit_table(ix)
     if ix.main is not None:
         _reasons(ix)
@@ -327,6 +328,23 @@ def _clusters_table(dump: Dump, ix: TfIndex) -> None:
             if c.module is not None:
                 st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
                           key=f"tf-open-{c.name}", on_click=go,
+                          args=(_open_module, c.module.id))
+
+
+def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
+    """The clusters TF built in the program's other graphs (another tf.function)."""
+    if not ix.elsewhere:
+        return
+    st.markdown(f"**Clusters in other graphs** ({len(ix.elsewhere)}: TF clustered other "
+                "functions of the program too; the graph above is the one with most nodes "
+                "in clusters)")
+    st.dataframe(pd.DataFrame(TV.elsewhere_rows(ix, runtimes)), hide_index=True,
+                 width="stretch", key="tf-elsewhere")
+    with st.container(horizontal=True):
+        for c in ix.elsewhere:
+            if c.module is not None:
+                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
+                          key=f"tf-open-{c.graph}-{c.name}", on_click=go,
                           args=(_open_module, c.module.id))
 
 

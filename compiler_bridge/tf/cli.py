@@ -49,6 +49,12 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         if ix.log is None:
             print("  (no log: run with TF_CPP_VMODULE=mark_for_compilation_pass=3,"
                   "compilability_check_util=3 and keep stderr in the folder for the reasons)")
+    if data["elsewhere"]:
+        print("clusters TF built in other graphs:")
+    for c in data["elsewhere"]:
+        ops = ", ".join(f"{op} {n}" for op, n in c["ops"].items())
+        print(f"  {c['name']:<12} {c['nodes']:5d} nodes  module {c['module'] or '-'}  "
+              f"in {c['graph']}  ({ops})")
     for j in data["jit"]:
         print(f"jit_compile {j['function']}: module {j['module']}")
     return 0

@@ -67,6 +67,7 @@ class Cluster:
     name: str
     nodes: list[TfNode]
     module: DumpModule | None
+    graph: str = ""         # the mark_for_compilation dump it is in
 
     @property
     def ops(self) -> dict[str, int]:
@@ -93,6 +94,9 @@ class TfIndex:
     run: LogRun | None                # the log's run of the step graph
     jit: list[JitUnit]
     errors: list[tuple[str, str]] = field(default_factory=list)
+    # the clusters TF built in other graphs than the step graph (a program's other
+    # tf.functions: an evaluation step, a tf.data map function), graph by graph
+    elsewhere: list[Cluster] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, what: str, compute: Callable[["TfIndex"], T]) -> T:
@@ -146,6 +150,9 @@ class TfIndex:
                                  for c in self.clusters],
                     "unclustered": unclustered}
         return {"graphs": graphs, "main": main,
+                "elsewhere": [{"name": c.name, "graph": c.graph, "nodes": len(c.nodes),
+                               "ops": c.ops, "module": c.module.id if c.module else None}
+                              for c in self.elsewhere],
                 "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
 
 
@@ -330,10 +337,9 @@ def build_index(dump: Dump) -> TfIndex:
         main = step.of_pass(MARK) if step is not None else None
         if main is not None and main.graph.kind == FUNCTION:
             main = None
-    clusters = []
-    if main is not None:
-        for name, nodes in main.graph.clusters().items():
-            clusters.append(Cluster(name, nodes, _cluster_module(dump, name, nodes)))
+    clusters = _clusters_of(dump, main) if main is not None else []
+    elsewhere = [c for f in _clustered_rounds(files) if f is not main
+                 for c in _clusters_of(dump, f)]
     log = _find_log(dump)
     if log is not None:
         _log_order(groups, log)
@@ -341,7 +347,7 @@ def build_index(dump: Dump) -> TfIndex:
     if log is not None and main is not None:
         run = log.run_of(main.path)
     return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
-                   errors)
+                   errors, elsewhere)
 
 
 def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
@@ -349,11 +355,23 @@ def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
     with most nodes in clusters (then the larger), whatever its round number — a run
     dumps a round per function TF optimizes, and a small one can look like any part of
     the step graph by its node names (issue 32, item 4)."""
-    def clustered(f: GraphFile) -> int:
-        return sum(len(nodes) for nodes in f.graph.clusters().values())
-    marks = [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
-             and clustered(f)]
-    return max(marks, key=lambda f: (clustered(f), len(f.graph.nodes)), default=None)
+    return max(_clustered_rounds(files), key=lambda f: (_clustered(f), len(f.graph.nodes)),
+               default=None)
+
+
+def _clustered(f: GraphFile) -> int:
+    return sum(len(nodes) for nodes in f.graph.clusters().values())
+
+
+def _clustered_rounds(files: list[GraphFile]) -> list[GraphFile]:
+    """The mark_for_compilation dumps of graphs TF built clusters in, in file order."""
+    return [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
+            and _clustered(f)]
+
+
+def _clusters_of(dump: Dump, f: GraphFile) -> list[Cluster]:
+    return [Cluster(name, nodes, _cluster_module(dump, name, nodes), f.path)
+            for name, nodes in f.graph.clusters().items()]
 
 
 def _log_order(groups: list[GraphGroup], log: TfLog) -> None:
