@@ -89,3 +89,35 @@ def test_clusters_of_every_graph_tf_clustered_are_listed_with_their_modules(monk
     labels = [b.label.replace("\\", "") for b in at.button]
     for c in every:
         assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
+
+
+def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
+        tmp_path, monkeypatch):
+    """TF_DUMP_GRAPH_PREFIX unset (only --xla_dump_to, and the log kept): each cluster is
+    known by its module's name, and TF's log's 'Clustering info' gives its size and ops;
+    the CLI lists them (not 'nothing found'), and the app opens on them."""
+    folder = tmp_path / "xla_only"
+    folder.mkdir()
+    for f in os.listdir(sample("tf_uncompilable")):
+        if f.startswith("module_") or f == "tf_log.txt":
+            shutil.copy(os.path.join(sample("tf_uncompilable"), f), folder / f)
+    d = open_dump(folder)
+    ix = tf_index(d)
+    logged = _logged_clusters("tf_uncompilable")
+    assert not ix.files and len(logged) == 2
+    assert {c.name: (c.summary.size, Counter(c.summary.ops)) for c in ix.loose} == logged
+    for c in ix.loose:
+        assert c.module.name.startswith(c.name + "__XlaCompiledKernel_true")
+
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters", str(folder),
+                        "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert {c["name"]: (c["nodes"], c["module"]) for c in json.loads(p.stdout)["loose"]} == {
+        c.name: (logged[c.name][0], c.module.id) for c in ix.loose}
+
+    at = app(str(folder), monkeypatch)
+    assert any(h.value == "TensorFlow clusters" for h in at.subheader)
+    labels = [b.label.replace("\\", "") for b in at.button]
+    for c in ix.loose:
+        assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
+    assert any("TF_DUMP_GRAPH_PREFIX" in i.value for i in at.info)

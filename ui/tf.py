@@ -164,6 +164,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
         _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
         _elsewhere(ix, dump.derived("tf-runtimes", TV.module_runtimes))
+    _loose_table(ix)
     _jit_table(ix)
     if ix.main is not None:
         _reasons(ix)
@@ -348,6 +349,26 @@ def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
                           args=(_open_module, c.module.id))
 
 
+def _loose_table(ix: TfIndex) -> None:
+    """Cluster modules that no graph dump of the folder holds: named by their modules, sized
+    by TF's log."""
+    if not ix.loose:
+        return
+    st.markdown(f"**Cluster modules without their graph** ({len(ix.loose)})")
+    if not ix.files:
+        st.info("This folder has XLA's files but no TF graph dumps: each cluster is known "
+                "by its module" + (" and TF's log's summary" if ix.log is not None else "")
+                + ". Set TF_DUMP_GRAPH_PREFIX to this folder as well to see each cluster's "
+                "nodes and the nodes left out.")
+    st.dataframe(pd.DataFrame(TV.loose_rows(ix)), hide_index=True, width="stretch",
+                 key="tf-loose")
+    with st.container(horizontal=True):
+        for c in ix.loose:
+            st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
+                      key=f"tf-loose-{c.module.id}", on_click=go,
+                      args=(_open_module, c.module.id))
+
+
 def _jit_table(ix: TfIndex) -> None:
     if not ix.jit:
         return
@@ -388,6 +409,8 @@ def _reasons(ix: TfIndex) -> None:
 
 
 def _files(ix: TfIndex) -> None:
+    if not ix.files:
+        return
     with st.expander(f"Graph dumps: {len(ix.files)} files, {len(ix.groups)} graphs"):
         rows = []
         for g in ix.groups:

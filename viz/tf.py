@@ -246,6 +246,18 @@ def _cluster_row(row: dict, c: Cluster, runtimes: dict[str, Runtime] | None) -> 
     return row
 
 
+def loose_rows(ix: TfIndex) -> list[dict]:
+    """One row per cluster module no graph dump holds: its size and ops from TF's log."""
+    rows = []
+    for c in ix.loose:
+        ops = sorted((c.summary.ops if c.summary else {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        rows.append({"cluster": c.name,
+                     "nodes (TF's log)": c.summary.size if c.summary else None,
+                     "ops (TF's log)": ", ".join(f"{op} ×{k}" for op, k in ops),
+                     "module": c.module.label})
+    return rows
+
+
 def jit_rows(ix: TfIndex) -> list[dict]:
     return [{"function": j.function, "module": j.module.label} for j in ix.jit]
 

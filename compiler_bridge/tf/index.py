@@ -17,7 +17,8 @@ from typing import Any, Callable, TypeVar
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
-from .log import CycleNote, KeptOut, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
+from .log import (ClusterSummary, CycleNote, KeptOut, LogRun, TfLog, Uncompilable,
+                  looks_like_log, parse_log)
 from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
@@ -82,6 +83,17 @@ class JitUnit:
     module: DumpModule
 
 
+@dataclass(frozen=True, slots=True)
+class LooseCluster:
+    """An auto-clustering cluster's XLA module that no graph dump in the folder holds (the
+    folder has only XLA's files: TF_DUMP_GRAPH_PREFIX unset, or its graphs elsewhere), with
+    TF's log's summary of the cluster when the log has one."""
+
+    name: str
+    module: DumpModule
+    summary: ClusterSummary | None
+
+
 @dataclass(slots=True)
 class TfIndex:
     files: list[GraphFile]
@@ -97,6 +109,7 @@ class TfIndex:
     # the clusters TF built in other graphs than the step graph (a program's other
     # tf.functions: an evaluation step, a tf.data map function), graph by graph
     elsewhere: list[Cluster] = field(default_factory=list)
+    loose: list[LooseCluster] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, what: str, compute: Callable[["TfIndex"], T]) -> T:
@@ -107,7 +120,7 @@ class TfIndex:
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.jit
+        return not self.files and not self.jit and not self.loose
 
     def reason(self, node: str) -> Uncompilable | None:
         """The log's 'uncompilable' line for a node of the step graph, if any."""
@@ -153,6 +166,9 @@ class TfIndex:
                 "elsewhere": [{"name": c.name, "graph": c.graph, "nodes": len(c.nodes),
                                "ops": c.ops, "module": c.module.id if c.module else None}
                               for c in self.elsewhere],
+                "loose": [{"name": c.name, "module": c.module.id,
+                           "nodes": c.summary.size if c.summary else None,
+                           "ops": c.summary.ops if c.summary else None} for c in self.loose],
                 "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
 
 
@@ -193,6 +209,8 @@ def modules_named(dump: Dump, function: str) -> list[DumpModule]:
 
 
 _JIT_MODULE = re.compile(r"^a(_inference_.+?_\d+)_(?:_|\.|$)")
+# an auto-clustering cluster's module: 'cluster_3__XlaCompiledKernel_true__...'
+_CLUSTER_MODULE = re.compile(r"^(cluster_\d+)__XlaCompiledKernel_true")
 
 
 # --------------------------------------------------------------------------- grouping
@@ -346,8 +364,24 @@ def build_index(dump: Dump) -> TfIndex:
     run = None
     if log is not None and main is not None:
         run = log.run_of(main.path)
-    return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
-                   errors, elsewhere)
+    jit = _jit_units(dump, files)
+    return TfIndex(files, groups, step, main, clusters, log, run, jit, errors, elsewhere,
+                   _loose(dump, clusters + elsewhere, jit, log))
+
+
+def _loose(dump: Dump, clusters: list[Cluster], jit: list[JitUnit], log: TfLog | None
+           ) -> list[LooseCluster]:
+    """Cluster modules no cluster of the graph dumps claims, with the log's summary of the
+    cluster of that name (names count up across one run of a program: the last summary)."""
+    claimed = {c.module.id for c in clusters if c.module is not None}
+    claimed |= {j.module.id for j in jit}
+    summaries = {c.name: c for r in (log.runs if log else []) if r.info
+                 for c in r.info.clusters}
+    out = []
+    for m in dump.modules:
+        if (cm := _CLUSTER_MODULE.match(m.name)) and m.id not in claimed:
+            out.append(LooseCluster(cm.group(1), m, summaries.get(cm.group(1))))
+    return sorted(out, key=lambda c: int(c.name.rsplit("_", 1)[1]))
 
 
 def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
@@ -390,6 +424,7 @@ def tf_index(dump: Dump) -> TfIndex:
 
 
 def has_tf(dump: Dump) -> bool:
-    """Whether the dump has TF graph dumps or jit_compile modules (cheap: names only)."""
+    """Whether the dump has TF graph dumps, jit_compile or cluster modules (cheap: names
+    only)."""
     return any(f.kind == TF_GRAPH for f in dump.files) or any(
-        _JIT_MODULE.match(m.name) for m in dump.modules)
+        _JIT_MODULE.match(m.name) or _CLUSTER_MODULE.match(m.name) for m in dump.modules)
