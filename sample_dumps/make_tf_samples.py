@@ -82,6 +82,9 @@ SAMPLES = [
     Sample("tf_two_steps", "tf_two_steps.py", AUTO_JIT,
            "a training and an evaluation step, each auto-clustered: clusters in two graphs",
            graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$"),
+    Sample("tf_jit_in_cluster", "tf_jit_in_cluster.py", AUTO_JIT,
+           "a jit_compile function called in an auto-clustered step: its call in the cluster",
+           graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$"),
 ]
 
 

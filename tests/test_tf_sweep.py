@@ -121,3 +121,47 @@ def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
     for c in ix.loose:
         assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
     assert any("TF_DUMP_GRAPH_PREFIX" in i.value for i in at.info)
+
+
+def _hlo_op_names(hlo, inst) -> set[str]:
+    """The TF names an ENTRY instruction's metadata gives: its own, and those of the
+    instructions of the computations it calls (a fusion's)."""
+    names = {inst.op_name}
+    for callee in inst.called_names:
+        comp = hlo.get_computation(callee)
+        for i in comp.instructions if comp is not None else ():
+            names |= _hlo_op_names(hlo, i)
+    return names
+
+
+def test_a_clustered_call_of_a_jit_function_leads_to_its_bodys_hlo_and_back(monkeypatch):
+    """tf_jit_in_cluster: the call of a jit_compile function (PartitionedCall) joined the
+    step's cluster; XLA's metadata names the called function's nodes (in the graph's
+    library), never the call. The call's inspector shows those instructions (not 'XLA
+    folded it away'), and from one of them the sidebar leads back to the call."""
+    from compiler_bridge.dumps import AFTER
+    from compiler_bridge.tf import call_bodies, instructions_of
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+
+    d = open_dump(sample("tf_jit_in_cluster"))
+    ix = tf_index(d)
+    (call,) = [n for c in ix.clusters for n in c.nodes if n.op == "PartitionedCall"]
+    g = graph_pb2.GraphDef()
+    text_format.Parse(read(os.path.join(sample("tf_jit_in_cluster"), ix.main.path)), g)
+    (fn,) = [f for f in g.library.function if f.signature.name == call.function]
+    body = {n.name for n in fn.node_def} - {n.name for n in g.node}
+    cluster = ix.cluster_of(call.name)
+    hlo = d.stage(cluster.module, AFTER)
+    from_body = [i.name for i in hlo.entry.instructions if _hlo_op_names(hlo, i) & body]
+    assert from_body and not [i for i in hlo.entry.instructions if i.op_name == call.name]
+    assert set(call_bodies(ix)[call.name]) == body
+    assert instructions_of(hlo, call.name, call_bodies(ix)[call.name]) == from_body
+
+    at = app(sample("tf_jit_in_cluster"), monkeypatch, {"selected": call.name})
+    show = [b for b in at.button if b.label.startswith("Show ")]
+    assert len(show) == min(len(from_body), 4)
+    assert not any("folded it away" in c.value for c in at.caption)
+    show[0].click().run()
+    back = [b.label.replace("\\", "") for b in at.sidebar.button if "TF node" in b.label]
+    assert back == [f"◀ TF node {call.name}"]

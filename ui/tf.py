@@ -20,7 +20,7 @@ from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import Timeline
 from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
-                                cycle_blocks, graph_timeline, has_tf, instructions_of,
+                                call_bodies, caller_of, cycle_blocks, graph_timeline, has_tf, instructions_of,
                                 reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import tf as TV
@@ -116,6 +116,8 @@ def back_button(nav: Navigator, opened: Opened) -> None:
     except (KeyError, HloParseError):
         return
     node = tf_node_of(hlo, state.selected)
+    if node and ix.cluster_of(node) is None:     # a called function's node: its call's
+        node = caller_of(ix, node) or node
     if node and ix.cluster_of(node) is cluster:
         st.sidebar.button(f"◀ TF node {md(node)}", key="tf-back-node", on_click=go,
                           args=(_to_node, node, cluster.name), width="stretch",
@@ -305,7 +307,7 @@ def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
         hlo = dump.stage(c.module, AFTER)
     except (KeyError, HloParseError):
         return
-    names = instructions_of(hlo, node)
+    names = instructions_of(hlo, node, call_bodies(ix).get(node, ()))
     if not names:
         st.caption("No HLO instruction names this node (XLA folded it away).")
     for name in names[:4]:

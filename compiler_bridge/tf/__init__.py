@@ -22,6 +22,7 @@ from .graphdef import (
     node_texts,
     read_graph,
 )
+from .calls import call_bodies, caller_of
 from .hlo_links import instructions_of, tf_node_of
 from .index import (
     Cluster,
@@ -71,6 +72,8 @@ from .reasons import (
 )
 
 __all__ = [
+    "call_bodies",
+    "caller_of",
     "GraphDiff",
     "NODE_KINDS",
     "NodeChange",

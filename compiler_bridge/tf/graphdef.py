@@ -69,6 +69,8 @@ class TfFunction:
     name: str
     nodes: int
     must_compile: bool
+    node_names: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()        # the functions its nodes call
 
 
 @dataclass(slots=True)
@@ -184,7 +186,10 @@ def _node(nd) -> TfNode:
 
 def _function(fd) -> TfFunction:
     must = MUST_COMPILE_ATTR in fd.attr and bool(fd.attr[MUST_COMPILE_ATTR].b)
-    return TfFunction(fd.signature.name, len(fd.node_def), must)
+    calls = tuple(nd.attr["f"].func.name for nd in fd.node_def
+                  if "f" in nd.attr and nd.attr["f"].WhichOneof("value") == "func")
+    return TfFunction(fd.signature.name, len(fd.node_def), must,
+                      tuple(nd.name for nd in fd.node_def), calls)
 
 
 # --------------------------------------------------------------------------- reading
