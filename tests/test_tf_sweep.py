@@ -165,3 +165,30 @@ def test_a_clustered_call_of_a_jit_function_leads_to_its_bodys_hlo_and_back(monk
     show[0].click().run()
     back = [b.label.replace("\\", "") for b in at.sidebar.button if "TF node" in b.label]
     assert back == [f"◀ TF node {call.name}"]
+
+
+def test_without_the_clustering_debug_flag_the_clusters_come_from_encapsulations_input():
+    """tf_no_debug: the program of tf_uncompilable run without --tf_xla_clustering_debug
+    (encapsulate_subgraphs_pass's VLOG on): TF dumps no mark_for_compilation graph, but its
+    encapsulate_subgraphs_before dump is the marked step graph. Its clusters are TF's own
+    summary's, each with its module, and the unclustered nodes have the log's reasons."""
+    folder = sample("tf_no_debug")
+    assert not [f for f in os.listdir(folder) if f.startswith("mark_for_compilation")]
+    d = open_dump(folder)
+    ix = tf_index(d)
+    assert ix.main is not None and ix.main.path.startswith("encapsulate_subgraphs_before")
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in ix.clusters} == \
+        _logged_clusters("tf_no_debug")
+    assert not ix.loose and not ix.elsewhere
+    for c in ix.clusters:
+        hlo = d.parse(c.module.before_optimizations.path)
+        op_names = {i.op_name for i in hlo.instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+        assert op_names and op_names <= {n.name for n in c.nodes}, c.name
+    logged = {}
+    for line in read(os.path.join(folder, "tf_log.txt")).splitlines():
+        if m := re.search(r"Found uncompilable node (\S+) \(op (\S+)\): (.*)$", line):
+            logged[m.group(1)] = m.group(3)
+    unclustered = ix.to_json()["main"]["unclustered"]
+    ours = {u["node"]: u["reason"] for u in unclustered if u["reason"] is not None}
+    assert ours and ours == {n: r for n, r in logged.items() if n in ours}
+    assert {"text/AsString", "text/StringLength"} <= set(ours)

@@ -19,7 +19,7 @@ from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
 from .log import (ClusterSummary, CycleNote, KeptOut, LogRun, TfLog, Uncompilable,
                   looks_like_log, parse_log)
-from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
+from .graph_passes import ANNOTATED, BEFORE_ENCAPSULATE, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
 MAX_LOG_BYTES = 64 << 20
@@ -398,9 +398,16 @@ def _clustered(f: GraphFile) -> int:
 
 
 def _clustered_rounds(files: list[GraphFile]) -> list[GraphFile]:
-    """The mark_for_compilation dumps of graphs TF built clusters in, in file order."""
-    return [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
-            and _clustered(f)]
+    """The mark_for_compilation dumps of graphs TF built clusters in, in file order; where
+    there are none (a run without --tf_xla_clustering_debug dumps no mark_for_compilation,
+    and with encapsulate_subgraphs_pass's VLOG on it still dumps the marked graph before
+    encapsulation), those encapsulate_subgraphs_before dumps."""
+    for name in (MARK, BEFORE_ENCAPSULATE):
+        found = [f for f in files if f.pass_.name == name and f.graph.kind != FUNCTION
+                 and _clustered(f)]
+        if found:
+            return found
+    return []
 
 
 def _clusters_of(dump: Dump, f: GraphFile) -> list[Cluster]:
