@@ -16,7 +16,7 @@ import pytest
 from tests.support.apptest import app
 
 from compiler_bridge import open_dump
-from compiler_bridge.tf import tf_index
+from compiler_bridge.tf import read_graph, tf_index
 
 from conftest import ROOT, read, sample
 
@@ -192,3 +192,46 @@ def test_without_the_clustering_debug_flag_the_clusters_come_from_encapsulations
     ours = {u["node"]: u["reason"] for u in unclustered if u["reason"] is not None}
     assert ours and ours == {n: r for n, r in logged.items() if n in ours}
     assert {"text/AsString", "text/StringLength"} <= set(ours)
+
+
+def _field_ends(data: bytes) -> list[int]:
+    """Where each top-level field of a binary proto ends (all length-delimited in a
+    GraphDef: node 1, library 2, versions 4)."""
+    ends, i = [], 0
+    while i < len(data):
+        i += 1                                  # the tag: one byte for fields 1-15
+        length = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        i += length
+        ends.append(i)
+    return ends
+
+
+@pytest.mark.parametrize("name, step", [("tf_uncompilable", "mark_for_compilation_3.pbtxt"),
+                                        ("tf_binary", "mark_for_compilation_3.pb")])
+def test_a_graph_dump_cut_between_two_nodes_is_an_error(tmp_path, name, step):
+    """A dump cut right after a node still parses as a GraphDef (text, and binary at a
+    field's end) but lacks the 'versions' TF writes last: it is named as cut short, not
+    shown as a step graph missing half its nodes (and clusters)."""
+    folder = tmp_path / name
+    shutil.copytree(sample(name), folder)
+    data = (folder / step).read_bytes()
+    nodes = len(read_graph(data, step).nodes)
+    half = nodes // 2
+    if step.endswith(".pb"):
+        at = _field_ends(data)[half - 1]
+    else:                               # a node's closing brace, at the start of a line
+        at = [m.end() for m in re.finditer(rb"^}\n", data, re.M)][half - 1]
+    (folder / step).write_bytes(data[:at])
+    ix = tf_index(open_dump(folder))
+    errors = dict(ix.errors)
+    assert set(errors) == {step}
+    assert errors[step] == (f"{step}: the GraphDef ends early, after {half} nodes and "
+                            "without the 'versions' TF writes last: a dump cut short")
+    assert ix.main is None or ix.main.path != step

@@ -291,5 +291,10 @@ def read_graph(data: bytes, path: str) -> TfGraph:
         _check_binary(msg, msg.node, path, what)
         if not msg.node and not msg.library.function:
             raise GraphReadError(f"{path}: not a binary GraphDef (no nodes, no functions)")
+    if not msg.HasField("versions"):
+        # TF writes 'versions' last (fields go in number order): a file cut between two
+        # nodes still parses, as a graph missing the rest of its nodes
+        raise GraphReadError(f"{path}: the GraphDef ends early, after {len(msg.node)} nodes "
+                             "and without the 'versions' TF writes last: a dump cut short")
     return TfGraph(path, GRAPH, [_node(n) for n in msg.node],
                    [_function(f) for f in msg.library.function])
