@@ -79,6 +79,16 @@ SAMPLES = [
     Sample("tf_keras", "tf_keras.py", AUTO_JIT,
            "Keras model.fit auto-clustered: many rounds, remapper fusions, memory reports",
            graphs=r"^mark_for_compilation(_1|_23|_29)?\.pbtxt$", memory=True),
+    Sample("tf_two_steps", "tf_two_steps.py", AUTO_JIT,
+           "a training and an evaluation step, each auto-clustered: clusters in two graphs",
+           graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$"),
+    Sample("tf_jit_in_cluster", "tf_jit_in_cluster.py", AUTO_JIT,
+           "a jit_compile function called in an auto-clustered step: its call in the cluster",
+           graphs=r"^mark_for_compilation(_\d+)?\.pbtxt$"),
+    Sample("tf_no_debug", "tf_uncompilable.py", AUTO_JIT.replace(" --tf_xla_clustering_debug", ""),
+           "tf_uncompilable's program without --tf_xla_clustering_debug: no "
+           "mark_for_compilation dumps, the clusters only in encapsulate_subgraphs_before",
+           graphs=r"^encapsulate_subgraphs_before(_\d+)?\.pbtxt$"),
 ]
 
 

@@ -20,7 +20,7 @@ from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE, DUMP_EXPECTED
 from compiler_bridge.passes import Timeline
 from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
-                                cycle_blocks, graph_timeline, has_tf, instructions_of,
+                                call_bodies, caller_of, cycle_blocks, graph_timeline, has_tf, instructions_of,
                                 reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
 from viz import tf as TV
@@ -116,6 +116,8 @@ def back_button(nav: Navigator, opened: Opened) -> None:
     except (KeyError, HloParseError):
         return
     node = tf_node_of(hlo, state.selected)
+    if node and ix.cluster_of(node) is None:     # a called function's node: its call's
+        node = caller_of(ix, node) or node
     if node and ix.cluster_of(node) is cluster:
         st.sidebar.button(f"◀ TF node {md(node)}", key="tf-back-node", on_click=go,
                           args=(_to_node, node, cluster.name), width="stretch",
@@ -167,6 +169,8 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
                 stepper(nav, opened, tl, index)
         _diff_tabs(nav, opened, tl, index)
         _clusters_table(dump, ix)
+        _elsewhere(ix, dump.derived("tf-runtimes", TV.module_runtimes))
+    _loose_table(ix)
     _jit_table(ix)
     if ix.main is not None:
         _reasons(ix)
@@ -307,7 +311,7 @@ def _hlo_buttons(dump: Dump, ix: TfIndex, node: str) -> None:
         hlo = dump.stage(c.module, AFTER)
     except (KeyError, HloParseError):
         return
-    names = instructions_of(hlo, node)
+    names = instructions_of(hlo, node, call_bodies(ix).get(node, ()))
     if not names:
         st.caption("No HLO instruction names this node (XLA folded it away).")
     for name in names[:4]:
@@ -332,6 +336,43 @@ def _clusters_table(dump: Dump, ix: TfIndex) -> None:
                 st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
                           key=f"tf-open-{c.name}", on_click=go,
                           args=(_open_module, c.module.id))
+
+
+def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
+    """The clusters TF built in the program's other graphs (another tf.function)."""
+    if not ix.elsewhere:
+        return
+    st.markdown(f"**Clusters in other graphs** ({len(ix.elsewhere)}: TF clustered other "
+                "functions of the program too; the graph above is the one with most nodes "
+                "in clusters)")
+    st.dataframe(pd.DataFrame(TV.elsewhere_rows(ix, runtimes)), hide_index=True,
+                 width="stretch", key="tf-elsewhere")
+    with st.container(horizontal=True):
+        for c in ix.elsewhere:
+            if c.module is not None:
+                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
+                          key=f"tf-open-{c.graph}-{c.name}", on_click=go,
+                          args=(_open_module, c.module.id))
+
+
+def _loose_table(ix: TfIndex) -> None:
+    """Cluster modules that no graph dump of the folder holds: named by their modules, sized
+    by TF's log."""
+    if not ix.loose:
+        return
+    st.markdown(f"**Cluster modules without their graph** ({len(ix.loose)})")
+    if not ix.files:
+        st.info("This folder has XLA's files but no TF graph dumps: each cluster is known "
+                "by its module" + (" and TF's log's summary" if ix.log is not None else "")
+                + ". Set TF_DUMP_GRAPH_PREFIX to this folder as well to see each cluster's "
+                "nodes and the nodes left out.")
+    st.dataframe(pd.DataFrame(TV.loose_rows(ix)), hide_index=True, width="stretch",
+                 key="tf-loose")
+    with st.container(horizontal=True):
+        for c in ix.loose:
+            st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
+                      key=f"tf-loose-{c.module.id}", on_click=go,
+                      args=(_open_module, c.module.id))
 
 
 def _jit_table(ix: TfIndex) -> None:
@@ -374,6 +415,8 @@ def _reasons(ix: TfIndex) -> None:
 
 
 def _files(ix: TfIndex) -> None:
+    if not ix.files:
+        return
     with st.expander(f"Graph dumps: {len(ix.files)} files, {len(ix.groups)} graphs"):
         rows = []
         for g in ix.groups:

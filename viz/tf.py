@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from compiler_bridge import Dump
 from compiler_bridge.dumps import DumpModule
 from compiler_bridge.perf import TraceError, measure
-from compiler_bridge.tf import TfGraph, TfIndex, TfNode, why_not_clustered
+from compiler_bridge.tf import Cluster, TfGraph, TfIndex, TfNode, why_not_clustered
 
 from .dot import quote, quote_text
 from .stepper import ADDED_BORDER, ADDED_FILL, CHANGED_BORDER, CHANGED_FILL
@@ -223,19 +223,38 @@ def cluster_rows(ix: TfIndex, runtimes: dict[str, Runtime] | None = None) -> lis
     total = len(ix.main.graph.nodes) if ix.main is not None else 0
     rows = []
     for c in ix.clusters:
-        ops = sorted(c.ops.items(), key=lambda kv: (-kv[1], kv[0]))
-        row = {
-            "cluster": c.name,
-            "nodes": len(c.nodes),
-            "share": f"{100 * len(c.nodes) / total:.1f}%" if total else "",
-            "ops": ", ".join(f"{op} ×{k}" for op, k in ops),
-            "module": c.module.label if c.module is not None else "(not compiled in this dump)",
-        }
-        if runtimes:
-            rt = runtimes.get(c.module.id) if c.module is not None else None
-            row["measured"] = (f"{rt.us:,.1f} µs per run ({rt.executions} runs)"
-                               if rt is not None else "no events")
-        rows.append(row)
+        row = {"cluster": c.name, "nodes": len(c.nodes),
+               "share": f"{100 * len(c.nodes) / total:.1f}%" if total else ""}
+        rows.append(_cluster_row(row, c, runtimes))
+    return rows
+
+
+def elsewhere_rows(ix: TfIndex, runtimes: dict[str, Runtime] | None = None) -> list[dict]:
+    """One row per cluster TF built in another graph than the step graph, with its graph."""
+    return [_cluster_row({"cluster": c.name, "graph": c.graph, "nodes": len(c.nodes)}, c,
+                         runtimes) for c in ix.elsewhere]
+
+
+def _cluster_row(row: dict, c: Cluster, runtimes: dict[str, Runtime] | None) -> dict:
+    ops = sorted(c.ops.items(), key=lambda kv: (-kv[1], kv[0]))
+    row["ops"] = ", ".join(f"{op} ×{k}" for op, k in ops)
+    row["module"] = c.module.label if c.module is not None else "(not compiled in this dump)"
+    if runtimes:
+        rt = runtimes.get(c.module.id) if c.module is not None else None
+        row["measured"] = (f"{rt.us:,.1f} µs per run ({rt.executions} runs)"
+                           if rt is not None else "no events")
+    return row
+
+
+def loose_rows(ix: TfIndex) -> list[dict]:
+    """One row per cluster module no graph dump holds: its size and ops from TF's log."""
+    rows = []
+    for c in ix.loose:
+        ops = sorted((c.summary.ops if c.summary else {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        rows.append({"cluster": c.name,
+                     "nodes (TF's log)": c.summary.size if c.summary else None,
+                     "ops (TF's log)": ", ".join(f"{op} ×{k}" for op, k in ops),
+                     "module": c.module.label})
     return rows
 
 

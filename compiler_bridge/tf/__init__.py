@@ -22,12 +22,14 @@ from .graphdef import (
     node_texts,
     read_graph,
 )
+from .calls import call_bodies, caller_of
 from .hlo_links import instructions_of, tf_node_of
 from .index import (
     Cluster,
     GraphFile,
     GraphGroup,
     JitUnit,
+    LooseCluster,
     TfIndex,
     build_index,
     group_files,
@@ -70,6 +72,8 @@ from .reasons import (
 )
 
 __all__ = [
+    "call_bodies",
+    "caller_of",
     "GraphDiff",
     "NODE_KINDS",
     "NodeChange",
@@ -105,6 +109,7 @@ __all__ = [
     "GraphReadError",
     "JitUnit",
     "LogRun",
+    "LooseCluster",
     "MUST_COMPILE_ATTR",
     "ORDER",
     "TfFunction",

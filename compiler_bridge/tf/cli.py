@@ -49,6 +49,22 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         if ix.log is None:
             print("  (no log: run with TF_CPP_VMODULE=mark_for_compilation_pass=3,"
                   "compilability_check_util=3 and keep stderr in the folder for the reasons)")
+    if data["elsewhere"]:
+        print("clusters TF built in other graphs:")
+    for c in data["elsewhere"]:
+        ops = ", ".join(f"{op} {n}" for op, n in c["ops"].items())
+        print(f"  {c['name']:<12} {c['nodes']:5d} nodes  module {c['module'] or '-'}  "
+              f"in {c['graph']}  ({ops})")
+    if data["loose"]:
+        print("cluster modules no graph dump in the folder holds"
+              + (" (the log's summary of each):" if ix.log is not None else ":"))
+    for c in data["loose"]:
+        ops = ", ".join(f"{op} {n}" for op, n in (c["ops"] or {}).items())
+        size = f"{c['nodes']:5d} nodes" if c["nodes"] is not None else "    ? nodes"
+        print(f"  {c['name']:<12} {size}  module {c['module']}" + (f"  ({ops})" if ops else ""))
+    if data["loose"] and not ix.files:
+        print("  (no TF graph dumps: set TF_DUMP_GRAPH_PREFIX to this folder as well to see "
+              "each cluster's nodes and the nodes left out)")
     for j in data["jit"]:
         print(f"jit_compile {j['function']}: module {j['module']}")
     return 0

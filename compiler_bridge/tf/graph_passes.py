@@ -26,6 +26,7 @@ ORDER = (
 PER_CLUSTER = ("encapsulate_subgraphs_subgraph", "encapsulate_fdef_graph", "encapsulate_fdef")
 MARK = "mark_for_compilation"
 ANNOTATED = "mark_for_compilation_annotated"
+BEFORE_ENCAPSULATE = "encapsulate_subgraphs_before"
 UNKNOWN_RANK = len(ORDER)
 
 _SUFFIXES = (".pbtxt", ".pb")

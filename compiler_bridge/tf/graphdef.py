@@ -69,6 +69,8 @@ class TfFunction:
     name: str
     nodes: int
     must_compile: bool
+    node_names: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()        # the functions its nodes call
 
 
 @dataclass(slots=True)
@@ -184,7 +186,10 @@ def _node(nd) -> TfNode:
 
 def _function(fd) -> TfFunction:
     must = MUST_COMPILE_ATTR in fd.attr and bool(fd.attr[MUST_COMPILE_ATTR].b)
-    return TfFunction(fd.signature.name, len(fd.node_def), must)
+    calls = tuple(nd.attr["f"].func.name for nd in fd.node_def
+                  if "f" in nd.attr and nd.attr["f"].WhichOneof("value") == "func")
+    return TfFunction(fd.signature.name, len(fd.node_def), must,
+                      tuple(nd.name for nd in fd.node_def), calls)
 
 
 # --------------------------------------------------------------------------- reading
@@ -236,6 +241,11 @@ def _message(data: bytes, path: str) -> tuple[Message, bool]:
     """The file's proto (GraphDef or FunctionDef) and whether it is a FunctionDef."""
     function = _looks_like_function(data, path)
     what = "FunctionDef" if function else "GraphDef"
+    if not data.strip():
+        # TF writes at least 'versions { producer: N }' (a FunctionDef, its signature):
+        # an empty file is a dump cut short, not an empty graph
+        raise GraphReadError(f"{path}: empty file ({len(data)} bytes): expected a TF "
+                             f"{what} dump; the write was cut short")
     msg: Message = function_pb2.FunctionDef() if function else graph_pb2.GraphDef()
     if is_text(data):
         try:
@@ -281,5 +291,10 @@ def read_graph(data: bytes, path: str) -> TfGraph:
         _check_binary(msg, msg.node, path, what)
         if not msg.node and not msg.library.function:
             raise GraphReadError(f"{path}: not a binary GraphDef (no nodes, no functions)")
+    if not msg.HasField("versions"):
+        # TF writes 'versions' last (fields go in number order): a file cut between two
+        # nodes still parses, as a graph missing the rest of its nodes
+        raise GraphReadError(f"{path}: the GraphDef ends early, after {len(msg.node)} nodes "
+                             "and without the 'versions' TF writes last: a dump cut short")
     return TfGraph(path, GRAPH, [_node(n) for n in msg.node],
                    [_function(f) for f in msg.library.function])

@@ -4,6 +4,8 @@ instructions it fused."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ..hlo import HloInstruction, HloModule
 
 
@@ -20,12 +22,14 @@ def _fused_names(hlo: HloModule, inst: HloInstruction) -> list[str]:
     return out
 
 
-def instructions_of(hlo: HloModule, tf_name: str) -> list[str]:
-    """The ENTRY instructions that come from the TF node ``tf_name``: named after it, or
-    fusions holding an instruction that is."""
+def instructions_of(hlo: HloModule, tf_name: str, body: Collection[str] = ()) -> list[str]:
+    """The ENTRY instructions that come from the TF node ``tf_name``: named after it (or,
+    for a call node, after a node of ``body``, the called function's), or fusions holding
+    an instruction that is."""
+    names = {tf_name, *body}
     out = []
     for inst in hlo.entry.instructions:
-        if inst.op_name == tf_name or tf_name in _fused_names(hlo, inst):
+        if inst.op_name in names or names.intersection(_fused_names(hlo, inst)):
             out.append(inst.name)
     return out
 

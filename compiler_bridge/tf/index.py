@@ -17,8 +17,9 @@ from typing import Any, Callable, TypeVar
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
-from .log import CycleNote, KeptOut, LogRun, TfLog, Uncompilable, looks_like_log, parse_log
-from .graph_passes import ANNOTATED, MARK, GraphPass, pass_of
+from .log import (ClusterSummary, CycleNote, KeptOut, LogRun, TfLog, Uncompilable,
+                  looks_like_log, parse_log)
+from .graph_passes import ANNOTATED, BEFORE_ENCAPSULATE, MARK, GraphPass, pass_of
 
 T = TypeVar("T")
 MAX_LOG_BYTES = 64 << 20
@@ -67,6 +68,7 @@ class Cluster:
     name: str
     nodes: list[TfNode]
     module: DumpModule | None
+    graph: str = ""         # the mark_for_compilation dump it is in
 
     @property
     def ops(self) -> dict[str, int]:
@@ -81,6 +83,17 @@ class JitUnit:
     module: DumpModule
 
 
+@dataclass(frozen=True, slots=True)
+class LooseCluster:
+    """An auto-clustering cluster's XLA module that no graph dump in the folder holds (the
+    folder has only XLA's files: TF_DUMP_GRAPH_PREFIX unset, or its graphs elsewhere), with
+    TF's log's summary of the cluster when the log has one."""
+
+    name: str
+    module: DumpModule
+    summary: ClusterSummary | None
+
+
 @dataclass(slots=True)
 class TfIndex:
     files: list[GraphFile]
@@ -93,6 +106,10 @@ class TfIndex:
     run: LogRun | None                # the log's run of the step graph
     jit: list[JitUnit]
     errors: list[tuple[str, str]] = field(default_factory=list)
+    # the clusters TF built in other graphs than the step graph (a program's other
+    # tf.functions: an evaluation step, a tf.data map function), graph by graph
+    elsewhere: list[Cluster] = field(default_factory=list)
+    loose: list[LooseCluster] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, what: str, compute: Callable[["TfIndex"], T]) -> T:
@@ -103,7 +120,7 @@ class TfIndex:
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.jit
+        return not self.files and not self.jit and not self.loose
 
     def reason(self, node: str) -> Uncompilable | None:
         """The log's 'uncompilable' line for a node of the step graph, if any."""
@@ -146,6 +163,12 @@ class TfIndex:
                                  for c in self.clusters],
                     "unclustered": unclustered}
         return {"graphs": graphs, "main": main,
+                "elsewhere": [{"name": c.name, "graph": c.graph, "nodes": len(c.nodes),
+                               "ops": c.ops, "module": c.module.id if c.module else None}
+                              for c in self.elsewhere],
+                "loose": [{"name": c.name, "module": c.module.id,
+                           "nodes": c.summary.size if c.summary else None,
+                           "ops": c.summary.ops if c.summary else None} for c in self.loose],
                 "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
 
 
@@ -186,6 +209,8 @@ def modules_named(dump: Dump, function: str) -> list[DumpModule]:
 
 
 _JIT_MODULE = re.compile(r"^a(_inference_.+?_\d+)_(?:_|\.|$)")
+# an auto-clustering cluster's module: 'cluster_3__XlaCompiledKernel_true__...'
+_CLUSTER_MODULE = re.compile(r"^(cluster_\d+)__XlaCompiledKernel_true")
 
 
 # --------------------------------------------------------------------------- grouping
@@ -330,18 +355,33 @@ def build_index(dump: Dump) -> TfIndex:
         main = step.of_pass(MARK) if step is not None else None
         if main is not None and main.graph.kind == FUNCTION:
             main = None
-    clusters = []
-    if main is not None:
-        for name, nodes in main.graph.clusters().items():
-            clusters.append(Cluster(name, nodes, _cluster_module(dump, name, nodes)))
+    clusters = _clusters_of(dump, main) if main is not None else []
+    elsewhere = [c for f in _clustered_rounds(files) if f is not main
+                 for c in _clusters_of(dump, f)]
     log = _find_log(dump)
     if log is not None:
         _log_order(groups, log)
     run = None
     if log is not None and main is not None:
         run = log.run_of(main.path)
-    return TfIndex(files, groups, step, main, clusters, log, run, _jit_units(dump, files),
-                   errors)
+    jit = _jit_units(dump, files)
+    return TfIndex(files, groups, step, main, clusters, log, run, jit, errors, elsewhere,
+                   _loose(dump, clusters + elsewhere, jit, log))
+
+
+def _loose(dump: Dump, clusters: list[Cluster], jit: list[JitUnit], log: TfLog | None
+           ) -> list[LooseCluster]:
+    """Cluster modules no cluster of the graph dumps claims, with the log's summary of the
+    cluster of that name (names count up across one run of a program: the last summary)."""
+    claimed = {c.module.id for c in clusters if c.module is not None}
+    claimed |= {j.module.id for j in jit}
+    summaries = {c.name: c for r in (log.runs if log else []) if r.info
+                 for c in r.info.clusters}
+    out = []
+    for m in dump.modules:
+        if (cm := _CLUSTER_MODULE.match(m.name)) and m.id not in claimed:
+            out.append(LooseCluster(cm.group(1), m, summaries.get(cm.group(1))))
+    return sorted(out, key=lambda c: int(c.name.rsplit("_", 1)[1]))
 
 
 def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
@@ -349,11 +389,30 @@ def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
     with most nodes in clusters (then the larger), whatever its round number — a run
     dumps a round per function TF optimizes, and a small one can look like any part of
     the step graph by its node names (issue 32, item 4)."""
-    def clustered(f: GraphFile) -> int:
-        return sum(len(nodes) for nodes in f.graph.clusters().values())
-    marks = [f for f in files if f.pass_.name == MARK and f.graph.kind != FUNCTION
-             and clustered(f)]
-    return max(marks, key=lambda f: (clustered(f), len(f.graph.nodes)), default=None)
+    return max(_clustered_rounds(files), key=lambda f: (_clustered(f), len(f.graph.nodes)),
+               default=None)
+
+
+def _clustered(f: GraphFile) -> int:
+    return sum(len(nodes) for nodes in f.graph.clusters().values())
+
+
+def _clustered_rounds(files: list[GraphFile]) -> list[GraphFile]:
+    """The mark_for_compilation dumps of graphs TF built clusters in, in file order; where
+    there are none (a run without --tf_xla_clustering_debug dumps no mark_for_compilation,
+    and with encapsulate_subgraphs_pass's VLOG on it still dumps the marked graph before
+    encapsulation), those encapsulate_subgraphs_before dumps."""
+    for name in (MARK, BEFORE_ENCAPSULATE):
+        found = [f for f in files if f.pass_.name == name and f.graph.kind != FUNCTION
+                 and _clustered(f)]
+        if found:
+            return found
+    return []
+
+
+def _clusters_of(dump: Dump, f: GraphFile) -> list[Cluster]:
+    return [Cluster(name, nodes, _cluster_module(dump, name, nodes), f.path)
+            for name, nodes in f.graph.clusters().items()]
 
 
 def _log_order(groups: list[GraphGroup], log: TfLog) -> None:
@@ -372,6 +431,7 @@ def tf_index(dump: Dump) -> TfIndex:
 
 
 def has_tf(dump: Dump) -> bool:
-    """Whether the dump has TF graph dumps or jit_compile modules (cheap: names only)."""
+    """Whether the dump has TF graph dumps, jit_compile or cluster modules (cheap: names
+    only)."""
     return any(f.kind == TF_GRAPH for f in dump.files) or any(
-        _JIT_MODULE.match(m.name) for m in dump.modules)
+        _JIT_MODULE.match(m.name) or _CLUSTER_MODULE.match(m.name) for m in dump.modules)

@@ -1,0 +1,237 @@
+"""TF dumps unlike the first samples (found by the TF sweep): graph files cut to nothing, graphs
+that TF clustered beside the largest one, folders with only some of TF's output. Expected
+values come from TF's own output: the samples' logs and graph files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from tests.support.apptest import app
+
+from compiler_bridge import open_dump
+from compiler_bridge.tf import read_graph, tf_index
+
+from conftest import ROOT, read, sample
+
+_GLOG = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ?")
+
+
+@pytest.mark.parametrize("name, step", [("tf_uncompilable", "mark_for_compilation_3.pbtxt"),
+                                        ("tf_binary", "mark_for_compilation_3.pb")])
+def test_an_empty_graph_file_is_an_error_not_an_empty_graph(tmp_path, name, step):
+    """A dump cut to 0 bytes (a full disk, a killed run) is not TF's empty graph (TF writes
+    at least its 'versions'): it is named as unreadable, and not shown as a graph of 0
+    nodes, not clustered."""
+    folder = tmp_path / name
+    shutil.copytree(sample(name), folder)
+    (folder / step).write_bytes(b"")
+    d = open_dump(folder)
+    ix = tf_index(d)
+    errors = dict(ix.errors)
+    assert set(errors) == {step}
+    assert errors[step].startswith(f"{step}: empty file (0 bytes)")
+    assert {e.file for e in d.errors} == {step}
+    assert all(f.path != step for f in ix.files)
+
+
+def _logged_clusters(name: str) -> dict[str, tuple[int, Counter]]:
+    """Every cluster of every 'Clustering info' block of the sample's log (all graphs TF
+    clustered): name -> (size, op histogram), read with plain regexes."""
+    lines = [_GLOG.sub("", line) for line in read(os.path.join(sample(name), "tf_log.txt"))
+             .splitlines()]
+    out: dict[str, tuple[int, Counter]] = {}
+    current: Counter | None = None
+    for line in lines:
+        if m := re.match(r"^  (cluster_\d+) (\d+) / \d+ \(", line):
+            current = Counter()
+            out[m.group(1)] = (int(m.group(2)), current)
+        elif (m := re.match(r"^   (\S+): (\d+) instances", line)) and current is not None:
+            current[m.group(1)] = int(m.group(2))
+        else:
+            current = None
+    return out
+
+
+def test_clusters_of_every_graph_tf_clustered_are_listed_with_their_modules(monkeypatch):
+    """tf_two_steps: TF clustered a training step and an evaluation step, two graphs. The
+    step graph shown is one of them; the other's clusters are listed too, each with the
+    module XLA compiled from its nodes, as TF's log summarizes them, in the index, the
+    CLI and the page."""
+    d = open_dump(sample("tf_two_steps"))
+    ix = tf_index(d)
+    logged = _logged_clusters("tf_two_steps")
+    assert len(logged) == 2
+    every = ix.clusters + ix.elsewhere
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in every} == logged
+    assert ix.elsewhere and all(c.graph != ix.main.path for c in ix.elsewhere)
+    for c in every:
+        assert c.module is not None, c.name
+        hlo = d.parse(c.module.before_optimizations.path)
+        op_names = {i.op_name for i in hlo.instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+        assert op_names and op_names <= {n.name for n in c.nodes}, c.name
+
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters",
+                        sample("tf_two_steps"), "--json"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [(c["name"], c["nodes"], c["module"]) for c in out["elsewhere"]] == [
+        (c.name, len(c.nodes), c.module.id) for c in ix.elsewhere]
+
+    at = app(sample("tf_two_steps"), monkeypatch)
+    labels = [b.label.replace("\\", "") for b in at.button]
+    for c in every:
+        assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
+
+
+def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
+        tmp_path, monkeypatch):
+    """TF_DUMP_GRAPH_PREFIX unset (only --xla_dump_to, and the log kept): each cluster is
+    known by its module's name, and TF's log's 'Clustering info' gives its size and ops;
+    the CLI lists them (not 'nothing found'), and the app opens on them."""
+    folder = tmp_path / "xla_only"
+    folder.mkdir()
+    for f in os.listdir(sample("tf_uncompilable")):
+        if f.startswith("module_") or f == "tf_log.txt":
+            shutil.copy(os.path.join(sample("tf_uncompilable"), f), folder / f)
+    d = open_dump(folder)
+    ix = tf_index(d)
+    logged = _logged_clusters("tf_uncompilable")
+    assert not ix.files and len(logged) == 2
+    assert {c.name: (c.summary.size, Counter(c.summary.ops)) for c in ix.loose} == logged
+    for c in ix.loose:
+        assert c.module.name.startswith(c.name + "__XlaCompiledKernel_true")
+
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters", str(folder),
+                        "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert {c["name"]: (c["nodes"], c["module"]) for c in json.loads(p.stdout)["loose"]} == {
+        c.name: (logged[c.name][0], c.module.id) for c in ix.loose}
+
+    at = app(str(folder), monkeypatch)
+    assert any(h.value == "TensorFlow clusters" for h in at.subheader)
+    labels = [b.label.replace("\\", "") for b in at.button]
+    for c in ix.loose:
+        assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
+    assert any("TF_DUMP_GRAPH_PREFIX" in i.value for i in at.info)
+
+
+def _hlo_op_names(hlo, inst) -> set[str]:
+    """The TF names an ENTRY instruction's metadata gives: its own, and those of the
+    instructions of the computations it calls (a fusion's)."""
+    names = {inst.op_name}
+    for callee in inst.called_names:
+        comp = hlo.get_computation(callee)
+        for i in comp.instructions if comp is not None else ():
+            names |= _hlo_op_names(hlo, i)
+    return names
+
+
+def test_a_clustered_call_of_a_jit_function_leads_to_its_bodys_hlo_and_back(monkeypatch):
+    """tf_jit_in_cluster: the call of a jit_compile function (PartitionedCall) joined the
+    step's cluster; XLA's metadata names the called function's nodes (in the graph's
+    library), never the call. The call's inspector shows those instructions (not 'XLA
+    folded it away'), and from one of them the sidebar leads back to the call."""
+    from compiler_bridge.dumps import AFTER
+    from compiler_bridge.tf import call_bodies, instructions_of
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+
+    d = open_dump(sample("tf_jit_in_cluster"))
+    ix = tf_index(d)
+    (call,) = [n for c in ix.clusters for n in c.nodes if n.op == "PartitionedCall"]
+    g = graph_pb2.GraphDef()
+    text_format.Parse(read(os.path.join(sample("tf_jit_in_cluster"), ix.main.path)), g)
+    (fn,) = [f for f in g.library.function if f.signature.name == call.function]
+    body = {n.name for n in fn.node_def} - {n.name for n in g.node}
+    cluster = ix.cluster_of(call.name)
+    hlo = d.stage(cluster.module, AFTER)
+    from_body = [i.name for i in hlo.entry.instructions if _hlo_op_names(hlo, i) & body]
+    assert from_body and not [i for i in hlo.entry.instructions if i.op_name == call.name]
+    assert set(call_bodies(ix)[call.name]) == body
+    assert instructions_of(hlo, call.name, call_bodies(ix)[call.name]) == from_body
+
+    at = app(sample("tf_jit_in_cluster"), monkeypatch, {"selected": call.name})
+    show = [b for b in at.button if b.label.startswith("Show ")]
+    assert len(show) == min(len(from_body), 4)
+    assert not any("folded it away" in c.value for c in at.caption)
+    show[0].click().run()
+    back = [b.label.replace("\\", "") for b in at.sidebar.button if "TF node" in b.label]
+    assert back == [f"◀ TF node {call.name}"]
+
+
+def test_without_the_clustering_debug_flag_the_clusters_come_from_encapsulations_input():
+    """tf_no_debug: the program of tf_uncompilable run without --tf_xla_clustering_debug
+    (encapsulate_subgraphs_pass's VLOG on): TF dumps no mark_for_compilation graph, but its
+    encapsulate_subgraphs_before dump is the marked step graph. Its clusters are TF's own
+    summary's, each with its module, and the unclustered nodes have the log's reasons."""
+    folder = sample("tf_no_debug")
+    assert not [f for f in os.listdir(folder) if f.startswith("mark_for_compilation")]
+    d = open_dump(folder)
+    ix = tf_index(d)
+    assert ix.main is not None and ix.main.path.startswith("encapsulate_subgraphs_before")
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in ix.clusters} == \
+        _logged_clusters("tf_no_debug")
+    assert not ix.loose and not ix.elsewhere
+    for c in ix.clusters:
+        hlo = d.parse(c.module.before_optimizations.path)
+        op_names = {i.op_name for i in hlo.instructions()} - {"", "XLA_Args", "XLA_Retvals"}
+        assert op_names and op_names <= {n.name for n in c.nodes}, c.name
+    logged = {}
+    for line in read(os.path.join(folder, "tf_log.txt")).splitlines():
+        if m := re.search(r"Found uncompilable node (\S+) \(op (\S+)\): (.*)$", line):
+            logged[m.group(1)] = m.group(3)
+    unclustered = ix.to_json()["main"]["unclustered"]
+    ours = {u["node"]: u["reason"] for u in unclustered if u["reason"] is not None}
+    assert ours and ours == {n: r for n, r in logged.items() if n in ours}
+    assert {"text/AsString", "text/StringLength"} <= set(ours)
+
+
+def _field_ends(data: bytes) -> list[int]:
+    """Where each top-level field of a binary proto ends (all length-delimited in a
+    GraphDef: node 1, library 2, versions 4)."""
+    ends, i = [], 0
+    while i < len(data):
+        i += 1                                  # the tag: one byte for fields 1-15
+        length = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        i += length
+        ends.append(i)
+    return ends
+
+
+@pytest.mark.parametrize("name, step", [("tf_uncompilable", "mark_for_compilation_3.pbtxt"),
+                                        ("tf_binary", "mark_for_compilation_3.pb")])
+def test_a_graph_dump_cut_between_two_nodes_is_an_error(tmp_path, name, step):
+    """A dump cut right after a node still parses as a GraphDef (text, and binary at a
+    field's end) but lacks the 'versions' TF writes last: it is named as cut short, not
+    shown as a step graph missing half its nodes (and clusters)."""
+    folder = tmp_path / name
+    shutil.copytree(sample(name), folder)
+    data = (folder / step).read_bytes()
+    nodes = len(read_graph(data, step).nodes)
+    half = nodes // 2
+    if step.endswith(".pb"):
+        at = _field_ends(data)[half - 1]
+    else:                               # a node's closing brace, at the start of a line
+        at = [m.end() for m in re.finditer(rb"^}\n", data, re.M)][half - 1]
+    (folder / step).write_bytes(data[:at])
+    ix = tf_index(open_dump(folder))
+    errors = dict(ix.errors)
+    assert set(errors) == {step}
+    assert errors[step] == (f"{step}: the GraphDef ends early, after {half} nodes and "
+                            "without the 'versions' TF writes last: a dump cut short")
+    assert ix.main is None or ix.main.path != step
