@@ -117,3 +117,42 @@ def test_the_main_program_is_found_by_its_functions_qualified_name(tmp_path):
         assert (t.argument_bytes, t.output_bytes, t.peak_bytes) == (
             xla["argument_size_in_bytes"], xla["output_size_in_bytes"],
             xla["peak_memory_in_bytes"])
+
+
+# donated parameters (alias bytes), a temp and a helper larger than the program
+# (jax.random.normal's jit__normal), dumped as protos alone: no buffer-assignment text
+PROTO_ONLY = """
+def f(p, x):
+    return jax.tree.map(lambda a: a - 0.1 * jnp.tanh(a @ x).sum(), p), jnp.sort(x, axis=0)
+f = jax.jit(f, donate_argnums=0)
+ARGS = ({"w": jnp.ones((32, 32)), "v": jnp.ones((32, 32))},
+        jax.random.normal(jax.random.PRNGKey(0), (32, 32)))
+"""
+
+
+def test_a_dump_of_protos_alone_has_its_memory_from_the_hlo_proto(tmp_path, monkeypatch):
+    """``--xla_dump_hlo_as_proto`` alone: the after-optimizations HloProto carries the
+    buffer assignment, and the totals read from it are XLA's memory_analysis(); the
+    program, not the larger helper, is found by the proto's stack-frame table."""
+    dump, xla = compile_program(tmp_path, PROTO_ONLY, "--xla_dump_hlo_as_proto")
+    d = open_dump(dump)
+    program = d.main
+    assert program is not None and program.name == "jit_f"
+    assert not any(f.path.endswith("-buffer-assignment.txt") for f in d.files)
+    assert d.module("jit__normal").after_optimizations.size > \
+        program.after_optimizations.size
+    mem = module_memory(d, program)
+    t = mem.totals()
+    assert (t.argument_bytes, t.output_bytes, t.temp_bytes, t.alias_bytes, t.peak_bytes) \
+        == (xla["argument_size_in_bytes"], xla["output_size_in_bytes"],
+            xla["temp_size_in_bytes"], xla["alias_size_in_bytes"],
+            xla["peak_memory_in_bytes"])
+    assert xla["alias_size_in_bytes"] > 0 and xla["temp_size_in_bytes"] > 0
+    assert any("HloProto" in m for m in mem.missing) and not d.errors
+    from tests.support.apptest import details_key, ok
+    at = app(str(dump), monkeypatch)
+    at.session_state[details_key(at)] = "Memory"
+    at.run()
+    ok(at)
+    said = " ".join(i.value for i in at.info)
+    assert "No memory view" not in said and "HloProto" in said, said

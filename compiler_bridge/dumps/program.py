@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["names_its_function"]
+from ..hlo import wire_fields
+
+__all__ = ["names_its_function", "proto_names_its_function"]
 
 # the table: 'FunctionNames', then one '<id> "<name>"' line per function
 _TABLE = re.compile(r"^FunctionNames\n((?:\d+ \".*\"\n)*)\n", re.M)
@@ -29,6 +31,27 @@ def names_its_function(text: str, module_name: str) -> bool | None:
     # names the module after the function's own name, every character but word ones, '.'
     # and '-' made '_', trailing '_' dropped by newer JAX ('<lambda>' -> 'jit__lambda',
     # 'jit__lambda_' before)
-    own = {re.sub(r"[^\w.-]", "_", n.rsplit(".", 1)[-1])
-           for n in _ENTRY.findall(table.group(1))}
+    return _names(_ENTRY.findall(table.group(1)), module_name)
+
+
+def _names(functions: list[str], module_name: str) -> bool:
+    own = {re.sub(r"[^\w.-]", "_", n.rsplit(".", 1)[-1]) for n in functions}
     return module_name[len("jit_"):] in own | {n.rstrip("_") for n in own}
+
+
+def proto_names_its_function(data: bytes, module_name: str) -> bool | None:
+    """:func:`names_its_function` for an ``HloProto`` (``*.hlo.pb``): its module's
+    ``stack_frame_index.function_names`` (fields 1, 17, 2 of hlo.proto); None where it
+    cannot say (no table, a name not of ``jax.jit``'s form, not an HloProto)."""
+    if not module_name.startswith("jit_"):
+        return None
+    try:
+        module = next((v for n, v in wire_fields(data) if n == 1 and isinstance(v, bytes)),
+                      None)
+        index = next((v for n, v in wire_fields(module) if n == 17 and isinstance(v, bytes)),
+                     None) if module else None
+        functions = [v.decode("utf-8", "replace") for n, v in wire_fields(index)
+                     if n == 2 and isinstance(v, bytes)] if index else []
+    except ValueError:          # not a wire-format message, or cut short
+        return None
+    return _names(functions, module_name) if functions else None

@@ -7,9 +7,10 @@ from typing import TypeVar
 
 from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RANGE,
                      MEMORY_USAGE_REPORT, Dump, DumpModule, module_target)
-from ..hlo import HloModule, HloParseError
+from ..hlo import HLO_PROTO_BINARY, HloModule, HloParseError
 from ..targets import BUILTIN
 from .analysis import MemoryTotals, ModuleMemory, build_memory
+from .assignment_proto import assignment_text_from_proto
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
 from .live_range import parse_live_range
@@ -18,6 +19,9 @@ from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
 from .xla_stats import memory_target
 
 T = TypeVar("T")
+FROM_PROTO = ("the buffer assignment is read from the after-optimizations HloProto (a dump "
+              "of protos alone: XLA writes the live ranges as text only): no memory over "
+              "the schedule")
 
 __all__ = ["memory_totals", "module_memory"]
 
@@ -36,24 +40,65 @@ def _read(dump: Dump, path: str) -> str:
         raise MemoryFileError(f"cannot read the file: {e}", source=path) from None
 
 
-def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
+def _shape_of(hlo: HloModule | None) -> Callable[[str, tuple[int, ...]], str]:
+    """The shape text of an instruction's value at a tuple index, as the assignment's
+    file writes it ('' when the HLO does not say)."""
+    def shape_of(name: str, index: tuple[int, ...]) -> str:
+        inst = hlo.find(name) if hlo is not None else None
+        shape = inst.shape if inst is not None else None
+        for i in index:
+            if shape is None or i >= len(shape.tuple_shapes):
+                return ""
+            shape = shape.tuple_shapes[i]
+        return str(shape) if shape is not None else ""
+    return shape_of
+
+
+def _assignment_text(dump: Dump, mod: DumpModule) -> tuple[str, str]:
+    """The assignment's text and the file it comes from: the buffer-assignment file, or
+    (a dump of protos alone) the one the after-optimizations ``HloProto`` holds."""
     ba_file = mod.first(BUFFER_ASSIGNMENT)
-    if ba_file is None:
-        raise MemoryFileError(
-            f"module {mod.label} has no buffer-assignment file: XLA writes "
-            "'*-buffer-assignment.txt' with --xla_dump_hlo_as_text after optimizations")
+    if ba_file is not None:
+        return _read(dump, ba_file.path), ba_file.path
+    after = mod.first(AFTER)
+    if after is not None and after.source == HLO_PROTO_BINARY:
+        try:
+            text = assignment_text_from_proto(dump.read_bytes(after.path),
+                                              _shape_of(dump.try_parse(after.path)))
+        except (OSError, KeyError) as e:
+            raise MemoryFileError(f"cannot read the file: {e}", source=after.path) from None
+        except ValueError as e:
+            raise MemoryFileError(f"the HloProto is cut short or not one ({e}): expected "
+                                  "its buffer_assignment", source=after.path) from None
+        if text is not None:
+            return text, after.path
+    raise MemoryFileError(
+        f"module {mod.label} has no buffer-assignment file: XLA writes "
+        "'*-buffer-assignment.txt' with --xla_dump_hlo_as_text after optimizations "
+        "(or the assignment inside '*.after_optimizations.hlo.pb' with "
+        "--xla_dump_hlo_as_proto)")
+
+
+def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     missing: list[str] = []
     try:
-        ba_text = _read(dump, ba_file.path)
-        assignment = parse_buffer_assignment(ba_text, ba_file.path)
+        ba_text, ba_path = _assignment_text(dump, mod)
     except MemoryFileError as e:
-        dump.report(ba_file.path, str(e))
+        if e.source:        # a file that cannot be read, not a module without one
+            dump.report(e.source, str(e))
+        raise
+    try:
+        assignment = parse_buffer_assignment(ba_text, ba_path)
+    except MemoryFileError as e:
+        dump.report(ba_path, str(e))
         raise
     lr_file = mod.first(LIVE_RANGE)
     live_range = None
-    if lr_file is None:
+    if ba_path.endswith(".pb"):
+        missing.append(FROM_PROTO)
+    elif lr_file is None:
         # JAX 0.4.30's XLA appends HloLiveRange's text to the assignment's file
-        live_range = _embedded(dump, ba_text, ba_file.path, "\nHloLiveRange (max ",
+        live_range = _embedded(dump, ba_text, ba_path, "\nHloLiveRange (max ",
                                parse_live_range)
         if live_range is None:
             missing.append(NO_LIVE_RANGE)
@@ -94,10 +139,10 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
             values = got
     if values is None and assignment.total_bytes_used is not None:
         # older XLA writes the values after the allocations, in the assignment's file
-        values = _embedded(dump, ba_text, ba_file.path, "\nTotal bytes used:", parse_values)
+        values = _embedded(dump, ba_text, ba_path, "\nTotal bytes used:", parse_values)
     if live_range is None and NO_LIVE_RANGE in missing and hlo is not None \
             and hlo.is_scheduled and values is not None:
-        live_range = derive_live_range(hlo, assignment, values, f"derived ({ba_file.path})")
+        live_range = derive_live_range(hlo, assignment, values, f"derived ({ba_path})")
         missing[missing.index(NO_LIVE_RANGE)] = DERIVED
     mem = build_memory(mod.name, assignment, live_range, hlo, tuple(missing))
     mem.report, mem.values_file = report, values
