@@ -105,3 +105,23 @@ def test_v5p_temp_stays_within_the_known_difference_it_states(v5p_in_place):
         known = got["known_differences"]["temp_bytes"]
         assert known["direction"] == "under" and got["temp_bytes"] <= want, name
         assert (want - got["temp_bytes"]) / want <= known["up_to"], name
+
+
+@pytest.mark.parametrize("target", ["h100", "v5e"])
+def test_a_dump_of_protos_alone_has_xlas_peak_from_the_heap_traces(tmp_path, target):
+    """``--xla_dump_hlo_as_proto`` alone: no buffer-assignment nor live-range text. The
+    after-optimizations HloProto's assignment gives the totals, and its heap-simulator
+    traces (one per memory space) the live ranges of the heap's values on the module's
+    schedule: XLA's peak, as from the text files of the same compile."""
+    from tests.support.backend_fresh import SCAN_FSDP
+    dump, facts = compile_for(target, tmp_path, SCAN_FSDP, "--xla_dump_hlo_as_proto")
+    want = facts["scan_fsdp"]["memory_analysis"]
+    d = open_dump(str(dump))
+    assert not any(f.path.endswith(("-buffer-assignment.txt", "-live-range.txt"))
+                   for f in d.files)
+    mem = module_memory(d, d.module("jit_scan_fsdp"))
+    t = mem.totals()
+    assert (t.argument_bytes, t.output_bytes, t.alias_bytes, t.peak_bytes) == (
+        want["argument_size_in_bytes"], want["output_size_in_bytes"],
+        want["alias_size_in_bytes"], want["peak_memory_in_bytes"])
+    assert mem.live_range is not None and "heap simulator traces" in mem.live_range.source

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from compiler_bridge.hlo import varint, wire_fields
 
-__all__ = ["assignment_text_from_proto"]
+__all__ = ["assignment_text_from_proto", "heap_ranges"]
 
 # HloProto
 _HLO_MODULE, _BUFFER_ASSIGNMENT = 1, 3
@@ -30,6 +30,10 @@ _LOC_NAME, _LOC_INDEX, _LOC_ID = 2, 3, 4
 (_A_INDEX, _A_SIZE, _A_THREAD_LOCAL, _A_PARAMETER, _A_PARAMETER_NUMBER, _A_LIVE_OUT,
  _A_COLOR, _A_ASSIGNED, _A_PARAMETER_INDEX, _A_CONSTANT) = (1, 2, 3, 5, 6, 7, 8, 9, 10, 12)
 _AS_BUFFER, _AS_OFFSET, _AS_SIZE = 1, 2, 3
+# BufferAssignmentProto.heap_simulator_traces, HeapSimulatorTrace.events and Event
+_HEAP_TRACES, _EVENTS = 4, 1
+_EV_KIND, _EV_BUFFER, _EV_INSTRUCTION = 1, 2, 4
+_FREE = 1
 
 
 def _ints(fields: list[tuple[int, int | bytes]], number: int) -> list[int]:
@@ -74,12 +78,10 @@ def _names(module: bytes) -> dict[int, str]:
     return out
 
 
-def assignment_text_from_proto(data: bytes,
-                               shape_of: Callable[[str, tuple[int, ...]], str]) -> str | None:
-    """The assignment of an ``HloProto`` as ``*-buffer-assignment.txt`` text; None when
-    the proto holds none (a before-optimizations module, a per-pass step). ``shape_of``:
-    the shape text of an instruction's value at a tuple index ('' when not known).
-    Raises ValueError on a message cut short."""
+def _assignment(data: bytes) -> tuple[list[tuple[int, int | bytes]],
+                                      dict[int, tuple[str, tuple[int, ...], int]]] | None:
+    """The assignment's fields and its logical buffers (id -> instruction name, tuple
+    index, color); None when the proto holds none."""
     top = wire_fields(data)
     assignment = _message(top, _BUFFER_ASSIGNMENT)
     module = _message(top, _HLO_MODULE)
@@ -87,7 +89,7 @@ def assignment_text_from_proto(data: bytes,
         return None
     names = _names(module) if module else {}
     fields = wire_fields(assignment)
-    values: dict[int, tuple[str, tuple[int, ...], int]] = {}   # id -> name, index, color
+    values: dict[int, tuple[str, tuple[int, ...], int]] = {}
     for n, lb in fields:
         if n != _LOGICAL_BUFFERS or not isinstance(lb, bytes):
             continue
@@ -97,6 +99,60 @@ def assignment_text_from_proto(data: bytes,
         name = names.get(_int(loc, _LOC_ID)) or (old.decode("utf-8", "replace") if old
                                                  else f"instruction-{_int(loc, _LOC_ID)}")
         values[_int(f, _LB_ID)] = (name, tuple(_ints(loc, _LOC_INDEX)), _int(f, _LB_COLOR))
+    return fields, values
+
+
+def heap_ranges(data: bytes, time: dict[str, int]) -> dict[tuple[str, tuple[int, ...]],
+                                                            tuple[int, int]]:
+    """The live interval of each value the heap simulator placed (the proto's
+    ``heap_simulator_traces``: one per memory space), as the live-range file writes them:
+    from the schedule position (``time``: instruction -> position in the flattened
+    schedule) of the instruction that allocated it (or shared its bytes) to that of the
+    one that freed it. Empty when the proto holds no traces. Raises ValueError on a
+    message cut short."""
+    got = _assignment(data)
+    if got is None:
+        return {}
+    fields, values = got
+    out: dict[tuple[str, tuple[int, ...]], tuple[int, int]] = {}
+    for n, trace in fields:
+        if n != _HEAP_TRACES or not isinstance(trace, bytes):
+            continue
+        # events come in the simulator's order; an allocation names the instruction
+        # that defines the buffer (its time), a free the same instruction, not the last
+        # user: it ends at the latest time allocated before it
+        start: dict[int, int] = {}
+        now = 0
+        for m, event in wire_fields(trace):
+            if m != _EVENTS or not isinstance(event, bytes):
+                continue
+            e = wire_fields(event)
+            buffer = _int(e, _EV_BUFFER)
+            if buffer not in values:
+                continue
+            if _int(e, _EV_KIND) == _FREE:
+                if buffer in start:
+                    name, index, _ = values[buffer]
+                    out[(name, index)] = (start.pop(buffer), now)
+                continue
+            name_bytes = _message(e, _EV_INSTRUCTION)   # ALLOC, or SHARE_WITH another's bytes
+            at = time.get(name_bytes.decode("utf-8", "replace")) if name_bytes else None
+            if at is not None:
+                now = max(now, at)
+                start[buffer] = at
+    return out
+
+
+def assignment_text_from_proto(data: bytes,
+                               shape_of: Callable[[str, tuple[int, ...]], str]) -> str | None:
+    """The assignment of an ``HloProto`` as ``*-buffer-assignment.txt`` text; None when
+    the proto holds none (a before-optimizations module, a per-pass step). ``shape_of``:
+    the shape text of an instruction's value at a tuple index ('' when not known).
+    Raises ValueError on a message cut short."""
+    got = _assignment(data)
+    if got is None:
+        return None
+    fields, values = got
     lines = ["BufferAssignment:"]
     for n, alloc in fields:
         if n != _ALLOCATIONS or not isinstance(alloc, bytes):

@@ -10,11 +10,11 @@ from ..dumps import (AFTER, BUFFER_ASSIGNMENT, BUFFER_ASSIGNMENT_VALUES, LIVE_RA
 from ..hlo import HLO_PROTO_BINARY, HloModule, HloParseError
 from ..targets import BUILTIN
 from .analysis import MemoryTotals, ModuleMemory, build_memory
-from .assignment_proto import assignment_text_from_proto
+from .assignment_proto import assignment_text_from_proto, heap_ranges
 from .buffer_assignment import parse_buffer_assignment
 from .errors import MemoryFileError
-from .live_range import parse_live_range
-from .derive import derive_live_range
+from .live_range import LiveRange, parse_live_range
+from .derive import derive_live_range, flatten_schedule
 from .reports import UsageReport, ValuesFile, parse_usage_report, parse_values
 from .xla_stats import memory_target
 
@@ -22,6 +22,9 @@ T = TypeVar("T")
 FROM_PROTO = ("the buffer assignment is read from the after-optimizations HloProto (a dump "
               "of protos alone: XLA writes the live ranges as text only): no memory over "
               "the schedule")
+FROM_PROTO_TRACES = ("the buffer assignment and the live ranges of the heap's values are read "
+                     "from the after-optimizations HloProto (a dump of protos alone: its "
+                     "heap-simulator traces, on the module's schedule)")
 
 __all__ = ["memory_totals", "module_memory"]
 
@@ -79,6 +82,23 @@ def _assignment_text(dump: Dump, mod: DumpModule) -> tuple[str, str]:
         "--xla_dump_hlo_as_proto)")
 
 
+def _proto_live_range(dump: Dump, path: str, missing: list[str]) -> LiveRange | None:
+    """The live ranges of a proto's heap-simulator traces on the module's flattened
+    schedule (the values the heap holds; XLA writes the live-range file as text only)."""
+    hlo = dump.try_parse(path)
+    if hlo is not None and hlo.is_scheduled:
+        seq, _span, time = flatten_schedule(hlo)
+        try:
+            ranges = heap_ranges(dump.read_bytes(path), time)
+        except (OSError, KeyError, ValueError):
+            ranges = {}
+        if ranges:
+            missing.append(FROM_PROTO_TRACES)
+            return LiveRange(f"{path} (heap simulator traces)", len(seq), seq, ranges)
+    missing.append(FROM_PROTO)
+    return None
+
+
 def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     missing: list[str] = []
     try:
@@ -95,7 +115,7 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     lr_file = mod.first(LIVE_RANGE)
     live_range = None
     if ba_path.endswith(".pb"):
-        missing.append(FROM_PROTO)
+        live_range = _proto_live_range(dump, ba_path, missing)
     elif lr_file is None:
         # JAX 0.4.30's XLA appends HloLiveRange's text to the assignment's file
         live_range = _embedded(dump, ba_text, ba_path, "\nHloLiveRange (max ",
