@@ -235,3 +235,33 @@ def test_a_graph_dump_cut_between_two_nodes_is_an_error(tmp_path, name, step):
     assert errors[step] == (f"{step}: the GraphDef ends early, after {half} nodes and "
                             "without the 'versions' TF writes last: a dump cut short")
     assert ix.main is None or ix.main.path != step
+
+
+def test_an_open_cluster_of_a_thousand_nodes_folds_by_scope_and_lays_out(tmp_path):
+    """The sweep's 400-layer step graph (49 MB of dumps, too big to commit) put 806 nodes
+    in one cluster: opened, it was drawn node by node in its box, with no node budget,
+    and Graphviz gave up after its 60 s limit on every click. Here make_tf_graph's
+    repeated tf_autocluster step graph with its blocks' clusters made one (1,410 nodes, 47
+    name scopes; each drawn before): opened, the cluster's nodes fold by name scope in
+    its box (the scopes with most nodes a folder each, the rest one), the selected node
+    stays itself, every node is drawn as something, and the view lays out."""
+    from bench.corpus.make_tf_graph import build
+    from google.protobuf import text_format
+    from viz import render_svg
+    from viz.tf import FOLDERS, cluster_dot
+
+    g = build(2000)
+    for n in g.node:
+        if "_XlaCluster" in n.attr:
+            n.attr["_XlaCluster"].s = b"cluster_0"
+    (tmp_path / "mark_for_compilation.pbtxt").write_text(text_format.MessageToString(g))
+    ix = tf_index(open_dump(tmp_path))
+    (cluster,) = ix.clusters
+    assert len(cluster.nodes) == 30 * (len(g.node) // 43) > 1000
+    selected = cluster.nodes[len(cluster.nodes) // 2].name
+    d = cluster_dot(ix, frozenset({"cluster_0"}), selected)
+    inside = {d.ids[n.name] for n in cluster.nodes}
+    assert d.folded and f"node:{selected}" in inside
+    assert len(inside) <= FOLDERS + 2          # the folders, 'other scopes', the selection
+    assert all(f'id="{sid}"' in d.dot for sid in inside)     # each drawn
+    render_svg(d.dot)                          # raises LayoutError past the time limit

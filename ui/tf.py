@@ -264,7 +264,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
         if step.added or step.changed:
             legend += " · blue: added by this pass · orange: changed (see Changes below)"
         if drawing.folded:
-            legend += " · folders: unclustered nodes by name scope"
+            legend += " · folders: nodes by name scope (too many to draw one by one)"
         st.caption(legend)
     with inspector_col:
         st.markdown("**TF node**")
