@@ -265,3 +265,41 @@ def test_an_open_cluster_of_a_thousand_nodes_folds_by_scope_and_lays_out(tmp_pat
     assert len(inside) <= FOLDERS + 2          # the folders, 'other scopes', the selection
     assert all(f'id="{sid}"' in d.dot for sid in inside)     # each drawn
     render_svg(d.dot)                          # raises LayoutError past the time limit
+
+
+def _computes(hlo, inst, names: set[str], entry: bool = True) -> bool:
+    """Whether an ENTRY instruction, or one a fusion holds (at any depth) other than a
+    constant, is named after one of ``names`` in XLA's metadata."""
+    if inst.op_name in names and (entry or inst.opcode != "constant"):
+        return True
+    for callee in inst.called_names if inst.opcode == "fusion" else ():
+        comp = hlo.get_computation(callee)
+        if comp is not None and any(_computes(hlo, i, names, False)
+                                    for i in comp.instructions):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", ["tf_autocluster", "tf_uncompilable", "tf_keras"])
+def test_a_node_leads_to_the_instructions_computing_it_not_to_copies_of_its_constants(name):
+    """XLA's CSE keeps one of equal constants, named after its node, and fusion copies it
+    into each user: tf_autocluster's SparseSoftmaxCrossEntropyWithLogits listed 2 fusions
+    that only hold such a constant (a 400-layer graph of the sweep: 'layer0/mul' listed
+    101 fusions for its one multiply). A node leads to the instructions that compute it
+    (its own constants too, an ENTRY constant, or a Const node's fusions)."""
+    from compiler_bridge.dumps import AFTER
+    from compiler_bridge.tf import instructions_of
+
+    d = open_dump(sample(name))
+    ix = tf_index(d)
+    checked = 0
+    for c in ix.clusters:
+        hlo = d.stage(c.module, AFTER)
+        entry = {i.name: i for i in hlo.entry.instructions}
+        for n in c.nodes:
+            found = instructions_of(hlo, n.name)
+            computing = [i for i in entry if _computes(hlo, entry[i], {n.name})]
+            if computing:
+                assert found == computing, n.name
+                checked += 1
+    assert checked > 10
