@@ -108,6 +108,14 @@ def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
     assert {c.name: (c.summary.size, Counter(c.summary.ops)) for c in ix.loose} == logged
     for c in ix.loose:
         assert c.module.name.startswith(c.name + "__XlaCompiledKernel_true")
+    # the log's reasons of the run that built them: TF's words, its own _Arg/_Retval aside
+    runs = "\n".join(_GLOG.sub("", x) for x in read(os.path.join(folder, "tf_log.txt"))
+                     .splitlines()).split("Starting fuel")
+    (built,) = [r for r in runs if re.search(r"^  cluster_\d+ \d+ / ", r, re.M)]
+    found = re.findall(r"Found uncompilable node (\S+) \(op (\S+)\): (.*)$", built, re.M)
+    assert [(u.node, u.op, u.reason) for u in ix.loose_reasons] == [
+        x for x in found if x[1] not in ("_Arg", "_Retval")]
+    assert {u.op for u in ix.loose_reasons} == {"AsString", "StringLength", "_FusedMatMul"}
 
     p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters", str(folder),
                         "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -121,6 +129,8 @@ def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
     for c in ix.loose:
         assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
     assert any("TF_DUMP_GRAPH_PREFIX" in i.value for i in at.info)
+    assert "`text/AsString` (AsString): No registered 'AsString' OpKernel" in \
+        " ".join(m.value for m in at.markdown).replace("\\", "")
 
 
 def _hlo_op_names(hlo, inst) -> set[str]:

@@ -369,6 +369,10 @@ def _loose_table(ix: TfIndex) -> None:
             st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
                       key=f"tf-loose-{c.module.id}", on_click=go,
                       args=(_open_module, c.module.id))
+    reasons = ix.loose_reasons
+    if reasons:
+        st.markdown("Not clustered, in TF's log:\n" + "\n".join(
+            f"- {code(u.node)} ({md(u.op)}): {md(u.reason)}" for u in reasons))
 
 
 def _jit_table(ix: TfIndex) -> None:
