@@ -313,3 +313,20 @@ def test_a_node_leads_to_the_instructions_computing_it_not_to_copies_of_its_cons
                 assert found == computing, n.name
                 checked += 1
     assert checked > 10
+
+
+def test_the_modules_of_one_jit_function_say_how_it_was_called(monkeypatch):
+    """tf_jit calls norm_gelu from Python first, then from outer's graph: XLA compiled two
+    modules of the one function (numbered in compile order), listed as two rows alike.
+    Called eagerly, the module's name carries the eager op's attributes; from a graph's
+    call node, the function's name alone. Each row says which."""
+    d = open_dump(sample("tf_jit"))
+    ix = tf_index(d)
+    assert [(j.module.id, j.eager) for j in ix.jit] == [("0000", True), ("0001", False)]
+    assert len({j.function for j in ix.jit}) == 1
+    # the graph's call of it: a node of outer's graph, _XlaMustCompile on
+    assert any(n.must_compile and n.function == ix.jit[0].function
+               for f in ix.files for n in f.graph.nodes)
+    at = app(sample("tf_jit"), monkeypatch)
+    (table,) = [df.value for df in at.dataframe if "function" in df.value.columns]
+    assert list(table["called"]) == ["from Python (eager)", "from a tf.function's graph"]

@@ -82,6 +82,13 @@ class JitUnit:
     function: str
     module: DumpModule
 
+    @property
+    def eager(self) -> bool:
+        """Compiled for a call from Python (eager): XLA's module name then carries the
+        eager op's attributes ('_XlaMustCompile_true_config_proto_..'); a call node of a
+        tf.function's graph compiles under the function's name alone."""
+        return "_XlaMustCompile_true" in self.module.name
+
 
 @dataclass(frozen=True, slots=True)
 class LooseCluster:
@@ -183,7 +190,8 @@ class TfIndex:
                            "ops": c.summary.ops if c.summary else None} for c in self.loose],
                 "loose_unclustered": [{"node": u.node, "op": u.op, "reason": u.reason}
                                       for u in self.loose_reasons],
-                "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
+                "jit": [{"function": j.function, "module": j.module.id,
+                         "called": "eager" if j.eager else "graph"} for j in self.jit]}
 
 
 def _cluster_map(ix: TfIndex) -> dict[str, Cluster]:
