@@ -68,7 +68,7 @@ class Cluster:
     name: str
     nodes: list[TfNode]
     module: DumpModule | None
-    graph: str = ""         # the mark_for_compilation dump it is in
+    graph: str = ""         # the graph dump it is read from
 
     @property
     def ops(self) -> dict[str, int]:
