@@ -178,9 +178,9 @@ def test_clusters_cli_json():
     p = _cli("clusters", sample("tf_autocluster"), "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert set(out) == {"graphs", "main", "elsewhere", "loose", "jit"}
+    assert set(out) == {"graphs", "main", "elsewhere", "loose", "loose_unclustered", "jit"}
     assert out["elsewhere"] == []       # TF clustered no other graph of this program
-    assert out["loose"] == []           # and every cluster module is its graph's
+    assert out["loose"] == out["loose_unclustered"] == []   # every module is its graph's
     assert all(set(g) == {"file", "pass", "nodes", "clusters", "unclustered"}
                for g in out["graphs"])
     assert len(out["graphs"]) == len([f for f in os.listdir(sample("tf_autocluster"))

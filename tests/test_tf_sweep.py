@@ -108,6 +108,14 @@ def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
     assert {c.name: (c.summary.size, Counter(c.summary.ops)) for c in ix.loose} == logged
     for c in ix.loose:
         assert c.module.name.startswith(c.name + "__XlaCompiledKernel_true")
+    # the log's reasons of the run that built them: TF's words, its own _Arg/_Retval aside
+    runs = "\n".join(_GLOG.sub("", x) for x in read(os.path.join(folder, "tf_log.txt"))
+                     .splitlines()).split("Starting fuel")
+    (built,) = [r for r in runs if re.search(r"^  cluster_\d+ \d+ / ", r, re.M)]
+    found = re.findall(r"Found uncompilable node (\S+) \(op (\S+)\): (.*)$", built, re.M)
+    assert [(u.node, u.op, u.reason) for u in ix.loose_reasons] == [
+        x for x in found if x[1] not in ("_Arg", "_Retval")]
+    assert {u.op for u in ix.loose_reasons} == {"AsString", "StringLength", "_FusedMatMul"}
 
     p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters", str(folder),
                         "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -121,6 +129,8 @@ def test_a_folder_with_only_xlas_files_lists_its_clusters_from_modules_and_log(
     for c in ix.loose:
         assert f"Open {c.name}'s HLO (module {c.module.id})" in labels
     assert any("TF_DUMP_GRAPH_PREFIX" in i.value for i in at.info)
+    assert "`text/AsString` (AsString): No registered 'AsString' OpKernel" in \
+        " ".join(m.value for m in at.markdown).replace("\\", "")
 
 
 def _hlo_op_names(hlo, inst) -> set[str]:
@@ -235,3 +245,88 @@ def test_a_graph_dump_cut_between_two_nodes_is_an_error(tmp_path, name, step):
     assert errors[step] == (f"{step}: the GraphDef ends early, after {half} nodes and "
                             "without the 'versions' TF writes last: a dump cut short")
     assert ix.main is None or ix.main.path != step
+
+
+def test_an_open_cluster_of_a_thousand_nodes_folds_by_scope_and_lays_out(tmp_path):
+    """The sweep's 400-layer step graph (49 MB of dumps, too big to commit) put 806 nodes
+    in one cluster: opened, it was drawn node by node in its box, with no node budget,
+    and Graphviz gave up after its 60 s limit on every click. Here make_tf_graph's
+    repeated tf_autocluster step graph with its blocks' clusters made one (1,410 nodes, 47
+    name scopes; each drawn before): opened, the cluster's nodes fold by name scope in
+    its box (the scopes with most nodes a folder each, the rest one), the selected node
+    stays itself, every node is drawn as something, and the view lays out."""
+    from bench.corpus.make_tf_graph import build
+    from google.protobuf import text_format
+    from viz import render_svg
+    from viz.tf import FOLDERS, cluster_dot
+
+    g = build(2000)
+    for n in g.node:
+        if "_XlaCluster" in n.attr:
+            n.attr["_XlaCluster"].s = b"cluster_0"
+    (tmp_path / "mark_for_compilation.pbtxt").write_text(text_format.MessageToString(g))
+    ix = tf_index(open_dump(tmp_path))
+    (cluster,) = ix.clusters
+    assert len(cluster.nodes) == 30 * (len(g.node) // 43) > 1000
+    selected = cluster.nodes[len(cluster.nodes) // 2].name
+    d = cluster_dot(ix, frozenset({"cluster_0"}), selected)
+    inside = {d.ids[n.name] for n in cluster.nodes}
+    assert d.folded and f"node:{selected}" in inside
+    assert len(inside) <= FOLDERS + 2          # the folders, 'other scopes', the selection
+    assert all(f'id="{sid}"' in d.dot for sid in inside)     # each drawn
+    render_svg(d.dot)                          # raises LayoutError past the time limit
+
+
+def _computes(hlo, inst, names: set[str], entry: bool = True) -> bool:
+    """Whether an ENTRY instruction, or one a fusion holds (at any depth) other than a
+    constant, is named after one of ``names`` in XLA's metadata."""
+    if inst.op_name in names and (entry or inst.opcode != "constant"):
+        return True
+    for callee in inst.called_names if inst.opcode == "fusion" else ():
+        comp = hlo.get_computation(callee)
+        if comp is not None and any(_computes(hlo, i, names, False)
+                                    for i in comp.instructions):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", ["tf_autocluster", "tf_uncompilable", "tf_keras"])
+def test_a_node_leads_to_the_instructions_computing_it_not_to_copies_of_its_constants(name):
+    """XLA's CSE keeps one of equal constants, named after its node, and fusion copies it
+    into each user: tf_autocluster's SparseSoftmaxCrossEntropyWithLogits listed 2 fusions
+    that only hold such a constant (a 400-layer graph of the sweep: 'layer0/mul' listed
+    101 fusions for its one multiply). A node leads to the instructions that compute it
+    (its own constants too, an ENTRY constant, or a Const node's fusions)."""
+    from compiler_bridge.dumps import AFTER
+    from compiler_bridge.tf import instructions_of
+
+    d = open_dump(sample(name))
+    ix = tf_index(d)
+    checked = 0
+    for c in ix.clusters:
+        hlo = d.stage(c.module, AFTER)
+        entry = {i.name: i for i in hlo.entry.instructions}
+        for n in c.nodes:
+            found = instructions_of(hlo, n.name)
+            computing = [i for i in entry if _computes(hlo, entry[i], {n.name})]
+            if computing:
+                assert found == computing, n.name
+                checked += 1
+    assert checked > 10
+
+
+def test_the_modules_of_one_jit_function_say_how_it_was_called(monkeypatch):
+    """tf_jit calls norm_gelu from Python first, then from outer's graph: XLA compiled two
+    modules of the one function (numbered in compile order), listed as two rows alike.
+    Called eagerly, the module's name carries the eager op's attributes; from a graph's
+    call node, the function's name alone. Each row says which."""
+    d = open_dump(sample("tf_jit"))
+    ix = tf_index(d)
+    assert [(j.module.id, j.eager) for j in ix.jit] == [("0000", True), ("0001", False)]
+    assert len({j.function for j in ix.jit}) == 1
+    # the graph's call of it: a node of outer's graph, _XlaMustCompile on
+    assert any(n.must_compile and n.function == ix.jit[0].function
+               for f in ix.files for n in f.graph.nodes)
+    at = app(sample("tf_jit"), monkeypatch)
+    (table,) = [df.value for df in at.dataframe if "function" in df.value.columns]
+    assert list(table["called"]) == ["from Python (eager)", "from a tf.function's graph"]

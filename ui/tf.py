@@ -268,7 +268,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
         if step.added or step.changed:
             legend += " · blue: added by this pass · orange: changed (see Changes below)"
         if drawing.folded:
-            legend += " · folders: unclustered nodes by name scope"
+            legend += " · folders: nodes by name scope (too many to draw one by one)"
         st.caption(legend)
     with inspector_col:
         st.markdown("**TF node**")
@@ -373,6 +373,10 @@ def _loose_table(ix: TfIndex) -> None:
             st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
                       key=f"tf-loose-{c.module.id}", on_click=go,
                       args=(_open_module, c.module.id))
+    reasons = ix.loose_reasons
+    if reasons:
+        st.markdown("Not clustered, in TF's log:\n" + "\n".join(
+            f"- {code(u.node)} ({md(u.op)}): {md(u.reason)}" for u in reasons))
 
 
 def _jit_table(ix: TfIndex) -> None:

@@ -28,6 +28,7 @@ PALETTE = (("#1971c2", "#e7f5ff"), ("#2f9e44", "#ebfbee"), ("#e8590c", "#fff4e6"
            ("#5c940d", "#f4fce3"), ("#e67700", "#fff9db"))
 REASON_BORDER = "#e03131"       # nodes the log says XLA cannot compile
 BUDGET = 300                    # unclustered nodes drawn one by one; more fold by scope
+FOLDERS = 30                    # scope folders in a folded cluster's box; the rest share one
 MAX_LABEL = 40
 
 
@@ -83,11 +84,32 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         index.setdefault(b.name, len(index))
     reasons = {n.name for n in graph.nodes if _uncompilable(ix, n.base_name)}
     unclustered = [n for n in graph.nodes if n.name not in cluster_of]
-    folded = len(unclustered) > budget
+    # open clusters holding more nodes than a view draws (Graphviz takes minutes on a box
+    # of 800): the largest fold by name scope inside their box, until the rest fit
+    sizes = sorted(((len(b.nodes), b.name) for b in boxes if b.name in opened), reverse=True)
+    total = sum(size for size, _ in sizes)
+    fold_in: set[str] = set()
+    for size, name in sizes:
+        if total <= budget:
+            break
+        fold_in.add(name)
+        total -= size
+    folded = len(unclustered) > budget or bool(fold_in)
+    # a box lays out slowly even with one folder per scope (a 400-layer model): the
+    # scopes with most nodes get a folder each, the others one together
+    shown_scopes = {}
+    for name in fold_in:
+        counts = Counter(_scope(n.name) for b in boxes if b.name == name for n in b.nodes)
+        shown_scopes[name] = {sc for sc, _ in counts.most_common(FOLDERS)} \
+            if len(counts) > FOLDERS else set(counts)
     ids: dict[str, str] = {}
     for n in graph.nodes:
         home = cluster_of.get(n.name)
-        if home is not None:
+        if home in fold_in and n.name != selected:
+            scope = _scope(n.name)
+            ids[n.name] = (f"group:scope:{home}/{scope}" if scope in shown_scopes[home]
+                           else f"group:scope:{home}/*")
+        elif home is not None:
             ids[n.name] = f"node:{n.name}" if home in opened else f"group:{home}"
         elif folded and _scope(n.name) and n.name != selected:
             ids[n.name] = f"group:scope:{_scope(n.name)}"
@@ -131,11 +153,22 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         if c.name in opened:
             lines.append(f"  subgraph {quote('cluster_box_' + c.name)} {{")
             title = f"{c.name} · {len(c.nodes)} nodes · {module}"
+            if c.name in fold_in:
+                title += " · folded by name scope"
             lines.append(f"    id={quote('group:' + c.name)}; label={quote_text(title)};")
             lines.append(f'    style="rounded,filled"; color="{line}"; fillcolor="{fill}"; '
                          'penwidth=2;')
+            inner: Counter[str] = Counter()
             for n in c.nodes:
-                lines.append(node_line(n, "    "))
+                if ids[n.name].startswith("group:scope:"):
+                    inner[ids[n.name]] += 1
+                else:
+                    lines.append(node_line(n, "    "))
+                    drawn += 1
+            for sid, count in sorted(inner.items()):
+                scope = sid[len(f"group:scope:{c.name}/"):]
+                label = {"": "(no scope)", "*": "other scopes"}.get(scope, scope + "/")
+                lines.append(_folder_line(sid, f"{label}\n{count} nodes", "    "))
                 drawn += 1
             lines.append("  }")
         else:
@@ -160,9 +193,7 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
             lines.append(node_line(n, "  "))
             drawn += 1
     for sid, count in sorted(scopes.items()):
-        label = f"{sid[12:]}/\n{count} unclustered nodes"
-        lines.append(f"  {quote(sid)} [id={quote(sid)}, label={quote_text(label)}, "
-                     'shape=folder, fillcolor="#f8f9fa", color="#adb5bd"];')
+        lines.append(_folder_line(sid, f"{sid[12:]}/\n{count} unclustered nodes", "  "))
         drawn += 1
     edges: set[tuple[str, str, bool]] = set()
     for n in graph.nodes:
@@ -182,6 +213,12 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         kept += 1
     lines.append("}")
     return TfDrawing("\n".join(lines) + "\n", drawn, kept, folded, ids)
+
+
+def _folder_line(sid: str, label: str, indent: str) -> str:
+    """A folder standing for the nodes of one name scope."""
+    return (f"{indent}{quote(sid)} [id={quote(sid)}, label={quote_text(label)}, "
+            'shape=folder, fillcolor="#f8f9fa", color="#adb5bd"];')
 
 
 def _dot_name(svg_id: str) -> str:
@@ -259,7 +296,10 @@ def loose_rows(ix: TfIndex) -> list[dict]:
 
 
 def jit_rows(ix: TfIndex) -> list[dict]:
-    return [{"function": j.function, "module": j.module.label} for j in ix.jit]
+    """One row per jit module; 'called' tells apart the modules of one function."""
+    return [{"function": j.function,
+             "called": "from Python (eager)" if j.eager else "from a tf.function's graph",
+             "module": j.module.label} for j in ix.jit]
 
 
 def node_rows(ix: TfIndex, name: str, graph: TfGraph | None = None) -> list[tuple[str, str]]:

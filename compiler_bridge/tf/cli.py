@@ -62,11 +62,14 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         ops = ", ".join(f"{op} {n}" for op, n in (c["ops"] or {}).items())
         size = f"{c['nodes']:5d} nodes" if c["nodes"] is not None else "    ? nodes"
         print(f"  {c['name']:<12} {size}  module {c['module']}" + (f"  ({ops})" if ops else ""))
+    for u in data["loose_unclustered"]:
+        print(f"  not clustered (TF's log): {u['node']} ({u['op']}): {u['reason']}")
     if data["loose"] and not ix.files:
         print("  (no TF graph dumps: set TF_DUMP_GRAPH_PREFIX to this folder as well to see "
               "each cluster's nodes and the nodes left out)")
     for j in data["jit"]:
-        print(f"jit_compile {j['function']}: module {j['module']}")
+        print(f"jit_compile {j['function']}: module {j['module']} (called from "
+              f"{'Python, eager' if j['called'] == 'eager' else 'a tf.function graph'})")
     return 0
 
 

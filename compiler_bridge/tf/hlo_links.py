@@ -9,29 +9,33 @@ from collections.abc import Collection
 from ..hlo import HloInstruction, HloModule
 
 
-def _fused_names(hlo: HloModule, inst: HloInstruction) -> list[str]:
+def _fused_names(hlo: HloModule, inst: HloInstruction, constants: bool = True) -> list[str]:
     out: list[str] = []
     for callee in inst.called_names if inst.opcode == "fusion" else ():
         comp = hlo.get_computation(callee)
         if comp is None:
             continue
         for i in comp.instructions:
-            if i.op_name:
+            if i.op_name and (constants or i.opcode != "constant"):
                 out.append(i.op_name)
-            out.extend(_fused_names(hlo, i))
+            out.extend(_fused_names(hlo, i, constants))
     return out
 
 
 def instructions_of(hlo: HloModule, tf_name: str, body: Collection[str] = ()) -> list[str]:
     """The ENTRY instructions that come from the TF node ``tf_name``: named after it (or,
     for a call node, after a node of ``body``, the called function's), or fusions holding
-    an instruction that is."""
+    an instruction other than a constant that is."""
     names = {tf_name, *body}
-    out = []
-    for inst in hlo.entry.instructions:
-        if inst.op_name in names or names.intersection(_fused_names(hlo, inst)):
-            out.append(inst.name)
-    return out
+
+    def named(constants: bool) -> list[str]:
+        return [inst.name for inst in hlo.entry.instructions
+                if inst.op_name in names or names.intersection(_fused_names(hlo, inst,
+                                                                            constants))]
+    # XLA's CSE keeps one of equal constants, with its node's name, and fusion copies it
+    # into every user: a fusion holding only a constant of the node is another node's
+    # (a Const node's, or one whose HLO is all constants, has only those)
+    return named(False) or named(True)
 
 
 def tf_node_of(hlo: HloModule, instruction: str) -> str:

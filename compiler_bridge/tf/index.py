@@ -68,7 +68,7 @@ class Cluster:
     name: str
     nodes: list[TfNode]
     module: DumpModule | None
-    graph: str = ""         # the mark_for_compilation dump it is in
+    graph: str = ""         # the graph dump it is read from
 
     @property
     def ops(self) -> dict[str, int]:
@@ -81,6 +81,13 @@ class JitUnit:
 
     function: str
     module: DumpModule
+
+    @property
+    def eager(self) -> bool:
+        """Compiled for a call from Python (eager): XLA's module name then carries the
+        eager op's attributes ('_XlaMustCompile_true_config_proto_..'); a call node of a
+        tf.function's graph compiles under the function's name alone."""
+        return "_XlaMustCompile_true" in self.module.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +138,18 @@ class TfIndex:
         graph and a neighbour (TF tries again as clusters grow), if any."""
         return self.derived("kept-out", _run_kept_out).get(node)
 
+    @property
+    def loose_reasons(self) -> list[Uncompilable]:
+        """The log's 'uncompilable' lines of the runs that built the loose clusters (the
+        function's own _Arg and _Retval left out): why nodes stayed out of them."""
+        names = {c.name for c in self.loose}
+        out: dict[str, Uncompilable] = {}
+        for r in self.log.runs if self.log is not None and names else ():
+            if r.info is not None and names & {c.name for c in r.info.clusters}:
+                out.update((u.node, u) for u in r.uncompilable
+                           if "top level _Arg or _Retval" not in u.reason)
+        return list(out.values())
+
     def cluster_of(self, node: str) -> Cluster | None:
         return self.derived("cluster-of", _cluster_map).get(node)
 
@@ -169,7 +188,10 @@ class TfIndex:
                 "loose": [{"name": c.name, "module": c.module.id,
                            "nodes": c.summary.size if c.summary else None,
                            "ops": c.summary.ops if c.summary else None} for c in self.loose],
-                "jit": [{"function": j.function, "module": j.module.id} for j in self.jit]}
+                "loose_unclustered": [{"node": u.node, "op": u.op, "reason": u.reason}
+                                      for u in self.loose_reasons],
+                "jit": [{"function": j.function, "module": j.module.id,
+                         "called": "eager" if j.eager else "graph"} for j in self.jit]}
 
 
 def _cluster_map(ix: TfIndex) -> dict[str, Cluster]:
