@@ -464,7 +464,7 @@ def _baseline_history(nav: Navigator, cmp: Comparing, name: str) -> None:
                "changed it (click: show the baseline at that step):")
     for k, (e, stage) in enumerate(list(zip(events, stages))[:40]):
         target = e.name_after or e.name_before
-        st.button(md(f"step {e.index} · {e.label} — {e.event}: {e.detail}"[:220]),
+        st.button(md(f"step {e.index} · {e.label} — {e.line}"[:220]),
                   key=f"base-hist:{name}:{k}", type="tertiary", on_click=go,
                   args=(_to_baseline_step, cmp.pair.a, stage, target))
 
