@@ -99,3 +99,15 @@ def test_a_jitted_lambda_is_the_main_program(tmp_path):
     assert names_its_function(d.read_text(program.after_optimizations.path),
                               "jit__lambda") is True
     assert d.main is program
+
+
+def test_the_main_program_of_a_proto_dump_is_not_a_helper(tmp_path):
+    # --xla_dump_hlo_as_proto alone: no HLO text to read the stack-frame table from, but
+    # the proto carries it (HloModuleProto.stack_frame_index); jit__normal, larger, is
+    # JAX's helper for the random argument
+    dump, _ = compile_program(tmp_path, LAMBDA, "--xla_dump_hlo_as_proto")
+    d = open_dump(dump)
+    program, helper = d.module("jit__lambda"), d.module("jit__normal")
+    assert program.after_optimizations.source and helper.after_optimizations.source
+    assert helper.after_optimizations.size > program.after_optimizations.size
+    assert d.main is program

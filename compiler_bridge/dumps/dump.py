@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, TypeVar
 
 from . import archive, loose
-from .program import names_its_function
+from .program import names_its_function, proto_names_its_function
 from .errors import DumpError
 from ..hlo import HloParseError
 from ..hlo import HloModule
@@ -516,13 +516,15 @@ def _main_module(dump: "Dump") -> DumpModule | None:
     ranked.sort(key=lambda r: r[0], reverse=True)   # stable: the first module of a tie
     for _, m in ranked[:_MAIN_CANDIDATES]:
         f = m.after_optimizations or m.before_optimizations
-        if f is None or f.source:       # a proto or StableHLO: no stack-frame table to read
+        if f is None or f.source not in ("", HLO_PROTO_BINARY):   # StableHLO, proto text
             return m
-        try:    # the table follows the header
-            head = dump.read_bytes(f.path)[:_HEAD].decode("utf-8", "replace")
+        try:    # the table follows the header; a binary proto is read whole
+            data = dump.read_bytes(f.path)
         except (OSError, KeyError, zipfile.BadZipFile, DumpError):
             return m
-        if names_its_function(head, m.name) is not False:
+        said = proto_names_its_function(data, m.name) if f.source else \
+            names_its_function(data[:_HEAD].decode("utf-8", "replace"), m.name)
+        if said is not False:
             return m
     return ranked[0][1] if ranked else None
 

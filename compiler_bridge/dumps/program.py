@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["names_its_function"]
+from ..hlo import wire_fields
+
+__all__ = ["names_its_function", "proto_names_its_function"]
 
 # the table: 'FunctionNames', then one '<id> "<name>"' line per function
 _TABLE = re.compile(r"^FunctionNames\n((?:\d+ \".*\"\n)*)\n", re.M)
@@ -25,7 +27,38 @@ def names_its_function(text: str, module_name: str) -> bool | None:
     table = _TABLE.search(text)
     if table is None:
         return None
+    return _names_it(_ENTRY.findall(table.group(1)), module_name)
+
+
+def _names_it(functions: list[str], module_name: str) -> bool:
     # jax.jit names the module after the function with every other character as '_', and
     # the module keeps no trailing '_' ('<lambda>' -> 'jit__lambda', seen in JAX 0.10's dumps)
-    names = {re.sub(r"\W", "_", n).rstrip("_") for n in _ENTRY.findall(table.group(1))}
+    names = {re.sub(r"\W", "_", n).rstrip("_") for n in functions}
     return module_name[len("jit_"):].rstrip("_") in names
+
+
+# HloProto.hlo_module, HloModuleProto.stack_frame_index, its function_names (hlo.proto)
+_HLO_MODULE, _STACK_FRAME_INDEX, _FUNCTION_NAMES = 1, 17, 2
+
+
+def proto_names_its_function(data: bytes, module_name: str) -> bool | None:
+    """As :func:`names_its_function`, for a binary HloProto or HloModuleProto
+    (``--xla_dump_hlo_as_proto``): its ``stack_frame_index`` is the same table. None where
+    it cannot say (no table, not such a proto)."""
+    if not module_name.startswith("jit_"):
+        return None
+    try:
+        fields = wire_fields(data)
+        for number, value in fields:     # an HloProto: the module is its field 1
+            if number == _HLO_MODULE and isinstance(value, bytes) and value[:1] == b"\n":
+                fields = wire_fields(value)
+                break
+        index = next((v for n, v in fields if n == _STACK_FRAME_INDEX
+                      and isinstance(v, bytes)), None)
+        if index is None:
+            return None
+        functions = [v.decode("utf-8", "replace") for n, v in wire_fields(index)
+                     if n == _FUNCTION_NAMES and isinstance(v, bytes)]
+    except ValueError:
+        return None
+    return _names_it(functions, module_name) if functions else None
