@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import sample
-from tests.support.apptest import APP, ok, open_expander, texts
+from tests.support.apptest import APP, exported_html, ok, open_expander, texts
 from streamlit.testing.v1 import AppTest
 
 from compiler_bridge import compare_dumps, open_dump
@@ -175,3 +175,20 @@ def test_a_side_without_memory_totals_says_why(monkeypatch, tmp_path):
     assert "Memory" in page
     assert "This dump has no memory totals" in page and "no buffer-assignment file" in page, \
         page[page.find("Memory"):][:600]
+
+
+def test_the_html_report_of_a_comparison_says_what_it_is_compared_with(monkeypatch):
+    # the graph on screen is coloured by the comparison: the report names the baseline,
+    # the summary and the flags that differ, and its legend has the comparison's colours
+    def opened():
+        at = _app(monkeypatch, compare=sample(B))
+        at.run()                  # the first run moved the URL to the comparison
+        ok(at)
+        return at
+    page = exported_html(monkeypatch, opened)
+    c = compare_dumps(open_dump(sample(A)), open_dump(sample(B)),
+                      module_b="0000").reports[0].comparison
+    assert f"Compared with baseline {A}" in page, page[:2000]
+    assert f"{c.counts_a.instructions:,} → {c.counts_b.instructions:,} instructions" in page
+    assert "xla_cpu_use_fusion_emitters" in page
+    assert "only in the baseline (ghost node)" in page

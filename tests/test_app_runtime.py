@@ -21,7 +21,8 @@ import pytest
 from conftest import sample
 from streamlit.testing.v1 import AppTest
 
-from tests.support.apptest import (APP, app, node_svg, node_text, ok, open_popover, open_tab, plain,
+from tests.support.apptest import (APP, app, exported_html, node_svg, node_text, ok,
+                                   open_tab, plain,
                                    query, select_point, select_row, svg_of, texts)
 
 from compiler_bridge import open_dump
@@ -267,23 +268,8 @@ def test_a_selected_box_shows_its_kernels_per_step(monkeypatch):
 def test_the_html_report_carries_the_kernel_table_and_overlay_legend(monkeypatch,
                                                                      transformer_report):
     """The Export popover's HTML report (built on click, outside the script's thread)."""
-    import threading
-
-    from streamlit.runtime.media_file_manager import MediaFileManager
-    made: dict[str, object] = {}
-    real = MediaFileManager.add_deferred
-
-    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kw):
-        made[file_name or ""] = data_callable
-        return real(self, data_callable, mimetype, coordinates, file_name, **kw)
-    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
-    open_popover(app(sample("transformer"), monkeypatch, {"overlay": "measured"}), "pop-export")
-    build = next(fn for name, fn in made.items() if name.endswith(".html"))
-    out: list[str] = []
-    worker = threading.Thread(target=lambda: out.append(build()))
-    worker.start()
-    worker.join(60)
-    page = out[0]
+    page = exported_html(monkeypatch, lambda: app(sample("transformer"), monkeypatch,
+                                                  {"overlay": "measured"}))
     top = V.kernel_rows(transformer_report)[0]
     assert "<h2>Kernels</h2>" in page and f"<td>{top['instruction']}</td>" in page
     assert "share of step" in page and "predicted / measured" in page

@@ -284,3 +284,7 @@ def test_a_lone_pb_that_is_neither_hlo_nor_a_tf_graph_says_so(monkeypatch, tmp_p
     assert "profile.pb`: `profile.pb" not in shown                  # named once
     assert "no XLA module and no TF graph" in shown and "HloProto" in shown, shown
     assert not any("Graph dumps:" in e.label for e in at.expander)
+    # the expected names read as written ('module_NNNN.<name>.*', '*.pbtxt'): not markdown
+    from compiler_bridge.dumps import DUMP_EXPECTED
+    from ui.kit import md
+    assert md(DUMP_EXPECTED) in shown

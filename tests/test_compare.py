@@ -204,8 +204,29 @@ def test_kernel_times_pair_through_the_diff():
     both = [k for k in r.kernels if k.us_a is not None and k.us_b is not None]
     assert both
     d = r.comparison.diff
+    # paired through the diff: the same instruction, or (what a flag took out of a
+    # fusion) the fusion that ran it on one side and the instruction on the other
+    unfused = {(c.old.fusion, c.new.name) for c in d.changed if "unfused" in c.kinds}
     for k in both:
-        assert d.old_to_new[k.name_a] == k.name_b
+        assert d.old_to_new.get(k.name_a) == k.name_b or (k.name_a, k.name_b) in unfused, k
+
+
+def test_a_kernel_taken_out_of_its_fusion_pairs_with_the_fusion_that_ran_it():
+    # --xla_cpu_use_fusion_emitters=false leaves an add, a log and reductions out of their
+    # wrapped_* fusions: each was one kernel on both sides, and is one row of the kernel
+    # table, not a kernel gone and another come
+    cmp = compare_dumps(open_dump(sample(A)), open_dump(sample(B)), module_a="0000")
+    (r,) = cmp.reports
+    d = r.comparison.diff
+    unfused = {(c.old.fusion, c.new.name) for c in d.changed if "unfused" in c.kinds}
+    rows = {(k.name_a, k.name_b): k for k in r.kernels}
+    measured_a = {k.name_a for k in r.kernels if k.us_a is not None}
+    measured_b = {k.name_b for k in r.kernels if k.us_b is not None}
+    expected = {(a, b) for a, b in unfused if a in measured_a and b in measured_b}
+    assert len(expected) >= 4, unfused
+    for pair in expected:
+        assert pair in rows and rows[pair].us_a and rows[pair].us_b, pair
+    assert not {k.name_b for k in r.kernels if not k.name_a} & {b for _, b in expected}
 
 
 def test_a_recompilation_for_another_batch_shows_shape_changes():

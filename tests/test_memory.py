@@ -342,6 +342,12 @@ def test_overlay_values_are_bytes_defined_and_live():
         if mem.curve[i]:
             assert live.values[name] == mem.curve[i]
     assert all("fillcolor" in d and "▤" in d["label"] for d in live.decorations.values())
+    # the sidebar's scale: each swatch's label stays on one line ('12.9 KiB' was cut into
+    # '12.9' and 'KiB' on two rows of the narrow sidebar)
+    import re
+    swatches = re.findall(r'<span style="([^"]*)">([^<]*)</span>', MV.overlay_legend_html(live))
+    assert len(swatches) == len(live.stops) > 1
+    assert all("white-space:nowrap" in style for style, _ in swatches), swatches
 
 
 DONATING = """

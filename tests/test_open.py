@@ -188,6 +188,27 @@ def test_jax_lowered_text_opens_with_its_source_lines(tmp_path):
     assert f.__code__.co_firstlineno < loc.line <= f.__code__.co_firstlineno + 2
 
 
+def test_jax_lowered_text_without_locations_points_at_its_own_lines(tmp_path):
+    # as_text() without debug info has no locations: jaxlib's conversion then gives each
+    # instruction its line in the MLIR text as the source, in a file it calls '-'; the
+    # source names the file it is a line of
+    import jax
+    import jax.numpy as jnp
+
+    def f(x, y):
+        return jnp.tanh(x @ y).sum()
+    text = jax.jit(f).lower(jnp.ones((4, 4)), jnp.ones((4, 4))).as_text()
+    assert "loc(" not in text
+    path = tmp_path / "lowered.mlir"
+    path.write_text(text)
+    d = open_dump(str(path))
+    module = d.stage(d.modules[0], BEFORE)
+    tanh = next(i for i in module.instructions() if i.opcode == "tanh")
+    loc = module.source_location(tanh)
+    assert loc is not None and loc.file == "lowered.mlir", loc
+    assert "stablehlo.tanh" in text.splitlines()[loc.line - 1]
+
+
 def test_mlir_that_jaxlib_refuses_shows_jaxlibs_message_at_its_line(tmp_path):
     lines = open(_mlir_files()[0], encoding="utf-8").read().splitlines()
     at = next(i for i, t in enumerate(lines) if "= stablehlo.add " in t)

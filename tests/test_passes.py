@@ -225,6 +225,12 @@ def test_history_of_an_instruction_created_by_a_pass(dumps):
     copy = step_diff(d, tl, k).layout_conflicts[0].instruction
     events = instruction_history(d, tl, k, copy)
     assert events[0].event == "created" and events[0].index == k
+    # the line the inspector shows says each thing once ('created: created (new)' was)
+    assert events[0].line == "created: new"
+    gone = next(e for e in events if e.event == "removed")
+    assert gone.line == "removed"
+    fused = next(e for e in events if e.event == "fused")
+    assert fused.line == f"fused: {fused.detail}"
 
 
 def test_step_changes_are_zero_on_identical_steps(dumps):

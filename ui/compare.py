@@ -152,6 +152,21 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
     return cmp
 
 
+def report_notes(cmp: Comparing | None) -> list[str]:
+    """What the HTML report says of the comparison on screen (nothing without one): the
+    baseline, the summary line, the flags that differ."""
+    if cmp is None:
+        return []
+    out = [f"Compared with baseline {cmp.base_name}, module {cmp.pair.a}: "
+           f"{CV.summary(cmp.report)}"]
+    if not cmp.flags.is_empty:
+        flags = [f"--{k} {a} → {b}" for k, a, b in cmp.flags.changed]
+        flags += [f"only the baseline {f}" for f in cmp.flags.only_a]
+        flags += [f"only this dump {f}" for f in cmp.flags.only_b]
+        out.append("Flags: " + "; ".join(flags))
+    return out
+
+
 def _fallback_partner(base: Dump, module_id: str, same: bool) -> str:
     """For a recompilation: another compile of the same name; else nothing."""
     if not same:
@@ -464,7 +479,7 @@ def _baseline_history(nav: Navigator, cmp: Comparing, name: str) -> None:
                "changed it (click: show the baseline at that step):")
     for k, (e, stage) in enumerate(list(zip(events, stages))[:40]):
         target = e.name_after or e.name_before
-        st.button(md(f"step {e.index} · {e.label} — {e.event}: {e.detail}"[:220]),
+        st.button(md(f"step {e.index} · {e.label} — {e.line}"[:220]),
                   key=f"base-hist:{name}:{k}", type="tertiary", on_click=go,
                   args=(_to_baseline_step, cmp.pair.a, stage, target))
 

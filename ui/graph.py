@@ -19,12 +19,13 @@ from compiler_bridge.perf import RuntimeReport
 from viz import (
     BORDERS,
     COMMENT_LEGEND,
-    DIFF_LEGEND,
+    DIFF_GHOST,
     REMOVED_BORDER,
     GraphView,
     Layout,
     ViewState,
     compare_step,
+    diff_legend,
     home,
     prefetch,
     runtime_overlay,
@@ -141,16 +142,12 @@ def legend(view: GraphView, diff: bool = False, comments: bool = False,
                     unsafe_allow_html=True)
     items = []
     if diff:
-        for name, color in DIFF_LEGEND:
-            if compared:
-                name = name.replace("in this step", "(not in the baseline)")
-            box = f"background:#fff;border:2px dashed {color}" if color == REMOVED_BORDER \
+        for name, color in diff_legend(compared):
+            box = f"background:#fff5f5;border:2px dashed {color}" if name.endswith(DIFF_GHOST) \
+                else f"background:#fff;border:2px dashed {color}" if color == REMOVED_BORDER \
                 else f"background:{color};border:1px solid {color}"
             items.append(f'<span><span class="sw" style="{box}"></span>'
                          f'{html.escape(name)}</span>')
-        items.append('<span><span class="sw" style="background:#fff5f5;border:2px dashed '
-                     '#e03131"></span>' + ("only in the baseline (ghost node)" if compared
-                                            else "removed (ghost node)") + '</span>')
     if comments:
         name, color = COMMENT_LEGEND
         items.append(f'<span><span class="sw" style="background:#fff;border:3px solid '

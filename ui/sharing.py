@@ -22,12 +22,12 @@ from compiler_bridge.dumps import Comment, SavedView
 
 from viz import (
     COMMENT_LEGEND,
-    DIFF_LEGEND,
     REMOVED_BORDER,
     GraphView,
     author,
     ViewState,
     diff_for,
+    diff_legend,
     diff_summary,
     file_stem,
     html_report,
@@ -264,11 +264,12 @@ def _save_view(share_id: str) -> None:
 def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             view: GraphView | None, svg: str, inspected: Inspected | None,
             runtime_rows: Callable[[], list[dict] | None] | None = None,
-            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> None:
+            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
+            compared: list[str] | None = None) -> None:
     """Beside the search box: Link (the full link, with a copy button), Save view, Export
     (not for a step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
     the kernel table and the runtime overlay's colours for the HTML report (called when
-    it is downloaded)."""
+    it is downloaded); ``compared``: what the report says of a comparison on screen."""
     state = nav.state
     # each popover fills only when opened (on_change="rerun"): closed, they cost a page
     # load and every click nothing
@@ -291,7 +292,7 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             if export.open:
                 with export:
                     _exports(opened, shown, view, svg, inspected, state, runtime_rows,
-                             runtime_legend)
+                             runtime_legend, compared)
 
 
 def _link(opened: Opened, state: ViewState) -> None:
@@ -328,7 +329,8 @@ def _save_form(opened: Opened) -> None:
 def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
              inspected: Inspected | None, state: ViewState,
              runtime_rows: Callable[[], list[dict] | None] | None,
-             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> None:
+             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
+             compared: list[str] | None = None) -> None:
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
     stage = (f"step{step.index}" if step is not None and step.kind == "pass"
@@ -342,7 +344,8 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
                            mime="text/vnd.graphviz", on_click="ignore", width="stretch",
                            icon=":material/account_tree:")
         report = partial(_report, opened, shown, view, svg, inspected, state, runtime_rows,
-                         share_link(st.context.url, state), runtime_legend=runtime_legend)
+                         share_link(st.context.url, state), runtime_legend=runtime_legend,
+                         compared=compared)
         st.download_button("HTML report", data=report, file_name=stem + ".html",
                            mime="text/html", on_click="ignore", width="stretch",
                            icon=":material/description:",
@@ -373,8 +376,10 @@ def _json(fn, module: HloModule) -> str:
 def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
             inspected: Inspected | None, state: ViewState,
             runtime_rows: Callable[[], list[dict] | None] | None, link: str = "",
-            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None) -> str:
-    """The self-contained HTML report (built when the button is clicked)."""
+            runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
+            compared: list[str] | None = None) -> str:
+    """The self-contained HTML report (built when the button is clicked); ``compared``:
+    what it says of the comparison on screen, whose diff colours the graph."""
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
     where = stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
@@ -383,15 +388,19 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     if link and opened.share_id:
         notes.append(f"Open this view in HLO Lens: {link}")
     legend = list(view.legend)
-    if shown.timeline is not None:
+    d = None
+    if compared:
+        notes.extend(compared)
+    elif shown.timeline is not None:
         try:
             d = diff_for(opened.dump, state.with_(stage=shown.stage), shown.timeline)
         except Exception:                          # the report goes out without the diff
             d = None
         if d is not None:
             notes.append("Changes: " + diff_summary(d))
-            legend = [(name, "#ffc9c9" if color == REMOVED_BORDER else color)
-                      for name, color in DIFF_LEGEND] + legend
+    if compared or d is not None:
+        legend = [(name, "#ffc9c9" if color == REMOVED_BORDER else color)
+                  for name, color in diff_legend(bool(compared))] + legend
     on_module = comments_of(opened, m.id)
     if on_module:
         legend.append(COMMENT_LEGEND)

@@ -558,7 +558,7 @@ def _history_box(nav: Navigator, opened: Opened, tl: Timeline, index: int, name:
                    "click one to go there.")
         for k, e in enumerate(events[:60]):
             target = e.name_after or e.name_before
-            label = f"step {e.index} · {tl.step(e.index).pass_name} — {e.event}: {e.detail}"
+            label = f"step {e.index} · {tl.step(e.index).pass_name} — {e.line}"
             st.button(md(label[:220]), key=f"hist:{name}:{k}", type="tertiary",
                       disabled=e.index == shown_index, on_click=go,
                       args=(N.step_to, tl.step(e.index).stage, target),

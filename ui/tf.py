@@ -140,7 +140,7 @@ def cluster_page(nav: Navigator, opened: Opened) -> None:
     ix = tf_index(dump)
     if not ix.files and not dump.modules:    # a lone .pb taken for a graph by its name
         st.error(f"{code(opened.name)} holds no XLA module and no TF graph that could be "
-                 f"read ({DUMP_EXPECTED}); what each file is not is said above.")
+                 f"read ({md(DUMP_EXPECTED)}); what each file is not is said above.")
         return
     st.subheader("TensorFlow clusters")      # unreadable graph files: in the dump's errors
     _events(nav, ix)

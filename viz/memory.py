@@ -18,6 +18,7 @@ from compiler_bridge.memory import STACK_ORDER, ModuleMemory, OomReport
 
 from .grouping import GroupInfo, split_scopes
 from .panels import human_bytes
+from .runtime import scale_html
 
 __all__ = ["BY", "KIND_COLORS", "MemoryOverlay", "MODES", "ScopeRow", "binary_unit", "live_rows", "oom_rows",
            "memory_overlay", "overlay_legend_html", "scope_rows", "timeline_figure",
@@ -356,8 +357,4 @@ def memory_overlay(mem: ModuleMemory, mode: str, group_of: Mapping[str, str] | N
 
 
 def overlay_legend_html(ov: MemoryOverlay) -> str:
-    cells = "".join(f'<span style="background:{c};padding:2px 8px;margin-right:2px;'
-                    f'color:{"#fff" if _dark(c) else "#000"}">{html.escape(lab)}</span>'
-                    for lab, c in ov.stops)
-    note = f'<div style="color:#868e96">{html.escape(ov.note)}</div>' if ov.note else ""
-    return f'<div><b>{html.escape(ov.title)}</b><br>{cells}{note}</div>'
+    return scale_html(ov.title, ov.stops, ov.note)

@@ -654,13 +654,20 @@ def overlay(report: RuntimeReport, mode: str = "measured", view: GroupIndex | No
     return Overlay(mode, decorations, title, stops, all_values, missing, note)
 
 
+def scale_html(title: str, stops: Sequence[tuple[str, str]], note: str = "") -> str:
+    """An overlay's colour scale as HTML: the title, one swatch per stop (label, colour),
+    a note. A swatch keeps its label on one line ('12.9 KiB', never '12.9' over 'KiB')."""
+    cells = "".join(f'<span style="background:{_hex(c)};padding:2px 8px;margin-right:2px;'
+                    f'white-space:nowrap;display:inline-block;'
+                    f'color:{"#fff" if _dark(c) else "#000"}">{html.escape(lab)}</span>'
+                    for lab, c in stops)
+    note = f'<div style="color:#868e96">{html.escape(note)}</div>' if note else ""
+    return f'<div><b>{html.escape(title)}</b><br>{cells}{note}</div>'
+
+
 def legend_html(ov: Overlay) -> str:
     """A small HTML legend (colour swatches) for the overlay."""
-    cells = "".join(f'<span style="background:{_hex(c)};padding:2px 8px;margin-right:2px;'
-                    f'color:{"#fff" if _dark(c) else "#000"}">{html.escape(lab)}</span>'
-                    for lab, c in ov.stops) if ov.values or ov.mode == "ratio" else ""
-    note = f'<div style="color:#868e96">{html.escape(ov.note)}</div>' if ov.note else ""
-    return f'<div><b>{html.escape(ov.title)}</b><br>{cells}{note}</div>'
+    return scale_html(ov.title, ov.stops if ov.values or ov.mode == "ratio" else (), ov.note)
 
 
 def selectable(points: Sequence[Mapping]) -> str | None:

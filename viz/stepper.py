@@ -57,6 +57,16 @@ DIFF_LEGEND: list[tuple[str, str]] = [
     ("red dashed border: instructions were removed here (their users or operands)",
      REMOVED_BORDER),
 ]
+DIFF_GHOST = "(ghost node)"      # the legend entry of removed instructions drawn as ghosts
+
+
+def diff_legend(compared: bool = False) -> list[tuple[str, str]]:
+    """DIFF_LEGEND as a view shows it, with the ghosts' entry: against a pass step, or
+    against a baseline compile (``compared``)."""
+    out = [(name.replace("in this step", "(not in the baseline)") if compared else name, c)
+           for name, c in DIFF_LEGEND]
+    out.append((("only in the baseline " if compared else "removed ") + DIFF_GHOST, REMOVED_BORDER))
+    return out
 
 _METRICS = {
     "instructions": ("instructions", "#1c7ed6"),

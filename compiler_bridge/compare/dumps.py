@@ -158,13 +158,42 @@ def memory_of(dump: Dump, module_id: str) -> tuple[dict[str, int] | None, str]:
     return out, ""
 
 
+def _fused(module, name: str) -> list[str]:
+    """``name`` and, for a fusion, the instructions of its fused computation."""
+    inst = module.find(name) if module is not None else None
+    if inst is None or inst.opcode != "fusion" or not inst.called_names:
+        return [name]
+    comp = module.get_computation(inst.called_names[0])
+    return [name] + ([i.name for i in comp.instructions] if comp is not None else [])
+
+
+def _kernel_of(module, name: str, kernels) -> str:
+    """The measured kernel that ran instruction ``name``: itself, or the fusion it is in."""
+    if name in kernels:
+        return name
+    inst = module.find(name) if module is not None else None
+    comp = inst.computation if inst is not None else None
+    if comp is not None and comp.is_fusion:
+        for user in module.callers().get(comp.name, []):
+            if user.opcode == "fusion" and user.name in kernels:
+                return user.name
+    return ""
+
+
 def kernel_deltas(report: PairReport, ma, mb) -> list[KernelDelta]:
-    """Every measured kernel of either side, paired through the diff, biggest change first."""
+    """Every measured kernel of either side, paired through the diff, biggest change first.
+    An instruction a side took out of a fusion (or fused) pairs with the kernel that ran
+    it on the other side: the fusion, not nothing."""
     d = report.comparison.diff
     out: list[KernelDelta] = []
     seen_b: set[str] = set()
     for name, k in ma.kernels.items():
-        partner = d.old_to_new.get(name, "")
+        partner = ""
+        for inst in _fused(d.old, name):
+            partner = _kernel_of(d.new, d.old_to_new.get(inst, ""), mb.kernels)
+            if partner and partner not in seen_b:
+                break
+            partner = ""
         kb = mb.kernels.get(partner) if partner else None
         if kb is not None:
             seen_b.add(partner)

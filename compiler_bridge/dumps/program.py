@@ -39,19 +39,28 @@ def _names(functions: list[str], module_name: str) -> bool:
     return module_name[len("jit_"):] in own | {n.rstrip("_") for n in own}
 
 
+# HloProto.hlo_module, HloModuleProto.stack_frame_index, its function_names (hlo.proto)
+_HLO_MODULE, _STACK_FRAME_INDEX, _FUNCTION_NAMES = 1, 17, 2
+
+
 def proto_names_its_function(data: bytes, module_name: str) -> bool | None:
-    """:func:`names_its_function` for an ``HloProto`` (``*.hlo.pb``): its module's
-    ``stack_frame_index.function_names`` (fields 1, 17, 2 of hlo.proto); None where it
-    cannot say (no table, a name not of ``jax.jit``'s form, not an HloProto)."""
+    """As :func:`names_its_function`, for a binary HloProto or HloModuleProto
+    (``--xla_dump_hlo_as_proto``): its ``stack_frame_index`` is the same table. None where
+    it cannot say (no table, not such a proto)."""
     if not module_name.startswith("jit_"):
         return None
     try:
-        module = next((v for n, v in wire_fields(data) if n == 1 and isinstance(v, bytes)),
-                      None)
-        index = next((v for n, v in wire_fields(module) if n == 17 and isinstance(v, bytes)),
-                     None) if module else None
+        fields = wire_fields(data)
+        for number, value in fields:     # an HloProto: the module is its field 1
+            if number == _HLO_MODULE and isinstance(value, bytes) and value[:1] == b"\n":
+                fields = wire_fields(value)
+                break
+        index = next((v for n, v in fields if n == _STACK_FRAME_INDEX
+                      and isinstance(v, bytes)), None)
+        if index is None:
+            return None
         functions = [v.decode("utf-8", "replace") for n, v in wire_fields(index)
-                     if n == 2 and isinstance(v, bytes)] if index else []
-    except ValueError:          # not a wire-format message, or cut short
+                     if n == _FUNCTION_NAMES and isinstance(v, bytes)]
+    except ValueError:
         return None
     return _names(functions, module_name) if functions else None

@@ -14,6 +14,7 @@ jax/jaxlib are imported only when a conversion runs: reading HLO text never need
 from __future__ import annotations
 
 import importlib
+import posixpath
 import re
 from typing import Any
 
@@ -143,9 +144,15 @@ def mlir_to_hlo_text(data: bytes | str, source: str = "") -> str:
     try:
         computation = xla_client._xla.mlir.mlir_module_to_xla_computation(
             raw, use_tuple_args=False, return_tuple=False)
-        return _print(computation.get_hlo_module())
+        text = _print(computation.get_hlo_module())
     except Exception as e:       # jaxlib raises its own runtime errors
         raise _jaxlib_error(e, source, raw) from None
+    # text without locations (as_text() without debug info): jaxlib gives each op its line
+    # in the text, in a file it names '-'; that file is ``source``
+    name = posixpath.basename(source)
+    if name and not raw.startswith(_MLIR_BYTECODE) and not set('"\\') & set(name):
+        text = text.replace('source_file="-"', f'source_file="{name}"')
+    return text
 
 
 def _hlo_module_field(data: bytes) -> bytes | None:

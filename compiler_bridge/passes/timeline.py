@@ -217,7 +217,12 @@ class HistoryEvent:
     event: str               # 'created' | 'removed' | 'renamed' | 'fused' | 'layout' | ... (KINDS)
     name_before: str         # the instruction's name before the step ('' when created)
     name_after: str          # ... after it ('' when removed)
-    detail: str              # one line for the UI
+    detail: str              # what it did, beyond the event ('' when the event says it all)
+
+    @property
+    def line(self) -> str:
+        """One line for the UI: 'fused: mul.20 fused into ...', 'created: new', 'removed'."""
+        return f"{self.event}: {self.detail}" if self.detail else self.event
 
 
 def instruction_history(dump: Dump, timeline: Timeline, index: int, name: str,
@@ -273,7 +278,7 @@ def _event(d: ModuleDiff, step: Step, new_name: str = "", old_name: str = ""):
         if old is None:
             if d.is_added(new_name):
                 dup = d.duplicates.get(new_name)
-                detail = f"created ({'a copy of ' + dup if dup else 'new'})"
+                detail = f"a copy of {dup}" if dup else "new"
                 return HistoryEvent(step.index, step.label, "created", "", new_name, detail), ""
             return None, ""
     else:
@@ -281,8 +286,7 @@ def _event(d: ModuleDiff, step: Step, new_name: str = "", old_name: str = ""):
         new_name = d.old_to_new.get(old_name, "")
         if not new_name:
             if d.removed_ref(old_name) is not None:
-                return HistoryEvent(step.index, step.label, "removed", old_name, "",
-                                    "removed"), ""
+                return HistoryEvent(step.index, step.label, "removed", old_name, "", ""), ""
             return None, ""
     change = d.change_of_new(new_name)
     if change is None:

@@ -68,6 +68,28 @@ def open_popover(at: AppTest, key: str) -> AppTest:
     return at
 
 
+def exported_html(monkeypatch, at_factory) -> str:
+    """The Export popover's HTML report of the page ``at_factory()`` opens (a download
+    built on click, outside the script's thread, as Streamlit builds it)."""
+    import threading
+
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    made: dict[str, object] = {}
+    real = MediaFileManager.add_deferred
+
+    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        made[file_name or ""] = data_callable
+        return real(self, data_callable, mimetype, coordinates, file_name, **kw)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    open_popover(at_factory(), "pop-export")
+    build = next(fn for name, fn in made.items() if name.endswith(".html"))
+    out: list[str] = []
+    worker = threading.Thread(target=lambda: out.append(build()))   # type: ignore[operator]
+    worker.start()
+    worker.join(60)
+    return out[0]
+
+
 def link(at: AppTest) -> str:
     """The link the Link box is for (the browser shows its own URL, which Python wrote)."""
     return mount(at, "link").get("link", "")
