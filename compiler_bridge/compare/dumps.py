@@ -268,6 +268,8 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
                 notes.append(why)
     ma = a.module(pairs[0].a) if len(pairs) == 1 else None
     mb = b.module(pairs[0].b) if len(pairs) == 1 else None
-    return DumpComparison(a, b, path_a or a.name, path_b or b.name, pairing,
-                          flags_diff(a, b, ma, mb), reports, dump_versions(a),
-                          dump_versions(b), notes)
+    flags = flags_diff(a, b, ma, mb)
+    notes += [f"A ({a.name}): {p}" for p in flags.problems_a]
+    notes += [f"B ({b.name}): {p}" for p in flags.problems_b]
+    return DumpComparison(a, b, path_a or a.name, path_b or b.name, pairing, flags, reports,
+                          dump_versions(a), dump_versions(b), notes)
