@@ -3,9 +3,9 @@
 Every instruction of ``old`` pairs with at most one of ``new`` (1:1). The stages, in
 order (each only sees what is still unpaired):
 
-1. by name: XLA's names are unique in a module and survive passes that keep the
-   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name); between two
-   compiles (``verify_names``) only where both compute the same kind of value;
+1. by name, with the same opcode: XLA's names are unique in a module and survive passes
+   that keep the instruction, wherever it moves (``reduce_sum.6`` fused keeps its name);
+   between two compiles (``verify_names``) only where both compute the same kind of value;
 2. renamed clones: ``add.5.clone``, ``add.5.clone.1`` (and ``.remat``) pair with ``add.5``;
 3. by value: an instruction is identified by what it computes, bottom-up — opcode, shape
    (layout ignored), attributes (metadata and backend_config ignored, called
@@ -440,6 +440,10 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
     for key, o in a.index.items():
         nn = b.index.get(key)
         if nn is not None:
+            # a name given to another opcode is another instruction (two converters of
+            # one StableHLO number nested loops' instructions apart)
+            if a.insts[o].opcode != b.insts[nn].opcode:
+                continue
             if verify_names:
                 x, y = a.insts[o], b.insts[nn]
                 # the same text short of the operands (which _drop_inconsistent checks)
