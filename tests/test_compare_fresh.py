@@ -81,3 +81,44 @@ def test_the_page_names_the_flags_file_cut_short(tmp_path, monkeypatch):
     ok(at)
     page = texts(at).replace("\\", "")
     assert f"baseline: {rel}:{line}: expected a text-proto field" in page
+
+
+# the program compiled with its own options (jax's compiler_options), after JAX's eager
+# helpers (jnp.arange, reshape: modules of their own, compiled with XLA_FLAGS alone)
+WITH_OPTIONS = """
+def _g(a):
+    return jnp.tanh(a @ a.T).sum()
+class _Lowered:
+    def __init__(self, lowered):
+        self.lowered = lowered
+    def compile(self):
+        return self.lowered.compile(compiler_options=OPTIONS)
+class _Jit:
+    def lower(self, *args):
+        self.compiled = _Lowered(jax.jit(_g).lower(*args)).compile()
+        return self
+    def compile(self):
+        return self.compiled
+    def __call__(self, *args):
+        return self.compiled(*args)
+f = _Jit()
+ARGS = (jnp.arange(32.0).reshape(8, 4),)
+"""
+
+
+def test_the_flags_compared_are_the_programs_not_a_helpers(tmp_path):
+    """With several pairs (the program and JAX's helpers), the flags compared and listed
+    are the user's program's (``Dump.main``), not the first helper's."""
+    plain, _ = compile_program(tmp_path / "a", "OPTIONS = {}\n" + WITH_OPTIONS)
+    tuned, _ = compile_program(tmp_path / "b", 'OPTIONS = {"xla_cpu_use_fusion_emitters": '
+                               'False}\n' + WITH_OPTIONS)
+    a, b = open_dump(plain), open_dump(tuned)
+    assert b.main.name == "jit__g" and len(b.modules) > 1
+    written = {m.name: next(tuned.glob(f"module_{m.id}.*.debug_options")).read_text()
+               for m in b.modules}
+    assert "xla_cpu_use_fusion_emitters: false" in written["jit__g"]
+    assert not [n for n, t in written.items() if n != "jit__g" and "fusion_emitters" in t]
+    cmp = compare_dumps(a, b)
+    assert len(cmp.reports) > 1
+    assert _names(cmp.flags) == {"xla_cpu_use_fusion_emitters"}
+    assert "--xla_cpu_use_fusion_emitters=false" in cmp.side_json("b")["xla_flags"]

@@ -87,14 +87,19 @@ def _plain(value: str) -> str:
 
 
 def _module_files(dump: Dump, module: DumpModule | None, kind: str) -> list[str]:
-    mods = [module] if module is not None else dump.modules
+    if module is not None:
+        mods = [module]
+    else:      # the user's program first: JAX's eager helpers do not get its jit options
+        main = dump.main
+        mods = ([main] if main is not None else []) + [m for m in dump.modules if m is not main]
     return [f.path for m in mods for f in m.files if f.kind == kind]
 
 
 def dump_flags(dump: Dump, module: DumpModule | None = None) -> tuple[DumpFlags, DumpFlags]:
     """(flags set away from their default per ``debug_options``, every flag per
-    ``compile_options.textproto``) for one module (default: the first module that has
-    the file). Either is empty where the dump lacks the file."""
+    ``compile_options.textproto``) for one module (default: the user's program,
+    ``Dump.main``, else the first module that has the file). Either is empty where the
+    dump lacks the file."""
     explicit: dict[str, str] = {}
     src: list[str] = []
     problems: list[str] = []
