@@ -84,6 +84,11 @@ def test_two_timestamped_runs_of_one_program_are_two_compiles(tmp_path):
     assert len(stamps) == 2
     _each_compile_is_a_module(d)
     assert {m.id for m in d.modules if m.name == "jit_f"} == {f"0000@{s}" for s in stamps}
+    # XLA's id (what a trace's program id is, what --module 0000 names) is the number
+    assert {m.number for m in d.modules if m.name == "jit_f"} == {0}
+    assert d.module("0000").id == f"0000@{min(stamps)}"
+    done = run("passes", str(dump), "--module", "0000")
+    assert done.returncode == 0 and f"module 0000@{min(stamps)} jit_f" in done.stdout, done.stderr
 
 
 # a loop with a cond: passes that change its body computations, not only the ENTRY

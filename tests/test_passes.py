@@ -322,3 +322,26 @@ def test_text_diff_html_is_escaped_and_self_contained(dumps):
     assert "after &lt;fusion&gt;" in page and "<script" not in page and "http" not in page
     assert 'metadata={op_name=&quot;' in page and 'op_name="' not in page
     assert page.count("<details") == sum(1 for c in text_diff(diff) if c.status != "same") + 1
+
+
+def test_shardy_export_keeps_the_entry_and_what_it_did_not_rewrite():
+    """Shardy's export (``spmd-partitioner / shardy-xla``) writes the module anew: every
+    name and the ENTRY's (main.8 -> main.6) change, and every instruction gains a
+    ``sharding=``. The ENTRY is still the ENTRY, and what is added and removed is what the
+    two texts' opcode counts say (custom calls and constants out, copies in); the rest
+    pairs, its sharding an attribute that changed."""
+    import re
+    from collections import Counter
+
+    d = open_dump(os.path.join(SAMPLES, "spmd_train_per_pass.tar.xz"))
+    tl = pass_timeline(d, d.main)
+    (step,) = [s for s in tl.steps if s.pass_name == "shardy-xla"]
+    diff = step_diff(d, tl, step.index)
+    prev = tl.step(tl.previous_ok(step.index))
+    opcode = re.compile(r"^\s+(?:ROOT )?%?\S+ = .*? ([a-z][\w\-]*)\(", re.M)
+    old, new = (Counter(opcode.findall(d.read_text(s.file))) for s in (prev, step))
+    assert diff.old.entry.name != diff.new.entry.name
+    assert diff.computation_map[diff.old.entry.name] == diff.new.entry.name
+    assert Counter(r.opcode for r in diff.added) == new - old
+    assert Counter(r.opcode for r in diff.removed) == old - new
+    assert sum("sharding" in c.details.get("attributes", ("",))[0] for c in diff.changed) > 20

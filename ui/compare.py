@@ -342,6 +342,10 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
             st.caption(f"{' and '.join(silent).capitalize()} does not say which XLA flags "
                        "it was made with (no debug_options or compile_options.textproto), "
                        "so flags are not compared.")
+        for who, problems in (("baseline", cmp.flags.problems_a),
+                              ("this dump", cmp.flags.problems_b)):
+            for p in problems:        # a flags file cut short: which line was left out
+                st.caption(f"⚠ {who}: {md(p)}")
         st.markdown("**Memory**")
         mem = CV.memory_rows(r)
         if mem:

@@ -296,8 +296,14 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
             _, why = _measured(d)
             if why:
                 notes.append(why)
-    ma = a.module(pairs[0].a) if len(pairs) == 1 else None
-    mb = b.module(pairs[0].b) if len(pairs) == 1 else None
-    return DumpComparison(a, b, path_a or a.name, path_b or b.name, pairing,
-                          flags_diff(a, b, ma, mb), reports, dump_versions(a),
-                          dump_versions(b), notes)
+    # the flags of the pair compared, or of the user's program's pair (JAX's helpers do
+    # not get the program's jit options)
+    main = a.main.id if a.main is not None else None
+    flagged = pairs[0] if len(pairs) == 1 else next((p for p in pairs if p.a == main), None)
+    ma = a.module(flagged.a) if flagged is not None else None
+    mb = b.module(flagged.b) if flagged is not None else None
+    flags = flags_diff(a, b, ma, mb)
+    notes += [f"A ({a.name}): {p}" for p in flags.problems_a]
+    notes += [f"B ({b.name}): {p}" for p in flags.problems_b]
+    return DumpComparison(a, b, path_a or a.name, path_b or b.name, pairing, flags, reports,
+                          dump_versions(a), dump_versions(b), notes)

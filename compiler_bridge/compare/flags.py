@@ -17,16 +17,23 @@ from ..dumps import Dump, DumpModule
 DEBUG_OPTIONS = "debug_options"
 COMPILE_OPTIONS = "compile_options"
 _IGNORED_FLAG = re.compile(r"^xla_dump_")
-_FIELD = re.compile(r"^\s*([A-Za-z_][\w]*)\s*:\s*(.*?)\s*$")
+_FIELD = re.compile(r"^\s*([A-Za-z_][\w]*|\d+)\s*:\s*(.*?)\s*$")
 
 
-def parse_textproto_fields(text: str, block: str = "") -> dict[str, str]:
+# a field's value: a quoted string (escapes allowed) or a bare word, number or enum
+_VALUE = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\s]+')
+
+
+def parse_textproto_fields(text: str, block: str = "",
+                           problems: list[tuple[int, str]] | None = None) -> dict[str, str]:
     """``name: value`` lines of a text proto: top level, or inside ``block { ... }``
-    (nested anywhere). Repeated fields are joined with ', '; sub-messages are skipped."""
+    (nested anywhere). Repeated fields are joined with ', '; sub-messages are skipped.
+    A line that is no field (a file cut inside a string, bytes that are not text) is left
+    out, and with ``problems`` noted there as (line number, line)."""
     out: dict[str, str] = {}
     depth = 0
     inside = 0 if not block else -1     # depth at which the wanted fields live
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
@@ -40,10 +47,13 @@ def parse_textproto_fields(text: str, block: str = "") -> dict[str, str]:
                 inside = -2             # done: the first such block only
             depth -= 1
             continue
-        if depth != inside:
-            continue
         m = _FIELD.match(s)
-        if m:
+        if m is None or not _VALUE.fullmatch(m.group(2)):
+            if problems is not None:
+                problems.append((number, s))
+            continue
+        # a field the writer's proto did not know is printed by number ('493: 1'): no flag
+        if depth == inside and not m.group(1).isdigit():
             name, value = m.group(1), m.group(2)
             out[name] = f"{out[name]}, {value}" if name in out else value
     return out
@@ -55,6 +65,8 @@ class DumpFlags:
 
     flags: dict[str, str]              # flag (without --) -> value as the file writes it
     sources: tuple[str, ...]           # the files read
+    problems: tuple[str, ...] = ()     # 'FILE:LINE: ...' for the first line each file
+                                       # could not read (left out of ``flags``)
 
     def as_xla_flags(self) -> list[str]:
         """``--name=value`` for each flag, as ``XLA_FLAGS`` would set it."""
@@ -75,25 +87,44 @@ def _plain(value: str) -> str:
 
 
 def _module_files(dump: Dump, module: DumpModule | None, kind: str) -> list[str]:
-    mods = [module] if module is not None else dump.modules
+    if module is not None:
+        mods = [module]
+    else:      # the user's program first: JAX's eager helpers do not get its jit options
+        main = dump.main
+        mods = ([main] if main is not None else []) + [m for m in dump.modules if m is not main]
     return [f.path for m in mods for f in m.files if f.kind == kind]
 
 
 def dump_flags(dump: Dump, module: DumpModule | None = None) -> tuple[DumpFlags, DumpFlags]:
     """(flags set away from their default per ``debug_options``, every flag per
-    ``compile_options.textproto``) for one module (default: the first module that has
-    the file). Either is empty where the dump lacks the file."""
+    ``compile_options.textproto``) for one module (default: the user's program,
+    ``Dump.main``, else the first module that has the file). Either is empty where the
+    dump lacks the file."""
     explicit: dict[str, str] = {}
     src: list[str] = []
+    problems: list[str] = []
     for path in _module_files(dump, module, DEBUG_OPTIONS)[:1]:
-        explicit = parse_textproto_fields(dump.read_text(path))
+        explicit = _read_fields(dump, path, "", problems)
         src.append(path)
     full: dict[str, str] = {}
     fsrc: list[str] = []
+    fproblems: list[str] = []
     for path in _module_files(dump, module, COMPILE_OPTIONS)[:1]:
-        full = parse_textproto_fields(dump.read_text(path), "debug_options")
+        full = _read_fields(dump, path, "debug_options", fproblems)
         fsrc.append(path)
-    return DumpFlags(explicit, tuple(src)), DumpFlags(full, tuple(fsrc))
+    return (DumpFlags(explicit, tuple(src), tuple(problems)),
+            DumpFlags(full, tuple(fsrc), tuple(fproblems)))
+
+
+def _read_fields(dump: Dump, path: str, block: str, problems: list[str]) -> dict[str, str]:
+    bad: list[tuple[int, str]] = []
+    fields = parse_textproto_fields(dump.read_text(path), block, bad)
+    if bad:
+        number, line = bad[0]
+        more = f" (and {len(bad) - 1} more lines)" if len(bad) > 1 else ""
+        problems.append(f"{path}:{number}: expected a text-proto field 'name: value' with "
+                        f"a whole value, found {line[:60]!r}{more}; left out of the flags")
+    return fields
 
 
 @dataclass(frozen=True)
@@ -104,6 +135,8 @@ class FlagsDiff:
     sources: tuple[str, ...] = ()              # which files were compared
     known_a: bool = True       # A has a file that says its flags (else nothing is compared)
     known_b: bool = True
+    problems_a: tuple[str, ...] = ()           # lines of A's files left out (DumpFlags)
+    problems_b: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -124,9 +157,10 @@ def flags_diff(a: Dump, b: Dump, module_a: DumpModule | None = None,
     ea, fa = dump_flags(a, module_a)
     eb, fb = dump_flags(b, module_b)
     known_a, known_b = bool(ea.sources or fa.sources), bool(eb.sources or fb.sources)
+    problems_a, problems_b = ea.problems + fa.problems, eb.problems + fb.problems
     if not (known_a and known_b):       # a side that does not say: nothing to compare
         return FlagsDiff((), (), (), ea.sources + fa.sources + eb.sources + fb.sources,
-                         known_a, known_b)
+                         known_a, known_b, problems_a, problems_b)
     xa = {k: v for k, v in ea.flags.items() if not _IGNORED_FLAG.match(k)}
     xb = {k: v for k, v in eb.flags.items() if not _IGNORED_FLAG.match(k)}
     ca = {k: v for k, v in fa.flags.items() if not _IGNORED_FLAG.match(k)}
@@ -144,4 +178,5 @@ def flags_diff(a: Dump, b: Dump, module_a: DumpModule | None = None,
         else:
             changed.append((k, _plain(u), _plain(v)))
     return FlagsDiff(tuple(only_a), tuple(only_b), tuple(changed),
-                     ea.sources + fa.sources + eb.sources + fb.sources)
+                     ea.sources + fa.sources + eb.sources + fb.sources,
+                     problems_a=problems_a, problems_b=problems_b)

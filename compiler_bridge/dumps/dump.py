@@ -212,8 +212,9 @@ class DumpModule:
     @property
     def number(self) -> int:
         """XLA's module id as a number (what a trace's program id is): ``id`` is
-        ``0004.jit_f`` where two runs wrote module_0004 into one folder (ARCHITECTURE §9.1)."""
-        return int(self.id.partition(".")[0])
+        ``0004.jit_f`` where two runs wrote module_0004 into one folder, ``0004@<stamp>``
+        where they did with ``--xla_dump_include_timestamp`` (ARCHITECTURE §9.1)."""
+        return int(re.split(r"[.@]", self.id, maxsplit=1)[0])
 
 
 def classify(path: str, size: int = 0,

@@ -3,9 +3,9 @@
 Every instruction of ``old`` pairs with at most one of ``new`` (1:1). The stages, in
 order (each only sees what is still unpaired):
 
-1. by name: XLA's names are unique in a module and survive passes that keep the
-   instruction, wherever it moves (``reduce_sum.6`` fused keeps its name); between two
-   compiles (``verify_names``) only where both compute the same kind of value;
+1. by name, with the same opcode: XLA's names are unique in a module and survive passes
+   that keep the instruction, wherever it moves (``reduce_sum.6`` fused keeps its name);
+   between two compiles (``verify_names``) only where both compute the same kind of value;
 2. renamed clones: ``add.5.clone``, ``add.5.clone.1`` (and ``.remat``) pair with ``add.5``;
 3. by value: an instruction is identified by what it computes, bottom-up — opcode, shape
    (layout ignored), attributes (metadata and backend_config ignored, called
@@ -16,7 +16,10 @@ order (each only sees what is still unpaired):
    its identity to unpaired copies of it (XLA copies cheap producers into every fusion
    that reads them), so the copies' users still pair; the copies themselves are added
    (``ModuleDiff.duplicates`` says what each copies). First with ``op_name`` in the
-   identity, then (for neighbouring steps) without. Equal identities pair in file order;
+   identity, then (for neighbouring steps) without, then with an unpaired old copy of a
+   paired value taking its identity (a pass merged duplicates: CSE, Shardy's export).
+   An unpaired copy or sharding annotation is its operand; ``sharding`` is no part of
+   the identity, and a reducer (``to_apply``) is its body. Equal identities pair in file order;
 4. only with ``by_source=True`` (snapshots many passes apart): what is left pairs by
    opcode, shape and ``op_name``;
 5. two compiles (``verify_names`` with ``by_source``): what is still left pairs by
@@ -43,9 +46,13 @@ from .changes import InstructionRef
 from ..hlo import COMPUTATION_ATTRIBUTES, HloComputation, HloInstruction, HloModule, HloParseError
 
 # Attributes that do not change what an instruction computes (left out of its identity).
+# ``sharding`` says how the value is laid over devices, not what it is (Shardy's export
+# adds one to every instruction).
 _NOT_IDENTITY = frozenset({"metadata", "backend_config", "frontend_attributes", "statistics",
-                           "control-predecessors", "origin", "schedule_name"})
+                           "control-predecessors", "origin", "schedule_name", "sharding"})
 _TRANSPARENT_OPCODES = frozenset({"fusion", "call"})
+# custom calls whose value is their operand's (sharding annotations of GSPMD and Shardy)
+_ANNOTATIONS = frozenset({"Sharding", "xla.sdy.FuncResultSharding", "xla.sdy.Sharding"})
 _CLONE_SUFFIX = re.compile(r"(?:\.(?:clone|remat\d*|cloned)(?:\.\d+)?)+$")
 _STEM = re.compile(r"(?:\.(?:clone|remat\d*|cloned|\d+))+$")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
@@ -140,11 +147,20 @@ class Side:
                     if inst is r:
                         self.froot[caller] = j
             first += k
+        # an unpaired copy, or sharding annotation (a custom call that only says how its
+        # operand is laid over devices), is its operand, as an unpaired fusion is its root:
+        # Shardy's export turns annotations into copies, and what read one reads the other
+        for i, inst in enumerate(insts):
+            if len(self.ops[i]) == 1 and (inst.opcode == "copy" or (
+                    inst.opcode == "custom-call"
+                    and (inst.custom_call_target or "") in _ANNOTATIONS)):
+                self.froot[i] = self.ops[i][0]
         self.keys_shared: dict = {}       # set to one dict for both snapshots of a diff
         self._bases: dict[int, tuple] = {}
         self._skeys: dict[int, str] = {}
         self._strict_ids: dict[int, int] = {}
         self._loose_ids: dict[int, int] = {}
+        self._bodies: dict[str, str] = {}
 
     def shape_key(self, i: int) -> str:
         k = self._skeys.get(i)
@@ -161,10 +177,30 @@ class Side:
         inst = self.insts[i]
         return InstructionRef(inst.name, self.comp[i].name, inst.opcode, self.fusion_of(i))
 
+    def _body(self, name: str) -> str:
+        """A small computation (a reduction's ``to_apply``) as what it computes, not its
+        name: a pass that merges identical reducers (Shardy's export) keeps the reduce."""
+        body = self._bodies.get(name)
+        if body is None:
+            try:
+                c = self.module.computation(name)
+            except KeyError:
+                body = _STEM.sub("", name)
+            else:
+                at = {x.name: k for k, x in enumerate(c.instructions)}
+                body = ";".join(
+                    f"{x.opcode}:{_shape_key(x.shape)}:"
+                    + (x.args_text.strip() if x.opcode in ("parameter", "constant") else
+                       ",".join(str(at.get(o, o)) for o in x.operand_names))
+                    + ("!" if x is c.root else "") for x in c.instructions)
+            self._bodies[name] = body
+        return body
+
     def identity_key(self, i: int, strict: bool) -> int:
         """What instruction i computes, short of its operands, as a small int shared by
         both snapshots (``self.keys_shared``): opcode, shape without layout, attributes
-        that matter (called computations by name stem), the literal of a constant, and
+        that matter (called computations by name stem, a reducer by its body), the
+        literal of a constant, and
         with ``strict`` the ``op_name``."""
         key = (self._strict_ids if strict else self._loose_ids).get(i)
         if key is not None:
@@ -188,7 +224,9 @@ class Side:
                             line = f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}" if loc else ""
                             op_name = f"{source_op(op_name)}@{line}"
                     continue
-                if k in COMPUTATION_ATTRIBUTES:
+                if k == "to_apply":     # a reducer or comparator: what it computes
+                    v = ",".join(self._body(n) for n in inst.called_names)
+                elif k in COMPUTATION_ATTRIBUTES:
                     v = ",".join(_STEM.sub("", n) for n in inst.called_names) or v
                 items.append((k, v))
             extra = ""
@@ -326,7 +364,7 @@ def identities(side: Side, fixed: dict[int, int], intern: dict, strict: bool | N
 
 
 def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int],
-                   strict: bool, duplicates: dict[int, int]) -> int:
+                   strict: bool, duplicates: dict[int, int], merged: bool = False) -> int:
     """Pair unpaired instructions that compute the same value; returns how many.
 
     Unpaired copies of a paired value stay unpaired (added) and are noted in
@@ -342,11 +380,18 @@ def _pair_by_value(old: Side, new: Side, o2n: dict[int, int], n2o: dict[int, int
     kinds_old = {(old.insts[o].opcode, old.shape_key(o)) for o in un_old}
     kinds_new = {(new.insts[nn].opcode, new.shape_key(nn)) for nn in un_new}
     ops_old, ops_new = {k[0] for k in kinds_old}, {k[0] for k in kinds_new}
+    # ``merged``: on its own side too, once the rest is paired: a pass that merges
+    # duplicates (CSE, Shardy's export) leaves an unpaired old copy whose users now read
+    # the kept one; the copy takes the kept one's identity, so they still pair (the
+    # paired ones are walked first)
+    if merged:
+        ops_new, kinds_new = ops_new | ops_old, kinds_new | kinds_old
     lend_old = {o for o in fixed_old if old.insts[o].opcode in ops_new
                 and (old.insts[o].opcode, old.shape_key(o)) in kinds_new}
     lend_new = {nn for nn in fixed_new if new.insts[nn].opcode in ops_old
                 and (new.insts[nn].opcode, new.shape_key(nn)) in kinds_old}
-    tok_old = identities(old, fixed_old, intern, strict, 0, lend_old, un_old + sorted(lend_old))
+    tok_old = identities(old, fixed_old, intern, strict, 0, lend_old,
+                         sorted(lend_old) + un_old if merged else un_old + sorted(lend_old))
     tok_new = identities(new, fixed_new, intern, strict, 1, lend_new, un_new + sorted(lend_new))
     # a fused computation's parameter has the value of the operand it reads, but it pairs
     # only with such a parameter: an argument (ENTRY's parameter) pairs with an argument,
@@ -440,6 +485,10 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
     for key, o in a.index.items():
         nn = b.index.get(key)
         if nn is not None:
+            # a name given to another opcode is another instruction (two converters of
+            # one StableHLO number nested loops' instructions apart)
+            if a.insts[o].opcode != b.insts[nn].opcode:
+                continue
             if verify_names:
                 x, y = a.insts[o], b.insts[nn]
                 # the same text short of the operands (which _drop_inconsistent checks)
@@ -477,6 +526,8 @@ def pair(a: Side, b: Side, by_source: bool, verify_names: bool = False
         # a pass that rewrites op_name (call-inliner) needs this; far apart, the
         # source stage below pairs more, and a whole extra walk buys little
         by["value"] += _pair_by_value(a, b, o2n, n2o, False, dups)
+    if open_on_both_sides() and not by_source:
+        by["value"] += _pair_by_value(a, b, o2n, n2o, False, dups, merged=True)
     # 4. (snapshots far apart) same source op: opcode, shape and op_name
     if by_source and open_on_both_sides():
         by["source"] = _pair_by_source(a, b, o2n, n2o)
@@ -569,11 +620,18 @@ def _drop_inconsistent(a: Side, b: Side, o2n: dict[int, int], n2o: dict[int, int
 
 
 def pair_computations(a: Side, b: Side, o2n: dict[int, int]) -> dict[str, str]:
-    """Old computation -> new: by name, by paired callers, by clone suffix, by content."""
+    """Old computation -> new: the ENTRY with the ENTRY, then by name, by paired callers,
+    by clone suffix, by content."""
     old_names = [c.name for c in a.module.computations]
     new_names = {c.name for c in b.module.computations}
-    cmap: dict[str, str] = {n: n for n in old_names if n in new_names}
+    # one module's ENTRY stays its ENTRY, renamed or not (Shardy's export: main.8 -> main.6)
+    ea, eb = a.module.entry, b.module.entry
+    cmap: dict[str, str] = {ea.name: eb.name} if ea is not None and eb is not None else {}
     taken = set(cmap.values())
+    for n in old_names:
+        if n in new_names and n not in cmap and n not in taken:
+            cmap[n] = n
+            taken.add(n)
     # callers: a paired instruction calls paired computations, position by position
     for o, nn in o2n.items():
         old_calls, new_calls = a.insts[o].called_names, b.insts[nn].called_names

@@ -28,7 +28,8 @@ converted when the timeline is read (its counts are None): jaxlib runs only when
 opens it. Nothing compares with it unless asked (``previous_ok`` of before_optimizations
 stays None): jaxlib's conversion names instructions as XLA's own does, so a diff to
 before_optimizations pairs every instruction and shows what XLA changed on the way (mostly
-metadata).
+metadata) — except in nested loops, whose instructions the two number apart (a name that
+is a ``while`` in one is a ``parameter`` in the other: names pair only with one opcode).
 
 A step whose file does not parse carries the parser's message in ``error``; the rest of
 the timeline still works, and diffs skip over it (each step is compared with the last
