@@ -472,6 +472,10 @@ def _stored_tab_lists(page, server: str) -> str:
     sidebar.get_by_role("tab", name="Stored").click()
     panel = sidebar.get_by_role("tabpanel").filter(visible=True).first
     panel.get_by_text("dumps", exact=False).first.wait_for()
+    # the heading arrives before its buttons: under load the text was read between them
+    # (the list's heading without the dump, once in a clean-clone run)
+    panel.locator("button").filter(has_text="·").or_(
+        panel.get_by_text("No dumps of yours yet")).first.wait_for()
     return panel.inner_text()
 
 
