@@ -42,14 +42,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .changes import ModuleDiff
 from .diff import diff_modules
-from ..dumps import AFTER_CODEGEN, PASS, STABLEHLO, Dump, DumpModule
+from ..dumps import AFTER, AFTER_CODEGEN, PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..steps import STABLEHLO_INDEX, Step, Timeline, change_counts
+from .gaps import dumped_pass_re, narrowed, unseen
 
 # The XLA flag that makes XLA write one snapshot per pass (exact text for the UI).
 PER_PASS_FLAG = "--xla_dump_hlo_pass_re=.*"
@@ -92,6 +93,8 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
     prev_hash = ""
     prev_counts: dict = {}
     prev_error = ""
+    gaps = narrowed(dumped_pass_re(dump, mod)) if mod.passes else False
+    prev_pass: Step | None = None         # the last pass snapshot (for ``unseen``)
     for index, f in enumerate(files):
         try:
             data = dump.read_bytes(f.path)
@@ -120,6 +123,10 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
         else:
             step = Step(index, f.path, f.kind, "", f.kind, "", None, digest, identical,
                         error=error, **counts)
+        if gaps and f.kind in (PASS, AFTER):
+            step = replace(step, unseen=unseen(prev_pass, step))
+        if f.kind == PASS:
+            prev_pass = step
         steps.append(step)
         prev_hash, prev_counts, prev_error = digest, counts, error
     per_pass = bool(mod.passes)

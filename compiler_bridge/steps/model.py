@@ -46,6 +46,8 @@ class Step:
     clusters: int | None = None        # its XLA clusters (_XlaCluster or after encapsulation
     clustered: int | None = None       # the cluster call nodes), the nodes in them
     part: str = ""             # a dump of one part of the graph (a TF cluster), else ''
+    unseen: str = ""           # HLO: passes that ran since the previous snapshot but that
+                               # a narrowed --xla_dump_hlo_pass_re left undumped ('A … B')
 
     @property
     def ok(self) -> bool:
