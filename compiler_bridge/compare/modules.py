@@ -76,8 +76,11 @@ def similarity(x: Fingerprint, y: Fingerprint) -> float:
 
 
 def module_text(dump: Dump, module: DumpModule) -> str:
-    """The file compared for a module: after optimizations, else before."""
-    f = module.first(AFTER) or module.first(BEFORE)
+    """The file compared for a module: after optimizations, else before, else its last
+    per-pass snapshot (XLA:GPU compiles some fusions again as modules of their own, named
+    after them, with per-pass files alone: they pair, or are listed unpaired, like any)."""
+    f = module.first(AFTER) or module.first(BEFORE) or (module.passes[-1] if module.passes
+                                                         else None)
     if f is None:
         raise KeyError(f"{dump.name}: module {module.label} has no HLO text")
     return f.path
@@ -87,7 +90,7 @@ def _fingerprints(dump: Dump) -> dict[str, Fingerprint]:
     def compute(d: Dump) -> dict[str, Fingerprint]:
         out = {}
         for m in d.modules:
-            if m.first(AFTER) is None and m.first(BEFORE) is None:
+            if m.first(AFTER) is None and m.first(BEFORE) is None and not m.passes:
                 continue
             try:
                 out[m.id] = fingerprint(m.id, d.parse(module_text(d, m)), m.name)
