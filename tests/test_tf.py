@@ -254,6 +254,19 @@ def test_bad_graph_files_are_named_and_the_rest_opens(tmp_path):
     assert p.returncode == 0 and "settings.pb: not a binary GraphDef" in p.stderr
 
 
+def test_a_cut_binary_graphdef_says_what_was_expected_not_protobufs_type():
+    """A binary GraphDef cut short: the error names the file and 'a binary TF GraphDef',
+    not protobuf's internal message type ('tensorboard.GraphDef')."""
+    name = "before_mark_for_compilation.pb"
+    with open(os.path.join(sample("tf_binary"), name), "rb") as f:
+        data = f.read()
+    with pytest.raises(GraphReadError) as e:
+        read_graph(data[: len(data) // 2], name)
+    said = str(e.value)
+    assert said.startswith(f"{name}: not a binary GraphDef") and "tensorboard" not in said
+    assert "expected a binary TF GraphDef" in said and "cut short" in said
+
+
 def test_read_graph_rejects_what_is_not_a_graph():
     with pytest.raises(GraphReadError, match=r"^x\.pbtxt:1:1: not a text GraphDef"):
         read_graph(b"hello world\n", "x.pbtxt")

@@ -237,6 +237,9 @@ def _check_binary(msg: Message, nodes, path: str, what: str) -> None:
                              f"{what}'s; expected a TF graph dump)")
 
 
+_PROTO_TYPE = re.compile(r"^Error parsing message(?: with type '[^']*')?:?\s*")
+
+
 def _message(data: bytes, path: str) -> tuple[Message, bool]:
     """The file's proto (GraphDef or FunctionDef) and whether it is a FunctionDef."""
     function = _looks_like_function(data, path)
@@ -260,7 +263,11 @@ def _message(data: bytes, path: str) -> tuple[Message, bool]:
         try:
             msg.ParseFromString(data)
         except (DecodeError, RuntimeError, ValueError) as e:
-            raise GraphReadError(f"{path}: not a binary {what} ({e})") from None
+            # protobuf names its internal message ('tensorboard.GraphDef'): not the user's
+            detail = _PROTO_TYPE.sub("", str(e)) or "bad data"
+            raise GraphReadError(f"{path}: not a binary {what} ({detail}): expected a "
+                                 f"binary TF {what}; the file is cut short or another "
+                                 "kind of file") from None
     return msg, function
 
 
