@@ -14,9 +14,17 @@ from compiler_bridge import open_dump
 from compiler_bridge.compare import pair_modules
 from tests.support.backend_fresh import compile_for
 from tests.support.cli import run
-from tests.test_backend_passes import LOOP
 
-OTHER = LOOP.replace("jnp.sin", "jnp.cos").replace("v + 1.0", "v * 2.0")
+# a loop whose branches XLA:GPU fuses; the two programs differ in one op per branch
+PROGRAM = r"""
+def loop(x):
+    def body(i, v):
+        return jax.lax.cond(i % 2 == 0, lambda v: jnp.FN(v) @ v, lambda v: v OP, v)
+    return jax.lax.fori_loop(0, 3, body, x).sum()
+PROGRAMS = {"loop": (loop, (S((128, 128)),), {})}
+"""
+LOOP, OTHER = (PROGRAM.replace("FN", fn).replace("OP", op)
+               for fn, op in (("sin", "+ 1.0"), ("cos", "* 2.0")))
 
 
 @pytest.fixture(scope="module")

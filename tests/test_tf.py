@@ -163,6 +163,28 @@ def test_jit_compile_functions_link_to_their_modules():
     assert all(m.name.startswith(mangle(fn)) for m in d.modules)
 
 
+def test_jit_modules_show_their_input_shapes():
+    """A function retraced at other shapes compiles to modules whose names differ only by
+    a number: the clusters command (text and JSON) and the TF page's table show each
+    module's inputs, as XLA's entry_computation_layout writes them (layouts dropped)."""
+    from viz.tf import jit_rows
+    d = open_dump(sample("tf_jit"))
+    want = {}
+    for m in d.modules:
+        header = read(os.path.join(sample("tf_jit"), m.before_optimizations.path)
+                      ).splitlines()[0]
+        layout = re.search(r"entry_computation_layout=\{\((.*?)\)->", header).group(1)
+        want[m.id] = re.sub(r"\{[^}]*\}", "", layout)
+    assert all(want.values())
+    out = json.loads(_cli("clusters", sample("tf_jit"), "--json").stdout)
+    assert {j["module"]: j["inputs"] for j in out["jit"]} == want
+    text = _cli("clusters", sample("tf_jit")).stdout
+    for mid, shapes in want.items():
+        assert f"module {mid} inputs ({shapes})" in text, text
+    rows = jit_rows(tf_index(d))
+    assert [r["inputs"] for r in rows] == [want[j.module.id] for j in tf_index(d).jit]
+
+
 def test_mangle_follows_xla():
     assert mangle("__inference_train_step_173[_XlaMustCompile=true]") == \
         "a_inference_train_step_173__XlaMustCompile_true_"

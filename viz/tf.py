@@ -299,7 +299,7 @@ def jit_rows(ix: TfIndex) -> list[dict]:
     """One row per jit module; 'called' tells apart the modules of one function."""
     return [{"function": j.function,
              "called": "from Python (eager)" if j.eager else "from a tf.function's graph",
-             "module": j.module.label} for j in ix.jit]
+             "inputs": j.inputs or "–", "module": j.module.label} for j in ix.jit]
 
 
 def node_rows(ix: TfIndex, name: str, graph: TfGraph | None = None) -> list[tuple[str, str]]:

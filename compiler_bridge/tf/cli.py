@@ -68,8 +68,9 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         print("  (no TF graph dumps: set TF_DUMP_GRAPH_PREFIX to this folder as well to see "
               "each cluster's nodes and the nodes left out)")
     for j in data["jit"]:
-        print(f"jit_compile {j['function']}: module {j['module']} (called from "
-              f"{'Python, eager' if j['called'] == 'eager' else 'a tf.function graph'})")
+        print(f"jit_compile {j['function']}: module {j['module']} "
+              + (f"inputs ({j['inputs']}) " if j["inputs"] else "")
+              + f"(called from {'Python, eager' if j['called'] == 'eager' else 'a tf.function graph'})")
     return 0
 
 

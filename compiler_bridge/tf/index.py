@@ -16,6 +16,7 @@ from typing import Any, Callable, TypeVar
 
 from ..dumps import TF_GRAPH, TRACE, XPLANE, Dump, DumpError, DumpModule
 from ..hlo import HloParseError
+from .inputs import module_inputs
 from .graphdef import FUNCTION, GraphReadError, TfGraph, TfNode, read_graph
 from .log import (ClusterSummary, CycleNote, KeptOut, LogRun, TfLog, Uncompilable,
                   looks_like_log, parse_log)
@@ -81,6 +82,7 @@ class JitUnit:
 
     function: str
     module: DumpModule
+    inputs: str = ""       # its ENTRY parameters' shapes (retraces differ by them)
 
     @property
     def eager(self) -> bool:
@@ -190,7 +192,7 @@ class TfIndex:
                            "ops": c.summary.ops if c.summary else None} for c in self.loose],
                 "loose_unclustered": [{"node": u.node, "op": u.op, "reason": u.reason}
                                       for u in self.loose_reasons],
-                "jit": [{"function": j.function, "module": j.module.id,
+                "jit": [{"function": j.function, "module": j.module.id, "inputs": j.inputs,
                          "called": "eager" if j.eager else "graph"} for j in self.jit]}
 
 
@@ -338,14 +340,14 @@ def _jit_units(dump: Dump, files: list[GraphFile]) -> list[JitUnit]:
     seen: set[str] = set()
     for fn in sorted(functions):
         for m in modules_named(dump, fn):
-            out.append(JitUnit(fn, m))
+            out.append(JitUnit(fn, m, module_inputs(dump, m)))
             seen.add(m.id)
     for m in dump.modules:
         if m.id in seen:
             continue
         jm = _JIT_MODULE.match(m.name)
         if jm and ("_XlaMustCompile_true" in m.name or not m.name.startswith("cluster_")):
-            out.append(JitUnit("_" + jm.group(1), m))
+            out.append(JitUnit("_" + jm.group(1), m, module_inputs(dump, m)))
     return sorted(out, key=lambda j: (j.module.id, j.function))
 
 
