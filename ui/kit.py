@@ -16,7 +16,7 @@ from functools import partial
 import streamlit as st
 
 from compiler_bridge import DumpError, HloParseError
-from compiler_bridge.dumps import AFTER, AFTER_CODEGEN, BEFORE, STABLEHLO
+from compiler_bridge.dumps import AFTER, AFTER_CODEGEN, BEFORE, BEFORE_BUFFER_ASSIGNMENT, STABLEHLO
 from compiler_bridge.passes import Step
 from compiler_bridge.steps import GRAPH_PASS
 from viz import LayoutError, ViewState
@@ -29,7 +29,7 @@ log = logging.getLogger("hlolens")
 GRAPH_KEY = "graph"          # the graph component's key; no session_state entry has this name
 GRAPH_HEIGHT = 680
 STAGES = {BEFORE: "before optimizations", AFTER: "after optimizations",
-          AFTER_CODEGEN: "after codegen", STABLEHLO: "StableHLO (as HLO)"}     # the last: MLIR that jaxlib converted
+          BEFORE_BUFFER_ASSIGNMENT: "before buffer assignment", AFTER_CODEGEN: "after codegen", STABLEHLO: "StableHLO (as HLO)"}     # the last: MLIR that jaxlib converted
 MAX_CODE = 150_000           # characters of IR shown at once
 
 

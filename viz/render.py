@@ -25,7 +25,8 @@ from dataclasses import replace
 
 from compiler_bridge import Dump, HloModule, HloParseError
 from compiler_bridge.passes import ModuleDiff
-from compiler_bridge.dumps import AFTER, AFTER_CODEGEN, BEFORE, PASS, STABLEHLO
+from compiler_bridge.dumps import (AFTER, AFTER_CODEGEN, BEFORE, BEFORE_BUFFER_ASSIGNMENT, PASS,
+                                   STABLEHLO)
 from compiler_bridge.passes import Timeline, step_diff
 from compiler_bridge.perf import RuntimeReport
 
@@ -64,10 +65,10 @@ def stage_path(dump: Dump, state: ViewState) -> str:
         if f is None:
             raise KeyError(f"module {mod.label} has no HLO text")
         return f.path
-    if state.stage == AFTER_CODEGEN:
-        f = mod.first(AFTER_CODEGEN)
+    if state.stage in (AFTER_CODEGEN, BEFORE_BUFFER_ASSIGNMENT):
+        f = mod.first(state.stage)
         if f is None:
-            raise KeyError(f"module {mod.label} has no after-codegen file")
+            raise KeyError(f"module {mod.label} has no {state.stage.replace('_', ' ')} file")
         return f.path
     if state.stage == STABLEHLO:        # module.mlir: Dump.parse converts it with jaxlib
         mlir = mod.stablehlo

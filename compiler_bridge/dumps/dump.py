@@ -50,6 +50,10 @@ T = TypeVar("T")
 # File kinds, one name each, as the UI shows them.
 BEFORE = "before_optimizations"
 AFTER = "after_optimizations"
+# XLA:TPU's <base>after_optimizations_before_buffer_assignment.txt: the module after its
+# last HLO pass, before buffer assignment (which may still set backend configs); a step
+# between the last pass file and after_optimizations
+BEFORE_BUFFER_ASSIGNMENT = "before_buffer_assignment"
 # XLA:TPU's module after code generation (``after_codegen.txt``): the after-optimizations
 # module with each kernel's window_config and estimated cycles; a stage after AFTER
 AFTER_CODEGEN = "after_codegen"
@@ -96,6 +100,7 @@ _AFTER_KINDS = {None: AFTER, "-buffer-assignment": BUFFER_ASSIGNMENT,
                 "-buffer-assignment-values": BUFFER_ASSIGNMENT_VALUES,
                 "-live-range": LIVE_RANGE, "-memory-usage-report": MEMORY_USAGE_REPORT}
 _CODEGEN = re.compile(r"(?:(.+)_)?after_codegen\.txt")
+_BEFORE_BA = re.compile(r"(?:(.+)_)?after_optimizations_before_buffer_assignment\.txt")
 _PASS = re.compile(r"(\d+)\.(.+?)\.after_(.+?)(?:\.before_(.+))?\.txt")
 # a snapshot from inside a pass (XLA's DumpHloModuleDuringPassIfEnabled): SSSS.<pass>.<step>,
 # the step free text (libtpu's tpu-tiling-rewriter.before_tiling_rewriter)
@@ -266,6 +271,10 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     a = _AFTER.fullmatch(rest)
     if a:
         return DumpFile(path, size, _AFTER_KINDS[a.group(2)], mid, mname, platform=a.group(1) or "")
+    b = _BEFORE_BA.fullmatch(rest)
+    if b:
+        return DumpFile(path, size, BEFORE_BUFFER_ASSIGNMENT, mid, mname,
+                        platform=b.group(1) or "")
     c = _CODEGEN.fullmatch(rest)
     if c:
         return DumpFile(path, size, AFTER_CODEGEN, mid, mname, platform=c.group(1) or "")
@@ -678,7 +687,7 @@ class Dump:
         """A module at ``before_optimizations``, ``after_optimizations``, ``after_codegen``,
         ``stablehlo`` (converted by jaxlib) or a pass file path."""
         mod = self.module(module) if isinstance(module, str) else module
-        if stage in (BEFORE, AFTER, AFTER_CODEGEN, STABLEHLO):
+        if stage in (BEFORE, AFTER, AFTER_CODEGEN, BEFORE_BUFFER_ASSIGNMENT, STABLEHLO):
             f = mod.stablehlo if stage == STABLEHLO else mod.first(stage)
             if f is None:
                 raise KeyError(f"module {mod.label} has no {stage} file")

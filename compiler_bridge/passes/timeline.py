@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 from .changes import ModuleDiff
 from .diff import diff_modules
-from ..dumps import AFTER, AFTER_CODEGEN, PASS, STABLEHLO, Dump, DumpModule
+from ..dumps import AFTER, AFTER_CODEGEN, BEFORE_BUFFER_ASSIGNMENT, PASS, STABLEHLO, Dump, DumpModule
 from ..hlo import HloParseError
 from ..hlo import HloModule
 from ..steps import STABLEHLO_INDEX, Step, Timeline, change_counts
@@ -84,6 +84,9 @@ def pass_timeline(dump: Dump, module: DumpModule | str) -> Timeline:
     if mod.before_optimizations is not None:
         files.append(mod.before_optimizations)
     files += mod.passes
+    before_ba = mod.first(BEFORE_BUFFER_ASSIGNMENT)     # XLA:TPU: after the last pass
+    if before_ba is not None:
+        files.append(before_ba)
     if mod.after_optimizations is not None:
         files.append(mod.after_optimizations)
     codegen = mod.first(AFTER_CODEGEN)     # XLA:TPU's after-codegen module: the last stage
