@@ -370,7 +370,8 @@ def _overview(cmp: Comparing, opened: Opened, shown: Shown) -> None:
                        "biggest change first")
             rows = CV.kernel_rows(r)
             key = f"compare-kernels:{c.pair.a}:{c.pair.b}"
-            st.dataframe(rows, hide_index=True, height=300, key=key,
+            # a kernel of one side only has no µs on the other: '–', not 'None'
+            st.dataframe(rows, hide_index=True, height=300, key=key, placeholder="–",
                          on_select=partial(_on_kernel, key, rows, opened, shown),
                          selection_mode="single-row")
             st.caption("Click a row to select that kernel in the graph.")

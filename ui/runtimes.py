@@ -456,7 +456,8 @@ def _kernels(nav: Navigator, rt: Runtimes, r: RuntimeReport) -> None:
                 "work_us")]
     if not r.xla_estimates:
         columns.remove("xla_estimate_us")
-    st.dataframe(rows, hide_index=True, key=key, column_order=columns,
+    # a cell with no value (not measured, no spread) shows '–' as the app's other tables
+    st.dataframe(rows, hide_index=True, key=key, column_order=columns, placeholder="–",
                  column_config=TABLE_CONFIG, on_select=partial(_on_row, key, names, rt),
                  selection_mode="single-row", height=min(38 + 35 * len(rows), 460))
     st.caption(f"Click a row to select that kernel in the graph. *ops*: a fusion's fused "
