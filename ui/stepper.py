@@ -259,7 +259,8 @@ def _diff_line(opened: Opened, tl: Timeline, index: int, state: ViewState) -> No
     step = tl.step(index)
     if not step.ok:
         return
-    if step.unseen:      # a narrowed --xla_dump_hlo_pass_re: the diff is theirs too
+    # a narrowed --xla_dump_hlo_pass_re: the diff covers passes that were not dumped
+    if step.unseen and not step.identical:
         st.caption(f"⚠ Passes {md(step.unseen)} ran since the previous snapshot but were "
                    "not dumped (a narrowed --xla_dump_hlo_pass_re): the changes below may "
                    "be theirs, not only this step's pass.")
