@@ -13,9 +13,10 @@ import json
 import os
 import re
 import sys
+import tarfile
 import zipfile
 
-from .dumps import DumpError, open_dump
+from .dumps import DumpError, open_dump, require_modules
 from .hlo import HloParseError
 from .hlo import parse_hlo_bytes
 from .hlo import extract_text
@@ -26,7 +27,10 @@ def _is_single_file(path: str) -> bool:
     if not os.path.isfile(path):
         return False
     lower = path.lower()
-    return not (zipfile.is_zipfile(path) or lower.endswith((".tar.gz", ".tgz", ".tar")))
+    # an archive by content (.tar.xz too) or by name (a .zip that is not one: open_dump
+    # says what it expected), not HLO text
+    return not (zipfile.is_zipfile(path) or tarfile.is_tarfile(path) or lower.endswith(
+        (".zip", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".tar.bz2")))
 
 
 def _read_module(path: str):
@@ -52,13 +56,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     dump = open_dump(args.path)
     stats = dump.stats()
-    empty = not dump.modules         # an empty or unrelated archive or folder: say so, fail
     if args.json:
         print(json.dumps(stats, indent=2))
-    if empty:
-        print(f"error: {args.path}: no XLA dump files found (expected files named "
-              "module_NNNN.<name>.*)", file=sys.stderr)
-        return 1
+    require_modules(dump, args.path)    # an empty or unrelated archive or folder: exit 1
     if args.json:
         return 0
     print(f"dump {dump.name}: {len(dump.modules)} modules, {len(dump.files)} files, "
@@ -95,6 +95,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
     from .passes import pass_timeline, step_diff, timeline_json
 
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     try:
         module = dump.pick(args.module)
     except KeyError as e:

@@ -37,7 +37,7 @@ from ..hlo import EXPECTED, HLO_PROTO_BINARY, MLIR_TEXT, sniff, to_hlo_text
 from ..targets import split_compile_id
 
 __all__ = ["DUMP_EXPECTED", "Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo",
-           "classify", "open_dump", "path_key"]
+           "classify", "open_dump", "path_key", "require_modules"]
 
 # what a dump holds, said when it holds none of it (refused uploads, an empty TF page)
 DUMP_EXPECTED = ("expected files named module_NNNN.<name>.*, as --xla_dump_to writes, TF "
@@ -715,6 +715,14 @@ class Dump:
         main = self.main
         return {"modules": modules, "main": main.id if main else None,
                 "errors": [e.to_json() for e in self.errors]}
+
+
+def require_modules(dump: Dump, path: str) -> None:
+    """DumpError naming ``path`` and what was expected when ``dump`` holds no XLA module
+    (an empty folder, one of other files): every command of the CLI exits 1 on it."""
+    if not dump.modules:
+        raise DumpError(f"{path}: no XLA dump files found (expected files named "
+                        "module_NNNN.<name>.*)")
 
 
 def open_dump(path: str | os.PathLike, *, key: str | None = None,

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from ..dumps import open_dump
+from ..dumps import open_dump, require_modules
 from .errors import MemoryFileError
 from .analysis import ModuleMemory
 from .loader import module_memory
@@ -75,6 +75,7 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     try:
         module = dump.pick(args.module)
     except KeyError as e:

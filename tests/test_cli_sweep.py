@@ -1,0 +1,64 @@
+"""Every dump-reading command of `python -m compiler_bridge` on the same bad input and
+the same archives: one exit code rule (0 ok, 1 the input has problems, 2 a usage error
+such as a --module that does not exist), errors on stderr naming the path and what was
+expected, and no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES, sample
+
+DUMP_COMMANDS = ("stats", "passes", "memory", "kernels", "collectives", "shardings",
+                 "runtimes")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "compiler_bridge", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("command", DUMP_COMMANDS)
+def test_a_folder_with_no_xla_files_exits_1_naming_it(command, tmp_path):
+    """An empty folder, or one of other files: exit 1 and the expected file names, for
+    every command (passes and memory exited 2 with '<name> has no modules', collectives
+    and shardings exited 0 printing nothing, runtimes did not say what was expected)."""
+    (tmp_path / "readme.txt").write_text("notes, not a dump\n")
+    for extra in ((), ("--json",)):
+        p = run(command, str(tmp_path), *extra)
+        assert p.returncode == 1, (command, extra, p.stdout[:200], p.stderr)
+        assert f"{tmp_path}: no XLA dump files found (expected files named " \
+               "module_NNNN.<name>.*)" in p.stderr, (command, p.stderr)
+        assert "Traceback" not in p.stderr
+
+
+def test_kernels_on_a_missing_path_exits_1_as_every_command():
+    p = run("kernels", "no-such-dump")
+    assert p.returncode == 1 and "no-such-dump: no such file or folder" in p.stderr
+
+
+def test_runtimes_with_a_module_that_does_not_exist_is_a_usage_error():
+    """As passes, memory, kernels, collectives and shardings: exit 2 naming the modules."""
+    p = run("runtimes", sample("mlp_train"), "--module", "nope")
+    assert p.returncode == 2 and "no module 'nope'; modules are 0000" in p.stderr
+
+
+def test_stats_reads_a_tar_xz_archive():
+    """The committed per-pass archives are .tar.xz: stats read them as one HLO file
+    ('binary data (NUL byte ...); expected HLO text')."""
+    p = run("stats", f"{SAMPLES}/spmd_train_per_pass.tar.xz", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["main"] and out["modules"][0]["name"] == "jit_train_step"
+
+
+def test_stats_on_a_zip_that_is_not_one_says_what_it_expected(tmp_path):
+    bad = tmp_path / "dump.zip"
+    bad.write_text("not a zip\n")
+    p = run("stats", str(bad))
+    assert p.returncode == 1
+    assert f"{bad}: expected a dump folder, a .zip or a .tar.gz archive" in p.stderr
