@@ -62,3 +62,15 @@ def test_stats_on_a_zip_that_is_not_one_says_what_it_expected(tmp_path):
     p = run("stats", str(bad))
     assert p.returncode == 1
     assert f"{bad}: expected a dump folder, a .zip or a .tar.gz archive" in p.stderr
+
+
+def test_memory_text_gives_every_byte_count_its_unit():
+    """'temp 0', 'space SMEM 24' and the rows live at the peak were bare numbers."""
+    p = run("memory", sample("tpu_v5e"))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert "  temp             0 B" in lines
+    assert "  space SMEM       24 B" in lines
+    assert "  arguments        4,205,568 B (4.0 MiB)" in lines
+    live = lines[lines.index(next(x for x in lines if x.endswith("live there:"))) + 1]
+    assert live.split()[1] == "B", live

@@ -23,8 +23,8 @@ def _bytes(n: int | None) -> str:
         return "-"
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
-            return f"{n:,} ({n / size:.1f} {unit})"
-    return f"{n:,}"
+            return f"{n:,} B ({n / size:.1f} {unit})"
+    return f"{n:,} B"
 
 
 def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
@@ -60,7 +60,7 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
         print(f"live-bytes peak at {t.live_peak_index} ({t.live_peak_instruction}); "
               "live there:")
         for v in mem.live_at(t.live_peak_index)[:top]:
-            print(f"  {v.value.size:>12,}  {v.value.name:<40} {v.value.shape}")
+            print(f"  {v.value.size:>12,} B  {v.value.name:<40} {v.value.shape}")
     oom = mem.oom(error)
     if oom is not None:
         print(f"out of memory: needs {_bytes(oom.required_bytes)} of {oom.space}, "
@@ -68,7 +68,7 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
               "largest buffers:")
         for b in oom.largest:
             pad = f", {_bytes(b.padding_bytes)} tile padding" if b.padding_bytes else ""
-            print(f"  {b.bytes:>16,}  {b.buffer:<36} {b.kind:<9} {b.source or '-'}{pad}")
+            print(f"  {b.bytes:>16,} B  {b.buffer:<36} {b.kind:<9} {b.source or '-'}{pad}")
     for line in t.missing:
         print(f"note: {line}")
 
