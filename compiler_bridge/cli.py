@@ -77,6 +77,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    if os.path.isdir(args.file):
+        print(f"error: {args.file}: a folder; expected one HLO text file (a dump's "
+              "module_NNNN.<name>.after_optimizations.txt, say)", file=sys.stderr)
+        return 1
     module = _read_module(args.file)
     try:
         text = extract_text(module, args.computation)
@@ -427,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
     except HloParseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except (DumpError, OSError) as e:
+    except OSError as e:        # "path: No such file or directory", not "[Errno 2] ..."
+        print(f"error: {e.filename}: {e.strerror}" if e.filename and e.strerror
+              else f"error: {e}", file=sys.stderr)
+        return 1
+    except DumpError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

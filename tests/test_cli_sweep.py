@@ -74,3 +74,26 @@ def test_memory_text_gives_every_byte_count_its_unit():
     assert "  arguments        4,205,568 B (4.0 MiB)" in lines
     live = lines[lines.index(next(x for x in lines if x.endswith("live there:"))) + 1]
     assert live.split()[1] == "B", live
+
+
+def test_extract_on_a_missing_file_or_a_folder_names_it_and_what_it_expected(tmp_path):
+    """Not Python's '[Errno 2] No such file or directory: ...' or '[Errno 21] Is a
+    directory'."""
+    p = run("extract", str(tmp_path / "nope.txt"), "--computation", "x")
+    assert p.returncode == 1
+    assert p.stderr == f"error: {tmp_path / 'nope.txt'}: No such file or directory\n"
+    p = run("extract", sample("mlp_train"), "--computation", "x")
+    assert p.returncode == 1
+    assert f"{sample('mlp_train')}: a folder; expected one HLO text file" in p.stderr
+
+
+@pytest.mark.parametrize("folder", ("empty", "other files"))
+def test_viz_render_of_a_folder_with_no_xla_files_exits_1_naming_it(folder, tmp_path):
+    """It exited 2 (the usage-error code) with '<name> holds no HLO modules'."""
+    if folder == "other files":
+        (tmp_path / "notes.txt").write_text("not a dump\n")
+    p = subprocess.run([sys.executable, "-m", "viz", "render", str(tmp_path), "--out",
+                        str(tmp_path / "v.svg")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 1
+    assert f"{tmp_path}: no XLA dump files found (expected files named" in p.stderr
