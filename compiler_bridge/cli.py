@@ -60,7 +60,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats, indent=2))
     require_modules(dump, args.path)    # an empty or unrelated archive or folder: exit 1
     if args.json:
-        return 0
+        return _file_errors(dump)
     print(f"dump {dump.name}: {len(dump.modules)} modules, {len(dump.files)} files, "
           f"{len(dump.traces)} trace files; main program: {stats['main']}")
     # ids are 4 digits, longer where runs written into one folder share them
@@ -71,9 +71,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
         name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
         print(f"  {m['id']:<{width}}  {name:<40} {size:<40} {m['passes']} pass files")
+    return _file_errors(dump)
+
+
+def _file_errors(dump) -> int:
+    """Say each file of the dump that could not be read; exit 1 when there was one (the
+    report is printed, but the input has a problem), as kernels, collectives, runtimes."""
     for e in dump.errors:
         print(f"error: {e.text}", file=sys.stderr)
-    return 0
+    return 1 if dump.errors else 0
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -120,9 +126,9 @@ def cmd_passes(args: argparse.Namespace) -> int:
             _print_diff(d)
         return 0
     data = timeline_json(dump, timeline)
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
+    if args.json:       # the id too: names repeat (a program compiled twice)
+        print(json.dumps({"id": module.id, **data}, indent=2))
+        return _file_errors(dump)
     print(f"module {module.label}: {len(timeline)} steps"
           + ("" if timeline.per_pass else " (no per-pass files)"))
     print(f"{'step':>4} {'seq':>4}  {'pipeline':<40} {'pass':<34} {'instr':>7} {'fusions':>7} "
@@ -142,9 +148,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
               "(viz render --stage stablehlo draws it)")
     if timeline.hint:
         print(timeline.hint)
-    for problem in dump.errors:
-        print(f"error: {problem.text}", file=sys.stderr)
-    return 0
+    return _file_errors(dump)
 
 
 def _in_step(file: str, error: str) -> str:

@@ -97,3 +97,37 @@ def test_viz_render_of_a_folder_with_no_xla_files_exits_1_naming_it(folder, tmp_
                        timeout=300)
     assert p.returncode == 1
     assert f"{tmp_path}: no XLA dump files found (expected files named" in p.stderr
+
+
+@pytest.mark.parametrize("command", ("passes", "memory"))
+def test_json_names_the_module_by_id_too(command):
+    """flags_default compiled jit_train_step twice (0000, 0002): passes and memory --json
+    said only 'jit_train_step', so a script could not tell which it got; stats, kernels,
+    collectives, shardings and runtimes give the id."""
+    for key in ("0000", "2"):
+        p = run(command, sample("flags_default"), "--module", key, "--json")
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        assert (out["id"], out["module"]) == (key.zfill(4), "jit_train_step")
+
+
+@pytest.mark.parametrize("command", ("stats", "passes", "memory"))
+def test_a_file_cut_short_is_an_error_and_exit_1_the_report_still_printed(command,
+                                                                          tmp_path):
+    """mlp_train with its after-optimizations file cut mid-line (a run killed while XLA
+    wrote it): stats, passes and memory printed 'error: <file>:<line>:<col>: ...' but
+    exited 0, where kernels, collectives and runtimes exit 1."""
+    import shutil
+    dump = tmp_path / "mlp_train"
+    shutil.copytree(sample("mlp_train"), dump)
+    after = next(dump.glob("module_0000.*cpu_after_optimizations.txt"))
+    after.write_bytes(after.read_bytes()[:20000])
+    for extra in ((), ("--json",)):
+        p = run(command, str(dump), *extra)
+        assert p.returncode == 1, (command, extra, p.stderr)
+        assert f"error: {after.name}:289:24: unexpected end of file" in p.stderr
+        assert "Traceback" not in p.stderr
+        if extra:
+            json.loads(p.stdout)
+        else:
+            assert "jit_train_step" in p.stdout

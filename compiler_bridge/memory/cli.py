@@ -96,12 +96,13 @@ def cmd_memory(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if args.json:
-        print(json.dumps(mem.to_json(error), indent=2))
+        # the id as stats, kernels, runtimes give it: names repeat (a program compiled twice)
+        print(json.dumps({"id": module.id, **mem.to_json(error)}, indent=2))
     else:
         _text(mem, module.label, error, args.top)
-    for problem in dump.errors:
-        print(f"error: {problem.error}", file=sys.stderr)
-    return 0
+    for problem in dump.errors:     # the report stands; the input has a problem: exit 1
+        print(f"error: {problem.text}", file=sys.stderr)
+    return 1 if dump.errors else 0
 
 
 def add_memory_command(sub: argparse._SubParsersAction) -> None:
