@@ -189,6 +189,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         a = open_dump(args.a)
         b = open_dump(args.b) if os.path.abspath(args.b) != os.path.abspath(args.a) else a
+        require_modules(a, args.a)      # else 'no module of A pairs with ... (different
+        require_modules(b, args.b)      # programs?)' of a folder with no XLA files
         cmp = compare_dumps(a, b, args.a, args.b, args.module_a or "", args.module_b or "")
     except (CannotCompare, DumpError) as e:
         print(f"error: cannot compare: {e}", file=sys.stderr)

@@ -131,3 +131,26 @@ def test_a_file_cut_short_is_an_error_and_exit_1_the_report_still_printed(comman
             json.loads(p.stdout)
         else:
             assert "jit_train_step" in p.stdout
+
+
+def test_compare_of_a_folder_with_no_xla_files_says_so(tmp_path):
+    """It said 'no module of <A> pairs with a module of <B> (different programs?)'."""
+    p = run("compare", str(tmp_path), sample("mlp_train"))
+    assert p.returncode == 2      # compare's own rule (README): 2, cannot compare
+    assert f"error: cannot compare: {tmp_path}: no XLA dump files found (expected files " \
+           "named module_NNNN.<name>.*)" in p.stderr
+
+
+def test_profile_of_a_missing_script_exits_1_as_a_missing_path_everywhere(tmp_path):
+    p = run("profile", "--out", str(tmp_path / "out"), str(tmp_path / "nope.py"))
+    assert p.returncode == 1 and f"{tmp_path / 'nope.py'}: no such script" in p.stderr
+
+
+def test_hlolens_serve_of_a_missing_dump_says_so_before_starting(tmp_path):
+    """It started the app (exit only when stopped) on a path that is not there."""
+    p = subprocess.run([sys.executable, "-m", "hlolens", "serve", "--data", str(tmp_path),
+                        "--port", "18759", "--dump", str(tmp_path / "nope")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr == f"error: {tmp_path / 'nope'}: no such file or folder\n"
+    assert not (tmp_path / "app.json").exists()

@@ -254,7 +254,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         print(f"error: {args.script}: no such script", file=sys.stderr)
-        return 2
+        return 1        # a missing input path: 1, as every command
     out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
     flags = [f"--xla_dump_to={out}", "--xla_dump_hlo_as_text"]
