@@ -66,11 +66,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
     # ids are 4 digits, longer where runs written into one folder share them
     # (0004@<stamp>): the column is as wide as the longest
     width = max((len(m["id"]) for m in stats["modules"]), default=4)
+    rows = []
     for m in stats["modules"]:
         after = m["stages"].get("after_optimizations") or m["stages"].get("before_optimizations")
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
-        name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
-        print(f"  {m['id']:<{width}}  {name:<40} {size:<40} {m['passes']} pass files")
+        rows.append((m["id"], m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else ""),
+                     size, m["passes"]))
+    # columns as wide as what they hold (fixed 40s made every row 100+ characters, and a
+    # longer name pushed its row out of line)
+    nw = max((len(r[1]) for r in rows), default=0)
+    sw = max((len(r[2]) for r in rows), default=0)
+    for id_, name, size, passes in rows:
+        print(f"  {id_:<{width}}  {name:<{nw}}  {size:<{sw}}  {passes} pass files")
     return _file_errors(dump)
 
 

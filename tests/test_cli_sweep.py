@@ -154,3 +154,14 @@ def test_hlolens_serve_of_a_missing_dump_says_so_before_starting(tmp_path):
     assert p.returncode == 1
     assert p.stderr == f"error: {tmp_path / 'nope'}: no such file or folder\n"
     assert not (tmp_path / "app.json").exists()
+
+
+def test_stats_rows_fit_80_columns_and_stay_in_line():
+    """The module rows were padded to 40 + 40 columns (100+ characters for a dump of one
+    jit_train_step), and a longer name (TPU's with its compile id) pushed its row's
+    counts out of line with the others."""
+    lines = run("stats", sample("mlp_train")).stdout.splitlines()
+    assert all(len(x) <= 80 for x in lines), lines
+    rows = run("stats", sample("tpu_v5e")).stdout.splitlines()[1:]
+    assert len(rows) == 3
+    assert len({r.index(" instructions,") - len(r.split()[3]) for r in rows}) == 1, rows
