@@ -165,3 +165,15 @@ def test_stats_rows_fit_80_columns_and_stay_in_line():
     rows = run("stats", sample("tpu_v5e")).stdout.splitlines()[1:]
     assert len(rows) == 3
     assert len({r.index(" instructions,") - len(r.split()[3]) for r in rows}) == 1, rows
+
+
+@pytest.mark.parametrize("command", ("passes", "memory", "kernels", "collectives",
+                                     "shardings", "runtimes"))
+def test_a_name_two_modules_share_is_a_usage_error_listing_their_ids(command):
+    """flags_default compiled jit_train_step twice (0000, 0002): --module jit_train_step
+    silently took the first."""
+    p = run(command, sample("flags_default"), "--module", "jit_train_step")
+    assert p.returncode == 2, (command, p.stderr)
+    assert "2 modules are named 'jit_train_step': 0000 jit_train_step, 0002 " \
+           "jit_train_step; give one's id" in p.stderr
+    assert run(command, sample("flags_default"), "--module", "2").returncode == 0

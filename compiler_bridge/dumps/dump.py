@@ -606,10 +606,19 @@ class Dump:
 
     def module(self, key: str) -> DumpModule:
         """A module by id ('0006', '6') or name ('jit_train_step', or as its files spell
-        it: 'jit_f.cl_933746096')."""
+        it: 'jit_f.cl_933746096'); KeyError when no module, or several (a program compiled
+        twice), have that name: the ids tell them apart."""
+        named = []
         for m in self.modules:
-            if m.id == key or m.name == key or (m.compile_id and key == f"{m.name}.{m.compile_id}"):
+            if m.id == key or (m.compile_id and key == f"{m.name}.{m.compile_id}"):
                 return m
+            if m.name == key:
+                named.append(m)
+        if len(named) > 1:      # the first of them would be a silent guess
+            raise KeyError(f"{self.name}: {len(named)} modules are named {key!r}: "
+                           + ", ".join(m.label for m in named) + "; give one's id")
+        if named:
+            return named[0]
         if key.isdigit():
             for m in self.modules:
                 if m.number == int(key):
