@@ -31,6 +31,7 @@ from .dumps import (
     module_target,
     open_dump,
     path_key,
+    require_modules,
 )
 from .hlo import (
                   HloComputation,
@@ -51,7 +52,7 @@ from .perf import TraceError, measure, runtime_report
 
 __all__ = [
     "Dump", "DumpError", "DumpFile", "DumpModule", "open_dump", "path_key", "dump_target",
-    "module_target",
+    "module_target", "require_modules",
     "HloComputation", "HloInstruction", "HloModule", "HloParseError", "Layout", "Metadata",
     "Shape", "SourceLocation", "StackFrameIndex", "parse_hlo", "parse_hlo_bytes",
     "parse_shape", "pass_timeline", "step_diff", "diff_modules", "runtime_report",

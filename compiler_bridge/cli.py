@@ -13,9 +13,10 @@ import json
 import os
 import re
 import sys
+import tarfile
 import zipfile
 
-from .dumps import DumpError, open_dump
+from .dumps import DumpError, open_dump, require_modules
 from .hlo import HloParseError
 from .hlo import parse_hlo_bytes
 from .hlo import extract_text
@@ -26,7 +27,10 @@ def _is_single_file(path: str) -> bool:
     if not os.path.isfile(path):
         return False
     lower = path.lower()
-    return not (zipfile.is_zipfile(path) or lower.endswith((".tar.gz", ".tgz", ".tar")))
+    # an archive by content (.tar.xz too) or by name (a .zip that is not one: open_dump
+    # says what it expected), not HLO text
+    return not (zipfile.is_zipfile(path) or tarfile.is_tarfile(path) or lower.endswith(
+        (".zip", ".tar.gz", ".tgz", ".tar", ".tar.xz", ".tar.bz2")))
 
 
 def _read_module(path: str):
@@ -52,31 +56,44 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 0
     dump = open_dump(args.path)
     stats = dump.stats()
-    empty = not dump.modules         # an empty or unrelated archive or folder: say so, fail
     if args.json:
         print(json.dumps(stats, indent=2))
-    if empty:
-        print(f"error: {args.path}: no XLA dump files found (expected files named "
-              "module_NNNN.<name>.*)", file=sys.stderr)
-        return 1
+    require_modules(dump, args.path)    # an empty or unrelated archive or folder: exit 1
     if args.json:
-        return 0
+        return _file_errors(dump)
     print(f"dump {dump.name}: {len(dump.modules)} modules, {len(dump.files)} files, "
           f"{len(dump.traces)} trace files; main program: {stats['main']}")
     # ids are 4 digits, longer where runs written into one folder share them
     # (0004@<stamp>): the column is as wide as the longest
     width = max((len(m["id"]) for m in stats["modules"]), default=4)
+    rows = []
     for m in stats["modules"]:
         after = m["stages"].get("after_optimizations") or m["stages"].get("before_optimizations")
         size = f"{after['instructions']} instructions, {after['fusions']} fusions" if after else "-"
-        name = m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else "")
-        print(f"  {m['id']:<{width}}  {name:<40} {size:<40} {m['passes']} pass files")
+        rows.append((m["id"], m["name"] + (f" ({m['compile_id']})" if m["compile_id"] else ""),
+                     size, m["passes"]))
+    # columns as wide as what they hold (fixed 40s made every row 100+ characters, and a
+    # longer name pushed its row out of line)
+    nw = max((len(r[1]) for r in rows), default=0)
+    sw = max((len(r[2]) for r in rows), default=0)
+    for id_, name, size, passes in rows:
+        print(f"  {id_:<{width}}  {name:<{nw}}  {size:<{sw}}  {passes} pass files")
+    return _file_errors(dump)
+
+
+def _file_errors(dump) -> int:
+    """Say each file of the dump that could not be read; exit 1 when there was one (the
+    report is printed, but the input has a problem), as kernels, collectives, runtimes."""
     for e in dump.errors:
         print(f"error: {e.text}", file=sys.stderr)
-    return 0
+    return 1 if dump.errors else 0
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    if os.path.isdir(args.file):
+        print(f"error: {args.file}: a folder; expected one HLO text file (a dump's "
+              "module_NNNN.<name>.after_optimizations.txt, say)", file=sys.stderr)
+        return 1
     module = _read_module(args.file)
     try:
         text = extract_text(module, args.computation)
@@ -95,6 +112,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
     from .passes import pass_timeline, step_diff, timeline_json
 
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     try:
         module = dump.pick(args.module)
     except KeyError as e:
@@ -115,9 +133,9 @@ def cmd_passes(args: argparse.Namespace) -> int:
             _print_diff(d)
         return 0
     data = timeline_json(dump, timeline)
-    if args.json:
-        print(json.dumps(data, indent=2))
-        return 0
+    if args.json:       # the id too: names repeat (a program compiled twice)
+        print(json.dumps({"id": module.id, **data}, indent=2))
+        return _file_errors(dump)
     print(f"module {module.label}: {len(timeline)} steps"
           + ("" if timeline.per_pass else " (no per-pass files)"))
     print(f"{'step':>4} {'seq':>4}  {'pipeline':<40} {'pass':<34} {'instr':>7} {'fusions':>7} "
@@ -137,9 +155,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
               "(viz render --stage stablehlo draws it)")
     if timeline.hint:
         print(timeline.hint)
-    for problem in dump.errors:
-        print(f"error: {problem.text}", file=sys.stderr)
-    return 0
+    return _file_errors(dump)
 
 
 def _in_step(file: str, error: str) -> str:
@@ -180,6 +196,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         a = open_dump(args.a)
         b = open_dump(args.b) if os.path.abspath(args.b) != os.path.abspath(args.a) else a
+        require_modules(a, args.a)      # else 'no module of A pairs with ... (different
+        require_modules(b, args.b)      # programs?)' of a folder with no XLA files
         cmp = compare_dumps(a, b, args.a, args.b, args.module_a or "", args.module_b or "")
     except (CannotCompare, DumpError) as e:
         print(f"error: cannot compare: {e}", file=sys.stderr)
@@ -426,6 +444,10 @@ def main(argv: list[str] | None = None) -> int:
     except HloParseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except (DumpError, OSError) as e:
+    except OSError as e:        # "path: No such file or directory", not "[Errno 2] ..."
+        print(f"error: {e.filename}: {e.strerror}" if e.filename and e.strerror
+              else f"error: {e}", file=sys.stderr)
+        return 1
+    except DumpError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--dump", default="", help="a dump folder, archive or one module's file "
                    "to open first")
     args = p.parse_args(argv)
+    if args.dump and not os.path.exists(args.dump):     # say it here, not in a browser tab
+        print(f"error: {args.dump}: no such file or folder", file=sys.stderr)
+        return 1
     store = Store(args.data or None)
     running = app_url(store)
     if running:

@@ -272,7 +272,7 @@ def test_cli_json_has_exactly_the_issue_fields():
     p = _cli(sample("scan_while"), "--json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert list(data) == ["module", "target", "argument_bytes", "output_bytes", "temp_bytes",
+    assert list(data) == ["id", "module", "target", "argument_bytes", "output_bytes", "temp_bytes",
                           "alias_bytes", "peak_bytes", "peak_definition",
                           "known_differences", "peak_at", "whole_run_bytes", "heap_peak_bytes",
                           "host_argument_bytes", "host_output_bytes", "host_alias_bytes",

@@ -145,8 +145,10 @@ def test_a_corrupt_pass_file_is_an_error_step_and_the_rest_still_works(tmp_path)
     (row,) = [r for r in data["steps"] if "error" in r]
     assert row["index"] == step.index and row["instructions"] is None and row["added"] is None
     assert all(set(r) == JSON_KEYS for r in data["steps"] if r is not row)
-    out = run_cli("passes", str(dest), "--module", "jit_train_step")
+    out = run_cli("passes", str(dest), "--module", "jit_train_step", ok=False)
     assert f"{step.index:4d}" in out.stdout and "error:" in out.stdout
+    # the timeline is printed, but a file could not be read: exit 1 naming it (was 0)
+    assert out.returncode == 1 and f"error: {victim.path}:" in out.stderr
     # the step's row says where in its file (a file name alone fills the row)
     (line,) = [ln for ln in out.stdout.splitlines() if ln.startswith(f"{step.index:4d} ")]
     assert f"line {exc.value.line}:{exc.value.column}: {exc.value.message}"[:60] in line
@@ -162,7 +164,8 @@ def test_a_corrupt_pass_file_is_an_error_step_and_the_rest_still_works(tmp_path)
 def test_cli_passes_json_schema(dumps, name):
     d, tl = dumps[name]
     out = json.loads(run_cli("passes", _path(name), "--module", d.main.name, "--json").stdout)
-    assert set(out) == {"module", "steps"} and out["module"] == d.main.name
+    assert set(out) == {"id", "module", "steps"} and out["module"] == d.main.name
+    assert out["id"] == d.main.id
     steps = out["steps"]
     assert len(steps) == len(tl)
     for i, (row, s) in enumerate(zip(steps, tl.steps)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compiler_bridge import DumpError, HloParseError, open_dump
+from compiler_bridge import DumpError, HloParseError, open_dump, require_modules
 from compiler_bridge.passes import pass_timeline
 
 from .layout import LayoutError, render_svg
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         dump = open_dump(args.path)
+        require_modules(dump, args.path)    # exit 1 naming what was expected, as the CLI
         state = ViewState(dump=args.path, module=args.module, stage=args.stage,
                           computation=args.computation, focus=args.focus, radius=args.radius,
                           grouping=args.grouping, expanded=tuple(args.expand),

@@ -33,6 +33,7 @@ from .dump import (
     DumpModule,
     open_dump,
     path_key,
+    require_modules,
 )
 from .errors import DumpError, StoreError
 from .notes import Comment, SavedView
@@ -80,5 +81,6 @@ __all__ = [
     "module_target",
     "open_dump",
     "path_key",
+    "require_modules",
     "trace_id",
 ]

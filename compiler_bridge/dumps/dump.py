@@ -37,7 +37,7 @@ from ..hlo import EXPECTED, HLO_PROTO_BINARY, MLIR_TEXT, sniff, to_hlo_text
 from ..targets import split_compile_id
 
 __all__ = ["DUMP_EXPECTED", "Dump", "DumpError", "DumpFile", "DumpModule", "PassInfo",
-           "classify", "open_dump", "path_key"]
+           "classify", "open_dump", "path_key", "require_modules"]
 
 # what a dump holds, said when it holds none of it (refused uploads, an empty TF page)
 DUMP_EXPECTED = ("expected files named module_NNNN.<name>.*, as --xla_dump_to writes, TF "
@@ -615,10 +615,19 @@ class Dump:
 
     def module(self, key: str) -> DumpModule:
         """A module by id ('0006', '6') or name ('jit_train_step', or as its files spell
-        it: 'jit_f.cl_933746096')."""
+        it: 'jit_f.cl_933746096'); KeyError when no module, or several (a program compiled
+        twice), have that name: the ids tell them apart."""
+        named = []
         for m in self.modules:
-            if m.id == key or m.name == key or (m.compile_id and key == f"{m.name}.{m.compile_id}"):
+            if m.id == key or (m.compile_id and key == f"{m.name}.{m.compile_id}"):
                 return m
+            if m.name == key:
+                named.append(m)
+        if len(named) > 1:      # the first of them would be a silent guess
+            raise KeyError(f"{self.name}: {len(named)} modules are named {key!r}: "
+                           + ", ".join(m.label for m in named) + "; give one's id")
+        if named:
+            return named[0]
         if key.isdigit():
             for m in self.modules:
                 if m.number == int(key):
@@ -724,6 +733,14 @@ class Dump:
         main = self.main
         return {"modules": modules, "main": main.id if main else None,
                 "errors": [e.to_json() for e in self.errors]}
+
+
+def require_modules(dump: Dump, path: str) -> None:
+    """DumpError naming ``path`` and what was expected when ``dump`` holds no XLA module
+    (an empty folder, one of other files): every command of the CLI exits 1 on it."""
+    if not dump.modules:
+        raise DumpError(f"{path}: no XLA dump files found (expected files named "
+                        "module_NNNN.<name>.*)")
 
 
 def open_dump(path: str | os.PathLike, *, key: str | None = None,

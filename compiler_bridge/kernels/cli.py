@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from ..dumps import DumpError, open_dump
+from ..dumps import open_dump, require_modules
 from ..hlo import HloParseError
 from ..targets import memory_space_name
 from .reader import Kernel, ModuleKernels, module_kernels
@@ -55,16 +55,13 @@ def _print(mk: ModuleKernels) -> None:
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
+    dump = open_dump(args.path)        # DumpError: exit 1, as every command (cli.main)
+    require_modules(dump, args.path)
     try:
-        dump = open_dump(args.path)
         modules = [dump.pick(args.module)] if args.module else list(dump.modules)
-    except (DumpError, KeyError) as e:
-        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    if not modules:
-        print(f"error: {args.path}: no XLA dump files found (expected files named "
-              "module_NNNN.<name>.*)", file=sys.stderr)
-        return 1
     out: list[ModuleKernels] = []
     failed = 0
     for m in modules:

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from ..dumps import open_dump
+from ..dumps import open_dump, require_modules
 from .errors import MemoryFileError
 from .analysis import ModuleMemory
 from .loader import module_memory
@@ -23,8 +23,8 @@ def _bytes(n: int | None) -> str:
         return "-"
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
-            return f"{n:,} ({n / size:.1f} {unit})"
-    return f"{n:,}"
+            return f"{n:,} B ({n / size:.1f} {unit})"
+    return f"{n:,} B"
 
 
 def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
@@ -60,7 +60,7 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
         print(f"live-bytes peak at {t.live_peak_index} ({t.live_peak_instruction}); "
               "live there:")
         for v in mem.live_at(t.live_peak_index)[:top]:
-            print(f"  {v.value.size:>12,}  {v.value.name:<40} {v.value.shape}")
+            print(f"  {v.value.size:>12,} B  {v.value.name:<40} {v.value.shape}")
     oom = mem.oom(error)
     if oom is not None:
         print(f"out of memory: needs {_bytes(oom.required_bytes)} of {oom.space}, "
@@ -68,13 +68,14 @@ def _text(mem: ModuleMemory, label: str, error: str, top: int) -> None:
               "largest buffers:")
         for b in oom.largest:
             pad = f", {_bytes(b.padding_bytes)} tile padding" if b.padding_bytes else ""
-            print(f"  {b.bytes:>16,}  {b.buffer:<36} {b.kind:<9} {b.source or '-'}{pad}")
+            print(f"  {b.bytes:>16,} B  {b.buffer:<36} {b.kind:<9} {b.source or '-'}{pad}")
     for line in t.missing:
         print(f"note: {line}")
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     try:
         module = dump.pick(args.module)
     except KeyError as e:
@@ -95,12 +96,13 @@ def cmd_memory(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if args.json:
-        print(json.dumps(mem.to_json(error), indent=2))
+        # the id as stats, kernels, runtimes give it: names repeat (a program compiled twice)
+        print(json.dumps({"id": module.id, **mem.to_json(error)}, indent=2))
     else:
         _text(mem, module.label, error, args.top)
-    for problem in dump.errors:
-        print(f"error: {problem.error}", file=sys.stderr)
-    return 0
+    for problem in dump.errors:     # the report stands; the input has a problem: exit 1
+        print(f"error: {problem.text}", file=sys.stderr)
+    return 1 if dump.errors else 0
 
 
 def add_memory_command(sub: argparse._SubParsersAction) -> None:

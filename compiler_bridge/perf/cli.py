@@ -12,7 +12,7 @@ import sys
 import time
 
 from ..config import settings
-from ..dumps import DumpError, open_dump
+from ..dumps import DumpError, open_dump, require_modules
 
 
 def add_runtime_commands(sub) -> None:
@@ -103,6 +103,7 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
     from .runtimes import runtime_report
     from .trace_events import TraceError
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     model = None
     if args.model and not args.roofline:
         try:
@@ -113,7 +114,10 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
     try:
         report = runtime_report(dump, args.module, args.trace, model, args.device, args.stat,
                                 auto_model=not args.roofline, fit_to_trace=not args.no_fit)
-    except (KeyError, TraceError) as e:
+    except KeyError as e:       # no such --module: a usage error, exit 2 as everywhere
+        print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 2
+    except TraceError as e:
         print(f"error: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
     failed = report.trace_error is not None and (bool(args.trace) or bool(dump.traces))
@@ -250,7 +254,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     script = os.path.abspath(args.script)
     if not os.path.isfile(script):
         print(f"error: {args.script}: no such script", file=sys.stderr)
-        return 2
+        return 1        # a missing input path: 1, as every command
     out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
     flags = [f"--xla_dump_to={out}", "--xla_dump_hlo_as_text"]

@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Callable
 
-from ..dumps import Dump, DumpModule, open_dump
+from ..dumps import Dump, DumpModule, open_dump, require_modules
 from .cause import by_source
 from .report import module_collectives, module_shardings
 
@@ -24,6 +24,7 @@ def _reports(args: argparse.Namespace, build: Callable[[Dump, DumpModule], dict]
     that cannot be read is an error naming it and its file; the others are still
     reported (exit 1)."""
     dump = open_dump(args.path)
+    require_modules(dump, args.path)
     try:
         modules = [dump.pick(args.module)] if args.module else list(dump.modules)
     except KeyError as e:
