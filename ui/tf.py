@@ -11,6 +11,7 @@ The step graph's dumps go through the HLO pass explorer's stepper and diff tabs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -19,7 +20,7 @@ import streamlit as st
 from compiler_bridge import Dump, HloParseError
 from compiler_bridge.dumps import AFTER, BEFORE, DUMP_EXPECTED
 from compiler_bridge.passes import Timeline
-from compiler_bridge.tf import (LOG_COMMAND, GraphDiff, TfGraph, TfIndex, base_name,
+from compiler_bridge.tf import (LOG_COMMAND, Cluster, GraphDiff, TfGraph, TfIndex, base_name,
                                 call_bodies, caller_of, cycle_blocks, graph_timeline, has_tf, instructions_of,
                                 reason_groups, tf_index, tf_node_of)
 from viz import LayoutError, ViewState, render_svg
@@ -330,12 +331,16 @@ def _clusters_table(dump: Dump, ix: TfIndex) -> None:
     if runtimes:
         st.caption("measured: each kernel's median self time in the profiler trace, summed "
                    "per run of the cluster's module")
+    _open_buttons(ix.clusters, lambda c: f"tf-open-{c.name}")
+
+
+def _open_buttons(clusters: list[Cluster], key: Callable[[Cluster], str]) -> None:
+    """A button per cluster with a module: open that module's HLO."""
     with st.container(horizontal=True):
-        for c in ix.clusters:
+        for c in clusters:
             if c.module is not None:
-                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
-                          key=f"tf-open-{c.name}", on_click=go,
-                          args=(_open_module, c.module.id))
+                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})", key=key(c),
+                          on_click=go, args=(_open_module, c.module.id))
 
 
 def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
@@ -347,12 +352,7 @@ def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
                 "in clusters)")
     st.dataframe(pd.DataFrame(TV.elsewhere_rows(ix, runtimes)), hide_index=True,
                  width="stretch", key="tf-elsewhere")
-    with st.container(horizontal=True):
-        for c in ix.elsewhere:
-            if c.module is not None:
-                st.button(f"Open {md(c.name)}'s HLO (module {c.module.id})",
-                          key=f"tf-open-{c.graph}-{c.name}", on_click=go,
-                          args=(_open_module, c.module.id))
+    _open_buttons(ix.elsewhere, lambda c: f"tf-open-{c.graph}-{c.name}")
 
 
 def _loose_table(ix: TfIndex) -> None:
