@@ -74,11 +74,7 @@ def held_out(names, pred, meas, cls, split, runs, with_latency: bool):
     n = len(names)
     fold = [F.fold_of(k) for k in names]
     held, held_exp = [0.0] * n, [0.0] * n
-    for f in range(F.FOLDS):
-        test = [i for i in range(n) if fold[i] == f]
-        train = [i for i in range(n) if fold[i] != f]
-        if not test:
-            continue
+    for test, train in F.splits(fold):
         tp, tm, tc = ([xs[i] for i in train] for xs in (pred, meas, cls))
         corr = F.fit(tp, tm, tc, weights=[runs[i] for i in train])
         c = latency(corr, tp, tm, tc, [split[i] for i in train],

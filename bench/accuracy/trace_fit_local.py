@@ -203,11 +203,7 @@ def held_out(d: dict, loc: Local, fold: list[int]) -> tuple[list[float], list[fl
     if n < F.MIN_KERNELS:
         return None
     held, held_exp = [0.0] * n, [0.0] * n
-    for f in range(F.FOLDS):
-        test = [i for i in range(n) if fold[i] == f]
-        train = [i for i in range(n) if fold[i] != f]
-        if not test:
-            continue
+    for test, train in F.splits(fold):
         if len(train) < F.MIN_KERNELS // 2:
             return None
         g = F.fit([pred[i] for i in train], [meas[i] for i in train],

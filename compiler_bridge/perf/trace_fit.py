@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -180,6 +180,15 @@ def fold_of(name: str, folds: int = FOLDS) -> int:
     return int.from_bytes(h, "big") % folds
 
 
+def splits(fold: Sequence[int], folds: int = FOLDS) -> Iterator[tuple[list[int], list[int]]]:
+    """(held-out kernels, fitting kernels) of each fold that holds any: positions in
+    ``fold``, each kernel's fold."""
+    for f in range(folds):
+        test = [i for i, k in enumerate(fold) if k == f]
+        if test:
+            yield test, [i for i, k in enumerate(fold) if k != f]
+
+
 @dataclass(frozen=True)
 class Calibrated:
     """A correction fitted on all measured kernels, and each measured kernel's held-out
@@ -225,11 +234,7 @@ def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
     else:
         fold = [fold_of(k, folds) for k in names]
     held, held_exp = [0.0] * n, [0.0] * n
-    for f in range(folds):
-        test = [i for i in range(n) if fold[i] == f]
-        train = [i for i in range(n) if fold[i] != f]
-        if not test:
-            continue
+    for test, train in splits(fold, folds):
         if len(train) < MIN_KERNELS // 2:
             return None
         c = fit([predicted[i] for i in train], [measured[i] for i in train],
