@@ -57,24 +57,25 @@ def _shape_of(hlo: HloModule | None) -> Callable[[str, tuple[int, ...]], str]:
     return shape_of
 
 
-def _assignment_text(dump: Dump, mod: DumpModule) -> tuple[str, str]:
-    """The assignment's text and the file it comes from: the buffer-assignment file, or
-    (a dump of protos alone) the one the after-optimizations ``HloProto`` holds."""
+def _assignment_text(dump: Dump, mod: DumpModule) -> tuple[str, str, bytes | None]:
+    """The assignment's text, the file it comes from and, for a proto, the file's bytes:
+    the buffer-assignment file, or (a dump of protos alone) the one the
+    after-optimizations ``HloProto`` holds."""
     ba_file = mod.first(BUFFER_ASSIGNMENT)
     if ba_file is not None:
-        return _read(dump, ba_file.path), ba_file.path
+        return _read(dump, ba_file.path), ba_file.path, None
     after = mod.first(AFTER)
     if after is not None and after.source == HLO_PROTO_BINARY:
         try:
-            text = assignment_text_from_proto(dump.read_bytes(after.path),
-                                              _shape_of(dump.try_parse(after.path)))
+            data = dump.read_bytes(after.path)
+            text = assignment_text_from_proto(data, _shape_of(dump.try_parse(after.path)))
         except (OSError, KeyError) as e:
             raise MemoryFileError(f"cannot read the file: {e}", source=after.path) from None
         except ValueError as e:
             raise MemoryFileError(f"the HloProto is cut short or not one ({e}): expected "
                                   "its buffer_assignment", source=after.path) from None
         if text is not None:
-            return text, after.path
+            return text, after.path, data
     raise MemoryFileError(
         f"module {mod.label} has no buffer-assignment file: XLA writes "
         "'*-buffer-assignment.txt' with --xla_dump_hlo_as_text after optimizations "
@@ -82,15 +83,16 @@ def _assignment_text(dump: Dump, mod: DumpModule) -> tuple[str, str]:
         "--xla_dump_hlo_as_proto)")
 
 
-def _proto_live_range(dump: Dump, path: str, missing: list[str]) -> LiveRange | None:
+def _proto_live_range(dump: Dump, path: str, data: bytes,
+                      missing: list[str]) -> LiveRange | None:
     """The live ranges of a proto's heap-simulator traces on the module's flattened
     schedule (the values the heap holds; XLA writes the live-range file as text only)."""
     hlo = dump.try_parse(path)
     if hlo is not None and hlo.is_scheduled:
         seq, _span, time = flatten_schedule(hlo)
         try:
-            ranges = heap_ranges(dump.read_bytes(path), time)
-        except (OSError, KeyError, ValueError):
+            ranges = heap_ranges(data, time)
+        except ValueError:
             ranges = {}
         if ranges:
             missing.append(FROM_PROTO_TRACES)
@@ -102,7 +104,7 @@ def _proto_live_range(dump: Dump, path: str, missing: list[str]) -> LiveRange | 
 def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
     missing: list[str] = []
     try:
-        ba_text, ba_path = _assignment_text(dump, mod)
+        ba_text, ba_path, proto = _assignment_text(dump, mod)
     except MemoryFileError as e:
         if e.source:        # a file that cannot be read, not a module without one
             dump.report(e.source, str(e))
@@ -114,8 +116,8 @@ def _load(dump: Dump, mod: DumpModule) -> ModuleMemory:
         raise
     lr_file = mod.first(LIVE_RANGE)
     live_range = None
-    if ba_path.endswith(".pb"):
-        live_range = _proto_live_range(dump, ba_path, missing)
+    if proto is not None:
+        live_range = _proto_live_range(dump, ba_path, proto, missing)
     elif lr_file is None:
         # JAX 0.4.30's XLA appends HloLiveRange's text to the assignment's file
         live_range = _embedded(dump, ba_text, ba_path, "\nHloLiveRange (max ",
