@@ -210,16 +210,20 @@ def test_an_unknown_loss_is_refused_naming_the_ones_there_are(model_rows):
 def test_the_fitted_step_is_an_expected_sum_not_a_sum_of_typical_kernels():
     """A median fit puts the typical kernel on its measurement, but a step is a sum where
     the slow kernels count: the sample transformer's fitted times alone sum to 0.64 of
-    its measured step (default model; roofline 0.76). Each kernel's fitted time times
-    the smearing factor (measured over fitted time, summed over executions) sums to
-    within 15% of it."""
+    its measured step (default model; roofline 0.76-0.82, by the machine's calibrated
+    profile). Each kernel's fitted time times the smearing factor (measured over fitted
+    time, summed over executions) sums to within 15% of it, closer than the median fit."""
     for auto in (True, False):
         r = runtime_report(open_dump(sample("transformer")), auto_model=auto)
         step = r.step_time(r.modules[0][0])
         assert step is not None and step.measured_us
         assert abs(math.log(step.predicted_us / step.measured_us)) < math.log(1.15)
         assert step.median_fit_us is not None
-        assert step.median_fit_us < 0.8 * step.measured_us       # the bias smearing removes
+        # the bias smearing removes (a bound on the ratio would hold on one machine's
+        # profile only: a fresh machine's calibration put the roofline's at 0.82)
+        assert step.median_fit_us < step.predicted_us
+        assert (abs(math.log(step.predicted_us / step.measured_us))
+                < abs(math.log(step.median_fit_us / step.measured_us)))
         assert step.to_json()["predicted_median_fit_us"] == step.median_fit_us
         # per kernel, the prediction (and so every metric) stays the median fit's
         row = r.measured_rows[0]
