@@ -181,13 +181,18 @@ def test_the_fit_puts_the_typical_kernel_on_its_measurement(model_rows):
 
 def test_a_fifth_of_kernels_in_a_slow_mode_moves_the_others_little(model_rows):
     """Every fifth kernel measured 10x slower (as CPU kernels whose executions land in a
-    slow mode are): the others' fitted times move by less than 25% (least squares: 57%)."""
+    slow mode are): the others' fitted times move by 14% (least squares: 56%) on this
+    machine's profile, 15-31% (least squares 56-75%) on profiles 2x slower, 2x faster or
+    skewed (compute 2.5x, bandwidth 0.6x): asserted against least squares in the same
+    run, since the predictions come from the machine's calibrated profile."""
     _, pred, meas, cls = model_rows
-    before = F.fit(pred, meas, cls)
-    after = F.fit(pred, [m * 10 if i % 5 == 0 else m for i, m in enumerate(meas)], cls)
-    moved = statistics.median(abs(math.log(after.apply(p, k) / before.apply(p, k)))
-                              for i, (p, k) in enumerate(zip(pred, cls)) if i % 5)
-    assert moved < math.log(1.25)
+    slow = [m * 10 if i % 5 == 0 else m for i, m in enumerate(meas)]
+
+    def moved(loss: str) -> float:
+        before, after = F.fit(pred, meas, cls, loss), F.fit(pred, slow, cls, loss)
+        return statistics.median(abs(math.log(after.apply(p, k) / before.apply(p, k)))
+                                 for i, (p, k) in enumerate(zip(pred, cls)) if i % 5)
+    assert moved("absolute") < 0.7 * moved("squared")
 
 
 def test_the_default_models_held_out_median_ape_meets_the_goal_on_the_sample(model_rows):
