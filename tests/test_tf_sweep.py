@@ -330,3 +330,47 @@ def test_the_modules_of_one_jit_function_say_how_it_was_called(monkeypatch):
     at = app(sample("tf_jit"), monkeypatch)
     (table,) = [df.value for df in at.dataframe if "function" in df.value.columns]
     assert list(table["called"]) == ["from Python (eager)", "from a tf.function's graph"]
+
+
+def test_a_tfdata_map_tf_clustered_is_not_the_step_graph(monkeypatch):
+    """tf_data: TF clustered the training step (13 nodes) and the tf.data map that feeds
+    it (28 nodes, more than the step's). The step graph is the training step's; the map's
+    cluster is listed among the other graphs' with the tf.data function it is, the one
+    the dataset's MapDataset runs (read with TF's protos), in the index, CLI and page."""
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+
+    folder = sample("tf_data")
+    g = graph_pb2.GraphDef()
+    text_format.Parse(read(os.path.join(folder, "encapsulate_subgraphs_before_4.pbtxt")), g)
+    (map_node,) = [n for n in g.node if n.op == "MapDataset"]
+    fn_name = map_node.attr["f"].func.name
+    (fn,) = [f for f in g.library.function if f.signature.name == fn_name]
+    body = {n.name for n in fn.node_def}
+
+    ix = tf_index(open_dump(folder))
+    logged = _logged_clusters("tf_data")
+    assert {c.name: (len(c.nodes), Counter(c.ops)) for c in ix.clusters + ix.elsewhere} \
+        == logged
+    assert max(size for size, _ in logged.values()) > len(ix.clusters[0].nodes)  # the map
+    (step,) = ix.clusters
+    # train_step(x, y) and its matmul, which the map has none of
+    assert "MatMul" in step.ops and "MatMul" not in {n.op for n in fn.node_def}
+    assert {n.name for n in ix.main.graph.nodes if n.op == "_Arg"} >= {"x", "y"}
+    assert not step.pipeline
+    (mapped,) = ix.elsewhere
+    assert mapped.pipeline == fn_name
+    assert {n.name for n in mapped.nodes} <= body | {n.name for n in mapped.nodes
+                                                      if "/clone_" in n.name}
+
+    p = subprocess.run([sys.executable, "-m", "compiler_bridge", "clusters", folder,
+                        "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["main"]["file"] == ix.main.path
+    assert [c["pipeline"] for c in out["elsewhere"]] == [fn_name]
+
+    at = app(folder, monkeypatch)
+    shown = [str(df.value["graph"].tolist()) for df in at.dataframe
+             if "graph" in df.value.columns]
+    assert any(f"tf.data function {fn_name}" in s for s in shown)

@@ -349,7 +349,7 @@ def _elsewhere(ix: TfIndex, runtimes: dict) -> None:
         return
     st.markdown(f"**Clusters in other graphs** ({len(ix.elsewhere)}: TF clustered other "
                 "functions of the program too; the graph above is the one with most nodes "
-                "in clusters)")
+                "in clusters, a tf.data function's only where no other graph has any)")
     st.dataframe(pd.DataFrame(TV.elsewhere_rows(ix, runtimes)), hide_index=True,
                  width="stretch", key="tf-elsewhere")
     _open_buttons(ix.elsewhere, lambda c: f"tf-open-{c.graph}-{c.name}")

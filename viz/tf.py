@@ -268,8 +268,9 @@ def cluster_rows(ix: TfIndex, runtimes: dict[str, Runtime] | None = None) -> lis
 
 def elsewhere_rows(ix: TfIndex, runtimes: dict[str, Runtime] | None = None) -> list[dict]:
     """One row per cluster TF built in another graph than the step graph, with its graph."""
-    return [_cluster_row({"cluster": c.name, "graph": c.graph, "nodes": len(c.nodes)}, c,
-                         runtimes) for c in ix.elsewhere]
+    return [_cluster_row({"cluster": c.name, "graph": c.graph
+                          + (f" (tf.data function {c.pipeline})" if c.pipeline else ""),
+                          "nodes": len(c.nodes)}, c, runtimes) for c in ix.elsewhere]
 
 
 def _cluster_row(row: dict, c: Cluster, runtimes: dict[str, Runtime] | None) -> dict:

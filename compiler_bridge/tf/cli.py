@@ -54,7 +54,8 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     for c in data["elsewhere"]:
         ops = ", ".join(f"{op} {n}" for op, n in c["ops"].items())
         print(f"  {c['name']:<12} {c['nodes']:5d} nodes  module {c['module'] or '-'}  "
-              f"in {c['graph']}  ({ops})")
+              f"in {c['graph']}"
+              + (f", tf.data function {c['pipeline']}" if c["pipeline"] else "") + f"  ({ops})")
     if data["loose"]:
         print("cluster modules no graph dump in the folder holds"
               + (" (the log's summary of each):" if ix.log is not None else ":"))

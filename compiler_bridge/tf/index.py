@@ -70,6 +70,7 @@ class Cluster:
     nodes: list[TfNode]
     module: DumpModule | None
     graph: str = ""         # the graph dump it is read from
+    pipeline: str = ""      # the tf.data function the graph is, when it is one
 
     @property
     def ops(self) -> dict[str, int]:
@@ -185,7 +186,8 @@ class TfIndex:
                     "unclustered": unclustered}
         return {"graphs": graphs, "main": main,
                 "elsewhere": [{"name": c.name, "graph": c.graph, "nodes": len(c.nodes),
-                               "ops": c.ops, "module": c.module.id if c.module else None}
+                               "ops": c.ops, "module": c.module.id if c.module else None,
+                               "pipeline": c.pipeline or None}
                               for c in self.elsewhere],
                 "loose": [{"name": c.name, "module": c.module.id,
                            "nodes": c.summary.size if c.summary else None,
@@ -369,7 +371,8 @@ def build_index(dump: Dump) -> TfIndex:
             continue
         files.append(GraphFile(f.path, graph, pass_of(posixpath.basename(f.path))))
     groups = group_files(files)
-    main = _clustered_step(files)
+    pipeline = _pipeline_functions(files)
+    main = _clustered_step(files, pipeline)
     step: GraphGroup | None
     if main is not None:
         step = next(g for g in groups if main in g.files)
@@ -381,7 +384,7 @@ def build_index(dump: Dump) -> TfIndex:
             main = None
     clusters = _clusters_of(dump, main) if main is not None else []
     elsewhere = [c for f in _clustered_rounds(files) if f is not main
-                 for c in _clusters_of(dump, f)]
+                 for c in _clusters_of(dump, f, _runs_in_pipeline(f, pipeline))]
     log = _find_log(dump)
     if log is not None:
         _log_order(groups, log)
@@ -408,13 +411,34 @@ def _loose(dump: Dump, clusters: list[Cluster], jit: list[JitUnit], log: TfLog |
     return sorted(out, key=lambda c: int(c.name.rsplit("_", 1)[1]))
 
 
-def _clustered_step(files: list[GraphFile]) -> GraphFile | None:
+def _clustered_step(files: list[GraphFile], pipeline: dict[str, frozenset[str]]
+                    ) -> GraphFile | None:
     """The step graph as mark_for_compilation left it: of the rounds TF clustered, the one
     with most nodes in clusters (then the larger), whatever its round number — a run
     dumps a round per function TF optimizes, and a small one can look like any part of
-    the step graph by its node names (issue 32, item 4)."""
-    return max(_clustered_rounds(files), key=lambda f: (_clustered(f), len(f.graph.nodes)),
-               default=None)
+    the step graph by its node names (issue 32, item 4). A tf.data function's round
+    (a map TF clusters too, larger than the step it feeds) only where no other is."""
+    return max(_clustered_rounds(files),
+               key=lambda f: (not _runs_in_pipeline(f, pipeline), _clustered(f),
+                              len(f.graph.nodes)), default=None)
+
+
+def _pipeline_functions(files: list[GraphFile]) -> dict[str, frozenset[str]]:
+    """Name -> node names of each function a tf.data op runs (MapDataset's ``f``, a
+    filter's ``predicate``, ...), from the libraries of the graphs that build the dataset."""
+    named = {v for f in files for n in f.graph.nodes if "Dataset" in n.op for _, v in n.attrs}
+    return {fn.name: frozenset(fn.node_names) for f in files for fn in f.graph.functions
+            if fn.name in named}
+
+
+def _runs_in_pipeline(f: GraphFile, pipeline: dict[str, frozenset[str]]) -> str:
+    """The tf.data function the round is the graph of ('' if none): nine in ten of its
+    nodes are the function's (TF names a constant it copies while instantiating
+    ``Const/clone_N``)."""
+    names = {n.name.split("/clone_")[0] for n in f.graph.nodes
+             if n.op not in ("_Arg", "_Retval")}
+    return next((name for name, p in pipeline.items()
+                 if names and len(names & p) >= 0.9 * len(names)), "")
 
 
 def _clustered(f: GraphFile) -> int:
@@ -434,8 +458,8 @@ def _clustered_rounds(files: list[GraphFile]) -> list[GraphFile]:
     return []
 
 
-def _clusters_of(dump: Dump, f: GraphFile) -> list[Cluster]:
-    return [Cluster(name, nodes, _cluster_module(dump, name, nodes), f.path)
+def _clusters_of(dump: Dump, f: GraphFile, pipeline: str = "") -> list[Cluster]:
+    return [Cluster(name, nodes, _cluster_module(dump, name, nodes), f.path, pipeline)
             for name, nodes in f.graph.clusters().items()]
 
 
