@@ -15,6 +15,8 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 from tensorboard.compat.proto import function_pb2, graph_pb2, types_pb2
 
+from compiler_bridge.tf import protoc
+
 GRAPH = "graph"
 FUNCTION = "function"
 
@@ -240,6 +242,19 @@ def _check_binary(msg: Message, nodes, path: str, what: str) -> None:
 _PROTO_TYPE = re.compile(r"^Error parsing message(?: with type '[^']*')?:?\s*")
 
 
+def _read_by_protoc(data: bytes, msg: Message) -> bool:
+    """A large text file through protoc (10x faster); False where it is not read so."""
+    fast = protoc.encode_text(data, msg) if len(data) >= protoc.MIN_BYTES else None
+    if fast is None:
+        return False
+    try:
+        msg.ParseFromString(fast)
+    except (DecodeError, RuntimeError, ValueError):
+        msg.Clear()
+        return False
+    return True
+
+
 def _message(data: bytes, path: str) -> tuple[Message, bool]:
     """The file's proto (GraphDef or FunctionDef) and whether it is a FunctionDef."""
     function = _looks_like_function(data, path)
@@ -252,7 +267,8 @@ def _message(data: bytes, path: str) -> tuple[Message, bool]:
     msg: Message = function_pb2.FunctionDef() if function else graph_pb2.GraphDef()
     if is_text(data):
         try:
-            text_format.Parse(data.decode("utf-8", "replace"), msg)
+            if not _read_by_protoc(data, msg):
+                text_format.Parse(data.decode("utf-8", "replace"), msg)
         except text_format.ParseError as e:
             line, col = e.GetLine(), e.GetColumn()
             detail = str(e)
