@@ -198,6 +198,9 @@ class ModuleTimings:
     step_us: dict[str, float]           # run -> wall time of the run (span of its op events)
     events: int = 0
     slices: dict[str, list[Slice]] = field(default_factory=dict)   # run -> its executions
+    # run -> the devices its events came from (a sharded program runs on each device in
+    # parallel within one run: its events share the run id)
+    devices: dict[str, int] = field(default_factory=dict)
 
     def median_run(self) -> str | None:
         """The run whose step time is the median (the lower one of an even count)."""
@@ -240,6 +243,16 @@ class ModuleTimings:
         if k is None or total <= 0:
             return None
         return k.charged_us / total
+
+    def executions_per_step(self, instruction: str) -> float | None:
+        """The kernel's executions per step on one device: the median over the runs it
+        ran in of its executions, each run's over the devices that ran it (a sharded
+        program's devices each run the kernel once per step, in parallel)."""
+        k = self.kernels.get(instruction)
+        if k is None or not k.per_run:
+            return None
+        return statistics.median(len(xs) / max(self.devices.get(r, 1), 1)
+                                 for r, xs in k.per_run.items())
 
     def per_step_us(self, instruction: str) -> float | None:
         """The kernel's charged time per step, mean over runs: ``share * step_mean_us``."""
@@ -455,6 +468,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     matched = unmatched = asynchronous = 0
     overlapped_runs = 0
     slices: dict[tuple[str, str], list[Slice]] = defaultdict(list)
+    devices: dict[tuple[str, str], set[str]] = defaultdict(set)
     for key, evs in groups.items():
         target = resolved[key]
         starts: dict[str, list[float]] | None = None   # op -> its start times in this run
@@ -502,6 +516,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         if any(o - c > EPS_US for o, c in zip(own, share)):
             overlapped_runs += 1
         depth = depths([e for e, _ in timed])
+        devices[(target.id, key[2])].update(e.device for e, _ in timed)
         for (e, end), o, part, dep in zip(timed, own, share, depth):
             per_kernel[(target.id, e.op)][e.run].append(o)
             charged[(target.id, e.op)][e.run] += part
@@ -532,6 +547,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                                       {r: list(v) for r, v in work[(mid, op)].items()})
     for (mid, run), (a, b) in spans.items():
         modules[mid].step_us[run] = b - a
+        modules[mid].devices[run] = len(devices[(mid, run)])
         modules[mid].slices[run] = sorted(
             (Slice(x.instruction, x.thread, x.depth, x.start_us - a, x.end_us - a,
                    x.done_us - a, x.own_us, x.charged_us) for x in slices[(mid, run)]),

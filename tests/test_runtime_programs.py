@@ -1,0 +1,52 @@
+"""The runtime report on small programs profiled during the test (``python -m
+compiler_bridge profile``, JAX on CPU), for what no committed sample holds: a program
+sharded over several host devices, ... Each asserts against what the profiler recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler_bridge import open_dump, runtime_report
+from compiler_bridge.perf import measure
+
+from tests.support.fresh import profile_program
+
+SHARDED = """
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+
+@jax.jit
+def f(x):
+    def body(b):
+        return jax.lax.psum(jnp.tanh(b) @ b.T, "x")
+    return jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P())(x)
+
+x = jnp.ones((64, 16))
+for _ in range(3):
+    jax.block_until_ready(f(x))
+"""
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    return open_dump(profile_program(tmp_path_factory.mktemp("sharded"), SHARDED,
+                                     "--xla_force_host_platform_device_count=4"))
+
+
+def test_a_sharded_programs_kernels_run_once_per_step_on_each_device(sharded):
+    """On 4 host devices one run of the program holds each kernel's event once per
+    device (the devices run in parallel, their events share the run id): its executions
+    per step are 1, as its loops' trip counts say, not 4, and the step sums each kernel
+    once, not once per device."""
+    main = next(m for m in sharded.modules if m.name == "jit_f")
+    timings = measure(sharded).module(main.id)
+    assert timings is not None and len(timings.runs) == 3
+    per_run = {len(xs) for k in timings.kernels.values() for xs in k.per_run.values()}
+    assert per_run == {4}                   # the profiler: one event per device per run
+    r = runtime_report(sharded, [main.id], auto_model=False, device="cpu")
+    rows = [x for x in r.rows if x.measured_us is not None]
+    assert rows and all(x.runs_known and x.runs_per_step == 1.0 for x in rows)
+    assert [x.executions_per_run for x in rows] == [1.0] * len(rows)
+    st = r.step_time(main.id)
+    assert st.predicted_us == pytest.approx(sum(x.expected_us for x in r.rows))
