@@ -50,3 +50,35 @@ def test_a_sharded_programs_kernels_run_once_per_step_on_each_device(sharded):
     assert [x.executions_per_run for x in rows] == [1.0] * len(rows)
     st = r.step_time(main.id)
     assert st.predicted_us == pytest.approx(sum(x.expected_us for x in r.rows))
+
+
+BRANCHES = """
+import jax, jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def h(p, x):
+    return lax.cond(p, lambda v: jnp.sin(v) @ v, lambda v: v * 3.0, x)
+
+x = jnp.ones((32, 32))
+for p in (True, False, False, False):
+    jax.block_until_ready(h(p, x))
+"""
+
+
+def test_a_branch_taken_in_some_runs_counts_its_executions_over_every_run(tmp_path):
+    """A conditional's branch taken in 1 of the 4 profiled runs executes 0.25 times per
+    step (the profiler's events over the runs), not once: the step does not add both
+    branches' kernels in full."""
+    dump = open_dump(profile_program(tmp_path, BRANCHES))
+    main = next(m for m in dump.modules if m.name == "jit_h")
+    timings = measure(dump).module(main.id)
+    assert timings is not None and len(timings.runs) == 4
+    r = runtime_report(dump, [main.id], auto_model=False, device="cpu")
+    branch = [x for x in r.rows if x.timing is not None and x.timing.runs < 4]
+    assert {x.timing.runs for x in branch} == {1, 3}     # the two branches' kernels
+    for x in r.rows:
+        if x.timing is not None:
+            assert x.executions_per_run == pytest.approx(x.timing.count / 4)
+    st = r.step_time(main.id)
+    assert st.predicted_us == pytest.approx(sum(x.expected_us * x.runs for x in r.rows))

@@ -413,7 +413,7 @@ TABLE_CONFIG = {
         help="XLA:TPU's estimated_cycles of the kernel (after_codegen.txt) at the chip's "
              "clock: XLA's own cost model, a prediction, not a measurement"),
     "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
-    "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
+    "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.3g"),
     "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
     "p90_us": st.column_config.NumberColumn("p90 µs", format="%.2f"),
     "max_us": st.column_config.NumberColumn("max µs", format="%.2f",

@@ -245,14 +245,15 @@ class ModuleTimings:
         return k.charged_us / total
 
     def executions_per_step(self, instruction: str) -> float | None:
-        """The kernel's executions per step on one device: the median over the runs it
-        ran in of its executions, each run's over the devices that ran it (a sharded
-        program's devices each run the kernel once per step, in parallel)."""
+        """The kernel's executions per step on one device: its executions over the
+        module's runs, a run in which it did not run counting none (a conditional's
+        branch taken in 1 of 4 runs: 0.25), each run's over the devices that ran it (a
+        sharded program's devices each run the kernel once per step, in parallel)."""
         k = self.kernels.get(instruction)
-        if k is None or not k.per_run:
+        if k is None or not k.per_run or not self.step_us:
             return None
-        return statistics.median(len(xs) / max(self.devices.get(r, 1), 1)
-                                 for r, xs in k.per_run.items())
+        return sum(len(k.per_run.get(r, ())) / max(self.devices.get(r, 1), 1)
+                   for r in self.step_us) / len(self.step_us)
 
     def per_step_us(self, instruction: str) -> float | None:
         """The kernel's charged time per step, mean over runs: ``share * step_mean_us``."""
