@@ -214,3 +214,25 @@ def test_profile_out_may_come_last(argv, out, rest):
     import argparse
     from compiler_bridge.perf.cli import _split_out
     assert _split_out(argparse.Namespace(args=argv, out=None)) == (out, rest)
+
+
+def test_runtimes_with_one_broken_session_of_two_reports_the_rest_and_fails(tmp_path):
+    """A dump with two profiling sessions, one of them truncated: the report is of the
+    readable one and the command exits 1 naming each file it could not read (README:
+    a file that does not parse is an input problem), not 0 with a note on stdout."""
+    import shutil
+    dump = tmp_path / "scan_while"
+    shutil.copytree(sample("scan_while"), dump)
+    good = os.path.dirname(glob.glob(str(dump / "trace/plugins/profile/*/*.json.gz"))[0])
+    bad = os.path.join(os.path.dirname(good), "2099_01_01_00_00_00")
+    shutil.copytree(good, bad)
+    for f in glob.glob(os.path.join(bad, "*")):
+        data = open(f, "rb").read()
+        open(f, "wb").write(data[:len(data) // 2])
+    p = run("runtimes", str(dump), "--roofline", "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    out = json.loads(p.stdout)
+    assert out["metrics"]["matched_events"] == 819      # the readable session, whole
+    for f in glob.glob(os.path.join(bad, "*")):
+        name = os.path.relpath(f, dump)
+        assert f"error: {name}: not a readable" in p.stderr
