@@ -236,3 +236,16 @@ def test_runtimes_with_one_broken_session_of_two_reports_the_rest_and_fails(tmp_
     for f in glob.glob(os.path.join(bad, "*")):
         name = os.path.relpath(f, dump)
         assert f"error: {name}: not a readable" in p.stderr
+
+
+@pytest.mark.parametrize("name", ["vm.xplane.pb", "perfetto_trace.json.gz"])
+def test_runtimes_with_an_empty_trace_file_says_it_is_empty(tmp_path, name):
+    """An empty trace file (a profile cut short) is named as empty, not as a trace of a
+    JAX version that records no per-op events (what an empty xplane.pb read as)."""
+    empty = tmp_path / name
+    empty.write_bytes(b"")
+    p = run("runtimes", sample("scan_while"), "--trace", str(empty), "--roofline",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    assert f"error: {empty}: not a readable trace: the file is empty" in p.stderr
+    assert "per-op events" not in p.stderr
