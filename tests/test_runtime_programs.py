@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from compiler_bridge import open_dump, runtime_report
-from compiler_bridge.perf import measure
+import glob
 
+from compiler_bridge import open_dump, runtime_report
+from compiler_bridge.perf import TraceError, measure
+
+from tests.support.cli import run
 from tests.support.fresh import profile_program
 
 SHARDED = """
@@ -82,3 +85,46 @@ def test_a_branch_taken_in_some_runs_counts_its_executions_over_every_run(tmp_pa
             assert x.executions_per_run == pytest.approx(x.timing.count / 4)
     st = r.step_time(main.id)
     assert st.predicted_us == pytest.approx(sum(x.expected_us * x.runs for x in r.rows))
+
+
+TANH = """
+import jax, jax.numpy as jnp
+
+@jax.jit
+def f(x):
+    return jnp.tanh(x) * 2.0
+
+for _ in range(3):
+    jax.block_until_ready(f(jnp.ones((64,))))
+"""
+
+MATMUL = """
+import jax, jax.numpy as jnp
+
+@jax.jit
+def f(a, b):
+    return a @ b, (a + 1.0) @ b
+
+for _ in range(3):
+    jax.block_until_ready(f(jnp.ones((32, 32)), jnp.ones((32, 32))))
+"""
+
+
+def test_a_trace_of_another_program_of_the_same_name_is_refused(tmp_path):
+    """Two programs whose modules are both jit_f (JAX names a module after its function),
+    and both with JAX's helper modules of jnp.ones: the one's trace added to the other's
+    dump matched the helpers and the ops of the same name in jit_f (exit 0). A run that
+    names instructions its module lacks is of another program: refused, naming the file."""
+    tanh = profile_program(tmp_path / "tanh", TANH)
+    matmul = profile_program(tmp_path / "matmul", MATMUL)
+    trace = glob.glob(str(matmul / "trace/plugins/profile/*/perfetto_trace.json.gz"))[0]
+    with pytest.raises(TraceError, match="the trace is of another program"):
+        measure(open_dump(tanh), [trace])
+    p = run("runtimes", str(tanh), "--trace", trace, "--roofline", tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    assert f"error: {trace}: the trace is of another program" in p.stderr
+    assert "module jit_f" in p.stderr
+    # each program's own trace matches its dump whole
+    for d in (tanh, matmul):
+        m = measure(open_dump(d))
+        assert m.matched_events > 0 and m.unmatched_events == 0

@@ -7,8 +7,9 @@ timeline's slices) and dump (:class:`Measured`, with what matched nothing and wh
 
 Nothing here invents numbers: a module with no events is listed as such, an event that
 matches no instruction is counted and listed, and a trace that has no per-op events (JAX
-0.4.30 on CPU) or matches nothing in the dump (a trace of another program) raises
-:class:`TraceError` naming the file.
+0.4.30 on CPU), matches nothing in the dump, or runs a module of the dump's name with
+instructions it lacks (a trace of another program: every JAX program's module is
+``jit_<function>``) raises :class:`TraceError` naming the file.
 """
 
 from __future__ import annotations
@@ -441,6 +442,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     for e in events:
         groups[(e.module, e.program_id, e.run)].append(e)
     resolved: dict[tuple[str, int | None, str], _ModuleIndex | None] = {}
+    foreign: list[tuple[tuple[str, int | None, str], _ModuleIndex, list[str]]] = []
     unmatched_counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for key, evs in groups.items():
         name, pid, _run = key
@@ -459,6 +461,27 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                              f"{_run.rsplit('#', 1)[-1]} were matched to module {target.id} "
                              "(the one holding their ops; an xplane.pb would say for sure)")
         resolved[key] = target
+        if target is not None and not target.error:
+            absent = sorted({e.op for e in evs} - target.instructions.keys())
+            if absent:
+                foreign.append((key, target, absent))
+    if foreign:
+        # a run of the program names every op it ran: one that names ops its module lacks
+        # is of another program of the same name (every JAX program's is jit_<function>),
+        # and its ops of the same name would be matched to the wrong instructions
+        (fname, _pid, frun), ftarget, absent = foreign[0]
+        session = frun.rpartition("#")[0]
+        source = next((r.source for r in raws
+                       if r.events and r.events[0].run.rpartition("#")[0] == session),
+                      ", ".join(r.source for r in raws))
+        nruns = sum(1 for (n, _p, _r), _t, _a in foreign if n == fname)
+        raise TraceError(source, f"the trace is of another program: {nruns} run(s) of "
+                                 f"module {fname} name instructions that module {ftarget.id} "
+                                 f"{ftarget.name} of this dump does not have "
+                                 f"({', '.join(absent[:5])}"
+                                 f"{', ...' if len(absent) > 5 else ''}); record the dump "
+                                 "and its trace in one run (python -m compiler_bridge "
+                                 "profile)")
     # aggregate
     per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))

@@ -52,6 +52,7 @@ def profile_program(folder: Path, script: str, flags: str = "") -> Path:
         from conftest import missing
         missing("jax is not installed")
     path, dump = folder / "program.py", folder / "dump"
+    folder.mkdir(parents=True, exist_ok=True)
     path.write_text(script)
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags,
                HLOLENS_CACHE=str(folder / "cache"))
