@@ -249,3 +249,30 @@ def test_runtimes_with_an_empty_trace_file_says_it_is_empty(tmp_path, name):
     assert p.returncode == 1
     assert f"error: {empty}: not a readable trace: the file is empty" in p.stderr
     assert "per-op events" not in p.stderr
+
+
+def test_profile_times_a_script_that_never_waits_for_its_results(tmp_path):
+    """JAX dispatches asynchronously: a script that never calls block_until_ready ended
+    before its program ran, and the trace held none of its ops (the main module had no
+    events). The work the script dispatched is waited for inside the trace."""
+    script = tmp_path / "nowait.py"
+    script.write_text(textwrap.dedent("""
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=0)
+        def step(x):
+            return jnp.tanh(x) @ jnp.ones((128, 128))
+
+        x = jnp.ones((128, 128))
+        for _ in range(6):
+            x = step(x)
+    """))
+    out = tmp_path / "dump"
+    p = run("profile", str(script), "--out", str(out), tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    dump = open_dump(out)
+    assert dump.main is not None and dump.main.name == "jit_step"
+    timings = measure(dump).module(dump.main.id)
+    assert timings is not None and len(timings.runs) == 6     # the script's six calls
