@@ -215,10 +215,15 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     problem = rt.problem(r, in_panel=True)
     if problem:
         st.warning(problem)
+    unread = r.measured.errors if r.measured is not None else []
+    if unread:      # beside files that were read: the runtimes are from those alone
+        st.warning(f"**{len(unread)} trace file(s) could not be read**; the runtimes are "
+                   "from the rest:  \n" + "  \n".join(md(e) for e in unread))
     measured = r.measured_rows
     if r.measured is not None and measured:
         st.caption(_measured_line(r))
-    notes = [n for n in r.notes if "has no events in the trace" not in n or not measured]
+    notes = [n for n in r.notes if ("has no events in the trace" not in n or not measured)
+             and not n.startswith("skipped: ")]
     if notes:
         with st.expander(f"Notes on the trace ({len(notes)})"):
             st.markdown("\n".join(f"- {md(n)}" for n in notes))
