@@ -373,6 +373,7 @@ def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Me
             raise TraceError(source, message)
         raise TraceError(sources[0][0].name if sources else dump.name,
                          "no trace could be read: " + "; ".join(errors))
+    raws, same = _distinct(raws)
     events = [e for r in raws for e in r.events]
     names = ", ".join(r.source for r in raws)
     if not events:
@@ -381,7 +382,28 @@ def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Me
                                 "this JAX/XLA version or backend does not record HLO ops "
                                 "(JAX 0.4.30 on CPU records only the executable), so no "
                                 "kernel runtimes can be measured")
-    return _match(dump, raws, events, errors)
+    out = _match(dump, raws, events, errors)
+    out.notes += same
+    return out
+
+
+def _distinct(raws: list[RawTrace]) -> tuple[list[RawTrace], list[str]]:
+    """The traces without those that repeat runs already read (one profile's JSON and
+    xplane.pb, or one file given twice: the same executions, whose two halves would make
+    a perfect noise floor), and a note for each one left out."""
+    seen: dict[tuple[str, str], str] = {}
+    kept, notes = [], []
+    for r in raws:
+        runs = {(e.module, e.run.rpartition("#")[2]) for e in r.events}
+        first = next((seen[k] for k in runs if k in seen), None)
+        if runs and first is not None and runs <= seen.keys():
+            notes.append(f"{r.source}: the same runs as {first} (one profile's two files): "
+                         "read once")
+            continue
+        for k in runs:
+            seen.setdefault(k, r.source)
+        kept.append(r)
+    return kept, notes
 
 
 def _sources(dump: Dump, traces) -> list[list[TraceSource]]:
