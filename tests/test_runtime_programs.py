@@ -128,3 +128,34 @@ def test_a_trace_of_another_program_of_the_same_name_is_refused(tmp_path):
     for d in (tanh, matmul):
         m = measure(open_dump(d))
         assert m.matched_events > 0 and m.unmatched_events == 0
+
+
+SHAPES = """
+import jax, jax.numpy as jnp
+
+@jax.jit
+def f(x):
+    return jnp.tanh(x @ x.T).sum()
+
+for _ in range(4):
+    jax.block_until_ready(f(jnp.ones((32, 16))))
+    jax.block_until_ready(f(jnp.ones((64, 8))))
+"""
+
+
+def test_modules_of_one_name_matched_by_ops_are_said_once_and_ties_not_called_idle(
+        tmp_path):
+    """One function run at two shapes, and jnp.ones at two: two modules jit_f and two
+    jit_broadcast_in_dim. The perfetto JSON names modules only by name: the runs of each
+    name are matched by their ops, said in one note per module matched (it was one per
+    run), and a module whose ops tie with the one matched is not said to have not run."""
+    dump = open_dump(profile_program(tmp_path, SHAPES))
+    names = [m.name for m in dump.modules]
+    assert names.count("jit_f") == 2 and names.count("jit_broadcast_in_dim") == 2
+    trace = glob.glob(str(tmp_path / "dump/trace/plugins/profile/*/perfetto_trace.json.gz"))
+    m = measure(dump, trace)
+    said = [n for n in m.notes if "modules are named jit_broadcast_in_dim" in n]
+    assert len(said) == 1 and "8 run(s) were matched" in said[0]
+    tie = said[0].split("(so do ")[1].split(":")[0]
+    assert all(tie not in n for n in m.notes if "have no events in the trace" in n)
+    assert len([n for n in m.notes if "modules are named jit_f" in n]) <= 2

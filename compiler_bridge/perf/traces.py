@@ -465,6 +465,9 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         groups[(e.module, e.program_id, e.run)].append(e)
     resolved: dict[tuple[str, int | None, str], _ModuleIndex | None] = {}
     foreign: list[tuple[tuple[str, int | None, str], _ModuleIndex, list[str]]] = []
+    # module name -> (module matched, others holding the same ops) -> runs
+    by_ops: dict[str, dict[tuple[str, tuple[str, ...]], int]] = defaultdict(
+        lambda: defaultdict(int))
     unmatched_counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for key, evs in groups.items():
         name, pid, _run = key
@@ -478,10 +481,12 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
             if len(cands) == 1:
                 target = cands[0]
             elif cands:
-                target = _pick_module(cands, (e.op for e in evs))
-                notes.append(f"{len(cands)} modules are named {name}; events of run "
-                             f"{_run.rsplit('#', 1)[-1]} were matched to module {target.id} "
-                             "(the one holding their ops; an xplane.pb would say for sure)")
+                ops = {e.op for e in evs}
+                target = _pick_module(cands, ops)
+                best = sum(1 for o in ops if o in target.instructions)
+                ties = [m.id for m in cands if m is not target
+                        and sum(1 for o in ops if o in m.instructions) == best]
+                by_ops[name][(target.id, tuple(ties))] += 1
         resolved[key] = target
         if target is not None and not target.error:
             absent = sorted({e.op for e in evs} - target.instructions.keys())
@@ -504,6 +509,13 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                                  f"{', ...' if len(absent) > 5 else ''}); record the dump "
                                  "and its trace in one run (python -m compiler_bridge "
                                  "profile)")
+    for name, picks in by_ops.items():      # one note per name, not one per run
+        for (mid, tied_ids), n in sorted(picks.items()):
+            notes.append(
+                f"{len(by_name[name])} modules are named {name} and the trace names modules "
+                f"by name only: {n} run(s) were matched to module {mid}, the one holding "
+                "their ops" + (f" (so do {', '.join(tied_ids)}: which of them ran is not known)"
+                               if tied_ids else "") + "; an xplane.pb would say for sure")
     # aggregate
     per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
@@ -599,11 +611,13 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                    x.done_us - a, x.own_us, x.charged_us) for x in slices[(mid, run)]),
             key=lambda x: (x.start_us, x.depth))
     without = [(m.id, m.name) for m in indexes.values() if m.id not in modules]
-    if without:
-        notes.append(f"{len(without)} compiled module(s) have no events in the trace "
+    tied = {t for picks in by_ops.values() for (_m, ties) in picks for t in ties}
+    without_told = [w for w in without if w[0] not in tied]    # a tied one: said above
+    if without_told:
+        notes.append(f"{len(without_told)} compiled module(s) have no events in the trace "
                      "(not run while profiling, or the backend records no per-op events): "
-                     + ", ".join(f"{i} {n}" for i, n in without[:10])
-                     + (" ..." if len(without) > 10 else ""))
+                     + ", ".join(f"{i} {n}" for i, n in without_told[:10])
+                     + (" ..." if len(without_told) > 10 else ""))
     unmatched_list = sorted((Unmatched(mod, op, n, reason)
                              for (mod, op, reason), n in unmatched_counts.items()),
                             key=lambda u: (-u.events, u.module, u.op))
