@@ -214,3 +214,82 @@ def test_profile_out_may_come_last(argv, out, rest):
     import argparse
     from compiler_bridge.perf.cli import _split_out
     assert _split_out(argparse.Namespace(args=argv, out=None)) == (out, rest)
+
+
+def test_runtimes_with_one_broken_session_of_two_reports_the_rest_and_fails(tmp_path):
+    """A dump with two profiling sessions, one of them truncated: the report is of the
+    readable one and the command exits 1 naming each file it could not read (README:
+    a file that does not parse is an input problem), not 0 with a note on stdout."""
+    import shutil
+    dump = tmp_path / "scan_while"
+    shutil.copytree(sample("scan_while"), dump)
+    good = os.path.dirname(glob.glob(str(dump / "trace/plugins/profile/*/*.json.gz"))[0])
+    bad = os.path.join(os.path.dirname(good), "2099_01_01_00_00_00")
+    shutil.copytree(good, bad)
+    for f in glob.glob(os.path.join(bad, "*")):
+        data = open(f, "rb").read()
+        open(f, "wb").write(data[:len(data) // 2])
+    p = run("runtimes", str(dump), "--roofline", "--json", tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    out = json.loads(p.stdout)
+    assert out["metrics"]["matched_events"] == 819      # the readable session, whole
+    for f in glob.glob(os.path.join(bad, "*")):
+        name = os.path.relpath(f, dump)
+        assert f"error: {name}: not a readable" in p.stderr
+
+
+@pytest.mark.parametrize("name", ["vm.xplane.pb", "perfetto_trace.json.gz"])
+def test_runtimes_with_an_empty_trace_file_says_it_is_empty(tmp_path, name):
+    """An empty trace file (a profile cut short) is named as empty, not as a trace of a
+    JAX version that records no per-op events (what an empty xplane.pb read as)."""
+    empty = tmp_path / name
+    empty.write_bytes(b"")
+    p = run("runtimes", sample("scan_while"), "--trace", str(empty), "--roofline",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    assert f"error: {empty}: not a readable trace: the file is empty" in p.stderr
+    assert "per-op events" not in p.stderr
+
+
+def test_profile_times_a_script_that_never_waits_for_its_results(tmp_path):
+    """JAX dispatches asynchronously: a script that never calls block_until_ready ended
+    before its program ran, and the trace held none of its ops (the main module had no
+    events). The work the script dispatched is waited for inside the trace."""
+    script = tmp_path / "nowait.py"
+    script.write_text(textwrap.dedent("""
+        from functools import partial
+        import jax
+        import jax.numpy as jnp
+
+        @partial(jax.jit, donate_argnums=0)
+        def step(x):
+            return jnp.tanh(x) @ jnp.ones((128, 128))
+
+        x = jnp.ones((128, 128))
+        for _ in range(6):
+            x = step(x)
+    """))
+    out = tmp_path / "dump"
+    p = run("profile", str(script), "--out", str(out), tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    dump = open_dump(out)
+    assert dump.main is not None and dump.main.name == "jit_step"
+    timings = measure(dump).module(dump.main.id)
+    assert timings is not None and len(timings.runs) == 6     # the script's six calls
+
+
+def test_one_profiles_two_files_given_as_traces_are_read_once(tmp_path):
+    """A profile's perfetto JSON and its xplane.pb hold the same runs: given both (or one
+    file twice), each run was counted twice, and the two copies made the noise floor
+    perfect (Kendall tau 1, APE 0). They are read once, and a note says so."""
+    session = os.path.dirname(trace_file("scan_while"))
+    one = json.loads(run("runtimes", sample("scan_while"), "--roofline", "--json",
+                         "--trace", trace_file("scan_while"), tmp_env=str(tmp_path)).stdout)
+    for second in (os.path.join(session, "vm.xplane.pb"), trace_file("scan_while")):
+        p = run("runtimes", sample("scan_while"), "--roofline", "--json",
+                "--trace", trace_file("scan_while"), "--trace", second, tmp_env=str(tmp_path))
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        assert out["metrics"]["matched_events"] == 819
+        assert out["metrics"]["noise_floor"] == one["metrics"]["noise_floor"]
+        assert any("the same runs as" in n for n in out["notes"])

@@ -213,13 +213,20 @@ def test_an_uploaded_trace_is_read_from_bytes():
 def test_noise_floor_halves_split_by_profiling_session(tmp_path):
     """With several sessions, the halves are alternate sessions (the spread between
     sessions minutes apart), not alternate runs inside them: two sessions holding the same
-    trace give identical halves, while alternate runs of one session differ."""
+    trace's timings give identical halves, while alternate runs of one session differ.
+    (The second copy's runs get other run ids: the same runs twice are read once.)"""
     src = glob.glob(os.path.join(sample("scan_while"), "trace", "plugins", "profile", "*",
                                  "perfetto_trace.json.gz"))[0]
     copies = []
-    for session in ("2026_01_01_00_00_00", "2026_01_01_00_05_00"):
+    for k, session in enumerate(("2026_01_01_00_00_00", "2026_01_01_00_05_00")):
         os.makedirs(tmp_path / session)
-        copies.append(str(shutil.copy(src, tmp_path / session)))
+        trace = json.loads(gzip.decompress(open(src, "rb").read()))
+        for e in trace["traceEvents"]:
+            if "run_id" in e.get("args", {}):
+                e["args"]["run_id"] = str(int(e["args"]["run_id"]) + 1000 * k)
+        copies.append(str(tmp_path / session / "perfetto_trace.json.gz"))
+        with open(copies[-1], "wb") as f:
+            f.write(gzip.compress(json.dumps(trace).encode()))
     dump = open_dump(sample("scan_while"))
     one = measure(dump, [copies[0]]).module("0000").kernels["ynn_fusion"]
     two = measure(dump, copies).module("0000").kernels["ynn_fusion"]

@@ -215,10 +215,15 @@ def panel(nav: Navigator, rt: Runtimes | None) -> None:
     problem = rt.problem(r, in_panel=True)
     if problem:
         st.warning(problem)
+    unread = r.measured.errors if r.measured is not None else []
+    if unread:      # beside files that were read: the runtimes are from those alone
+        st.warning(f"**{len(unread)} trace file(s) could not be read**; the runtimes are "
+                   "from the rest:  \n" + "  \n".join(md(e) for e in unread))
     measured = r.measured_rows
     if r.measured is not None and measured:
         st.caption(_measured_line(r))
-    notes = [n for n in r.notes if "has no events in the trace" not in n or not measured]
+    notes = [n for n in r.notes if ("has no events in the trace" not in n or not measured)
+             and not n.startswith("skipped: ")]
     if notes:
         with st.expander(f"Notes on the trace ({len(notes)})"):
             st.markdown("\n".join(f"- {md(n)}" for n in notes))
@@ -413,7 +418,7 @@ TABLE_CONFIG = {
         help="XLA:TPU's estimated_cycles of the kernel (after_codegen.txt) at the chip's "
              "clock: XLA's own cost model, a prediction, not a measurement"),
     "ratio": st.column_config.NumberColumn("pred / meas", format="%.2f"),
-    "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.0f"),
+    "executions_per_run": st.column_config.NumberColumn("runs per step", format="%.3g"),
     "p10_us": st.column_config.NumberColumn("p10 µs", format="%.2f"),
     "p90_us": st.column_config.NumberColumn("p90 µs", format="%.2f"),
     "max_us": st.column_config.NumberColumn("max µs", format="%.2f",

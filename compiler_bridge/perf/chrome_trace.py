@@ -257,10 +257,11 @@ def read_chrome(chunks: Iterable[bytes], source: str, session: str) -> RawTrace:
             module, op, run = (str(args.get("hlo_module", "")), str(op),
                                f"{session}#{args.get('run_id', '')}")
             process = str(e.get("pid", ""))
+            device = str(args.get("device_ordinal", ""))
             events.append(OpEvent(
                 module=share(module, module), op=share(op, op), run=share(run, run),
                 thread=share(thread, thread), start_us=start, dur_us=dur, program_id=pid,
-                process=share(process, process)))
+                process=share(process, process), device=share(device, device)))
     except UnicodeDecodeError as err:
         raise TraceError(source, f"not a readable trace: not UTF-8 JSON ({err.reason})") from None
     return RawTrace(source, "chrome", events, other, sorted_markers(markers))

@@ -132,7 +132,12 @@ def cmd_runtimes(args: argparse.Namespace) -> int:
         _print_report(report, args.top)
     if report.trace_error:
         print(f"{'error' if failed else 'note'}: {report.trace_error}", file=sys.stderr)
-    return 1 if failed else 0
+    # a trace file that could not be read beside others that were: the report is of the
+    # rest, the input still has a problem (exit 1, as a file that does not parse anywhere)
+    skipped = report.measured.errors if report.measured is not None else []
+    for err in skipped:
+        print(f"error: {err}", file=sys.stderr)
+    return 1 if failed or skipped else 0
 
 
 def _json_default(x):

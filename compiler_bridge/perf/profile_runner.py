@@ -5,7 +5,8 @@
 The script runs as ``__main__`` (``runpy``), with ``sys.argv`` and ``sys.path[0]`` as if
 started directly, inside ``jax.profiler.trace(TRACE_DIR, create_perfetto_trace=True)``.
 XLA_FLAGS (the dump flags) are set by the parent. The trace is written even when the
-script raises or calls ``sys.exit``; the script's exit code is ours.
+script raises or calls ``sys.exit``; the script's exit code is ours. Before the trace
+ends, the work the script dispatched is waited for (it may never wait for its results).
 """
 
 from __future__ import annotations
@@ -36,7 +37,20 @@ def main(argv: list[str]) -> int:
         except BaseException:   # report, keep the trace, exit non-zero
             traceback.print_exc()
             code = 1
+        finally:
+            _wait_for_dispatched(jax)
     return code
+
+
+def _wait_for_dispatched(jax) -> None:
+    """Wait, still inside the trace, for the work the script dispatched (JAX dispatches
+    asynchronously: a script that never waits for its results ends before its programs
+    run, and the trace would hold none of their ops)."""
+    for a in jax.live_arrays():
+        try:
+            a.block_until_ready()
+        except Exception:       # a deleted or failed array: the trace keeps what ran
+            continue
 
 
 if __name__ == "__main__":

@@ -521,7 +521,7 @@ def _measure_row(row: KernelRow, t: KernelTiming, timings, stat: str) -> None:
     row.measured_us = _measured_value(t, stat)
     row.share = timings.share(row.instruction)
     row.per_step_us = timings.per_step_us(row.instruction)
-    row.executions_per_run = t.executions_per_run
+    row.executions_per_run = timings.executions_per_step(row.instruction)
     row.overlap = t.overlap
 
 

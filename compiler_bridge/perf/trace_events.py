@@ -44,6 +44,7 @@ class OpEvent:
     parent: int = -1            # index of the enclosing op event on the same thread, or -1
     async_us: float | None = None   # start to completion, for an op that ran asynchronously
     process: str = ""           # events of one process share completion markers
+    device: str = ""            # args.device_ordinal: a sharded program's devices share a run
 
     @property
     def end_us(self) -> float:

@@ -34,6 +34,8 @@ def read_trace(data: bytes, source: str = "<trace>", session: str = "") -> RawTr
     Self times are computed; matching to a dump is :func:`measure`'s job.
     """
     session = session or source
+    if not data.strip():    # an empty xplane.pb parses as an XSpace with nothing in it
+        raise TraceError(source, "not a readable trace: the file is empty")
     if looks_like_xplane(data, source):
         trace = read_xplane(data, source, session)
     else:

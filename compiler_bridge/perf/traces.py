@@ -7,8 +7,9 @@ timeline's slices) and dump (:class:`Measured`, with what matched nothing and wh
 
 Nothing here invents numbers: a module with no events is listed as such, an event that
 matches no instruction is counted and listed, and a trace that has no per-op events (JAX
-0.4.30 on CPU) or matches nothing in the dump (a trace of another program) raises
-:class:`TraceError` naming the file.
+0.4.30 on CPU), matches nothing in the dump, or runs a module of the dump's name with
+instructions it lacks (a trace of another program: every JAX program's module is
+``jit_<function>``) raises :class:`TraceError` naming the file.
 """
 
 from __future__ import annotations
@@ -198,6 +199,9 @@ class ModuleTimings:
     step_us: dict[str, float]           # run -> wall time of the run (span of its op events)
     events: int = 0
     slices: dict[str, list[Slice]] = field(default_factory=dict)   # run -> its executions
+    # run -> the devices its events came from (a sharded program runs on each device in
+    # parallel within one run: its events share the run id)
+    devices: dict[str, int] = field(default_factory=dict)
 
     def median_run(self) -> str | None:
         """The run whose step time is the median (the lower one of an even count)."""
@@ -240,6 +244,17 @@ class ModuleTimings:
         if k is None or total <= 0:
             return None
         return k.charged_us / total
+
+    def executions_per_step(self, instruction: str) -> float | None:
+        """The kernel's executions per step on one device: its executions over the
+        module's runs, a run in which it did not run counting none (a conditional's
+        branch taken in 1 of 4 runs: 0.25), each run's over the devices that ran it (a
+        sharded program's devices each run the kernel once per step, in parallel)."""
+        k = self.kernels.get(instruction)
+        if k is None or not k.per_run or not self.step_us:
+            return None
+        return sum(len(k.per_run.get(r, ())) / max(self.devices.get(r, 1), 1)
+                   for r in self.step_us) / len(self.step_us)
 
     def per_step_us(self, instruction: str) -> float | None:
         """The kernel's charged time per step, mean over runs: ``share * step_mean_us``."""
@@ -358,6 +373,7 @@ def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Me
             raise TraceError(source, message)
         raise TraceError(sources[0][0].name if sources else dump.name,
                          "no trace could be read: " + "; ".join(errors))
+    raws, same = _distinct(raws)
     events = [e for r in raws for e in r.events]
     names = ", ".join(r.source for r in raws)
     if not events:
@@ -366,7 +382,28 @@ def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Me
                                 "this JAX/XLA version or backend does not record HLO ops "
                                 "(JAX 0.4.30 on CPU records only the executable), so no "
                                 "kernel runtimes can be measured")
-    return _match(dump, raws, events, errors)
+    out = _match(dump, raws, events, errors)
+    out.notes += same
+    return out
+
+
+def _distinct(raws: list[RawTrace]) -> tuple[list[RawTrace], list[str]]:
+    """The traces without those that repeat runs already read (one profile's JSON and
+    xplane.pb, or one file given twice: the same executions, whose two halves would make
+    a perfect noise floor), and a note for each one left out."""
+    seen: dict[tuple[str, str], str] = {}
+    kept, notes = [], []
+    for r in raws:
+        runs = {(e.module, e.run.rpartition("#")[2]) for e in r.events}
+        first = next((seen[k] for k in runs if k in seen), None)
+        if runs and first is not None and runs <= seen.keys():
+            notes.append(f"{r.source}: the same runs as {first} (one profile's two files): "
+                         "read once")
+            continue
+        for k in runs:
+            seen.setdefault(k, r.source)
+        kept.append(r)
+    return kept, notes
 
 
 def _sources(dump: Dump, traces) -> list[list[TraceSource]]:
@@ -427,6 +464,10 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     for e in events:
         groups[(e.module, e.program_id, e.run)].append(e)
     resolved: dict[tuple[str, int | None, str], _ModuleIndex | None] = {}
+    foreign: list[tuple[tuple[str, int | None, str], _ModuleIndex, list[str]]] = []
+    # module name -> (module matched, others holding the same ops) -> runs
+    by_ops: dict[str, dict[tuple[str, tuple[str, ...]], int]] = defaultdict(
+        lambda: defaultdict(int))
     unmatched_counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for key, evs in groups.items():
         name, pid, _run = key
@@ -440,11 +481,41 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
             if len(cands) == 1:
                 target = cands[0]
             elif cands:
-                target = _pick_module(cands, (e.op for e in evs))
-                notes.append(f"{len(cands)} modules are named {name}; events of run "
-                             f"{_run.rsplit('#', 1)[-1]} were matched to module {target.id} "
-                             "(the one holding their ops; an xplane.pb would say for sure)")
+                ops = {e.op for e in evs}
+                target = _pick_module(cands, ops)
+                best = sum(1 for o in ops if o in target.instructions)
+                ties = [m.id for m in cands if m is not target
+                        and sum(1 for o in ops if o in m.instructions) == best]
+                by_ops[name][(target.id, tuple(ties))] += 1
         resolved[key] = target
+        if target is not None and not target.error:
+            absent = sorted({e.op for e in evs} - target.instructions.keys())
+            if absent:
+                foreign.append((key, target, absent))
+    if foreign:
+        # a run of the program names every op it ran: one that names ops its module lacks
+        # is of another program of the same name (every JAX program's is jit_<function>),
+        # and its ops of the same name would be matched to the wrong instructions
+        (fname, _pid, frun), ftarget, absent = foreign[0]
+        session = frun.rpartition("#")[0]
+        source = next((r.source for r in raws
+                       if r.events and r.events[0].run.rpartition("#")[0] == session),
+                      ", ".join(r.source for r in raws))
+        nruns = sum(1 for (n, _p, _r), _t, _a in foreign if n == fname)
+        raise TraceError(source, f"the trace is of another program: {nruns} run(s) of "
+                                 f"module {fname} name instructions that module {ftarget.id} "
+                                 f"{ftarget.name} of this dump does not have "
+                                 f"({', '.join(absent[:5])}"
+                                 f"{', ...' if len(absent) > 5 else ''}); record the dump "
+                                 "and its trace in one run (python -m compiler_bridge "
+                                 "profile)")
+    for name, picks in by_ops.items():      # one note per name, not one per run
+        for (mid, tied_ids), n in sorted(picks.items()):
+            notes.append(
+                f"{len(by_name[name])} modules are named {name} and the trace names modules "
+                f"by name only: {n} run(s) were matched to module {mid}, the one holding "
+                "their ops" + (f" (so do {', '.join(tied_ids)}: which of them ran is not known)"
+                               if tied_ids else "") + "; an xplane.pb would say for sure")
     # aggregate
     per_kernel: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
@@ -455,6 +526,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     matched = unmatched = asynchronous = 0
     overlapped_runs = 0
     slices: dict[tuple[str, str], list[Slice]] = defaultdict(list)
+    devices: dict[tuple[str, str], set[str]] = defaultdict(set)
     for key, evs in groups.items():
         target = resolved[key]
         starts: dict[str, list[float]] | None = None   # op -> its start times in this run
@@ -502,6 +574,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
         if any(o - c > EPS_US for o, c in zip(own, share)):
             overlapped_runs += 1
         depth = depths([e for e, _ in timed])
+        devices[(target.id, key[2])].update(e.device for e, _ in timed)
         for (e, end), o, part, dep in zip(timed, own, share, depth):
             per_kernel[(target.id, e.op)][e.run].append(o)
             charged[(target.id, e.op)][e.run] += part
@@ -532,16 +605,19 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                                       {r: list(v) for r, v in work[(mid, op)].items()})
     for (mid, run), (a, b) in spans.items():
         modules[mid].step_us[run] = b - a
+        modules[mid].devices[run] = len(devices[(mid, run)])
         modules[mid].slices[run] = sorted(
             (Slice(x.instruction, x.thread, x.depth, x.start_us - a, x.end_us - a,
                    x.done_us - a, x.own_us, x.charged_us) for x in slices[(mid, run)]),
             key=lambda x: (x.start_us, x.depth))
     without = [(m.id, m.name) for m in indexes.values() if m.id not in modules]
-    if without:
-        notes.append(f"{len(without)} compiled module(s) have no events in the trace "
+    tied = {t for picks in by_ops.values() for (_m, ties) in picks for t in ties}
+    without_told = [w for w in without if w[0] not in tied]    # a tied one: said above
+    if without_told:
+        notes.append(f"{len(without_told)} compiled module(s) have no events in the trace "
                      "(not run while profiling, or the backend records no per-op events): "
-                     + ", ".join(f"{i} {n}" for i, n in without[:10])
-                     + (" ..." if len(without) > 10 else ""))
+                     + ", ".join(f"{i} {n}" for i, n in without_told[:10])
+                     + (" ..." if len(without_told) > 10 else ""))
     unmatched_list = sorted((Unmatched(mod, op, n, reason)
                              for (mod, op, reason), n in unmatched_counts.items()),
                             key=lambda u: (-u.events, u.module, u.op))

@@ -45,5 +45,5 @@ def read_xplane(data: bytes, source: str, session: str) -> RawTrace:
                     run=f"{session}#{stats.get('run_id', '')}", thread=thread,
                     start_us=float(ev.start_ns) / 1e3, dur_us=float(ev.duration_ns) / 1e3,
                     program_id=int(pid) if isinstance(pid, (int, float)) else None,
-                    process=plane.name))
+                    process=plane.name, device=str(stats.get("device_ordinal", ""))))
     return RawTrace(source, "xplane", events, other, sorted_markers(markers))

@@ -41,3 +41,22 @@ def compile_program(folder: Path, program: str,
     subprocess.run([sys.executable, "-c", _CHILD, str(facts), program], env=env, check=True,
                    timeout=300, capture_output=True)
     return dump, json.loads(facts.read_text())
+
+
+def profile_program(folder: Path, script: str, flags: str = "") -> Path:
+    """Run ``script`` (a JAX program's text) under ``python -m compiler_bridge profile``
+    (dump and profiler trace, on CPU, ``flags`` added to XLA_FLAGS): the dump folder."""
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        from conftest import missing
+        missing("jax is not installed")
+    path, dump = folder / "program.py", folder / "dump"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(script)
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags,
+               HLOLENS_CACHE=str(folder / "cache"))
+    subprocess.run([sys.executable, "-m", "compiler_bridge", "profile", "--out", str(dump),
+                    str(path)], env=env, check=True, timeout=300, capture_output=True,
+                   cwd=Path(__file__).resolve().parents[2])
+    return dump
