@@ -4,9 +4,12 @@ sharded over several host devices, ... Each asserts against what the profiler re
 
 from __future__ import annotations
 
-import pytest
-
 import glob
+import gzip
+import json
+import shutil
+
+import pytest
 
 from compiler_bridge import open_dump, runtime_report
 from compiler_bridge.perf import TraceError, measure
@@ -128,6 +131,45 @@ def test_a_trace_of_another_program_of_the_same_name_is_refused(tmp_path):
     for d in (tanh, matmul):
         m = measure(open_dump(d))
         assert m.matched_events > 0 and m.unmatched_events == 0
+
+
+def _renamed(tmp_path, ops: int):
+    """The transformer sample with only its perfetto trace, whose events of ``ops`` of
+    jit_train_step's instructions are renamed to names the module lacks (as a runtime
+    naming some events its own way would)."""
+    from tests.support.samples import sample
+    folder = tmp_path / f"renamed{ops}"
+    shutil.copytree(sample("transformer"), folder)
+    (session,) = glob.glob(str(folder / "trace/plugins/profile/*"))
+    for name in ("vm.trace.json.gz", "vm.xplane.pb"):
+        (folder / "trace/plugins/profile" / session / name).unlink()
+    path = f"{session}/perfetto_trace.json.gz"
+    with gzip.open(path, "rt") as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    names = sorted({e["args"]["hlo_op"] for e in events
+                    if e.get("args", {}).get("hlo_module") == "jit_train_step"
+                    and "hlo_op" in e["args"]})
+    renamed = set(names[:ops])
+    for e in events:
+        if e.get("args", {}).get("hlo_op") in renamed:
+            e["args"]["hlo_op"] = e["name"] = "runtime-event-" + e["args"]["hlo_op"]
+    with gzip.open(path, "wt") as f:
+        json.dump(trace, f)
+    return folder, len(names), renamed
+
+
+def test_a_few_events_a_module_lacks_are_listed_unmatched_not_a_refusal(tmp_path):
+    """One op of 86 named otherwise in every run: the trace is the program's, the op's
+    events are listed as matching no instruction; a third of them renamed is another
+    program's trace, refused."""
+    folder, n, renamed = _renamed(tmp_path, 1)
+    m = measure(open_dump(folder))
+    assert m.unmatched_events > 0 and m.matched_events > 0
+    assert {u.op for u in m.unmatched} == {"runtime-event-" + op for op in renamed}
+    folder, n, _ = _renamed(tmp_path, n // 3)
+    with pytest.raises(TraceError, match="the trace is of another program"):
+        measure(open_dump(folder))
 
 
 SHAPES = """

@@ -30,6 +30,8 @@ from ..hlo import walk_through
 # --------------------------------------------------------------------------- aggregation
 
 OUTLIER_FACTOR = 3.0     # a run over this many times a kernel's median run is an outlier
+FOREIGN_SHARE = 0.25     # a run with this share of its ops not its module's is another program's
+
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (numpy's default method), q in [0, 100]."""
@@ -489,13 +491,15 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
                 by_ops[name][(target.id, tuple(ties))] += 1
         resolved[key] = target
         if target is not None and not target.error:
-            absent = sorted({e.op for e in evs} - target.instructions.keys())
-            if absent:
+            ran = {e.op for e in evs}
+            absent = sorted(ran - target.instructions.keys())
+            if len(absent) >= FOREIGN_SHARE * len(ran):
                 foreign.append((key, target, absent))
     if foreign:
-        # a run of the program names every op it ran: one that names ops its module lacks
-        # is of another program of the same name (every JAX program's is jit_<function>),
-        # and its ops of the same name would be matched to the wrong instructions
+        # a run of the program names every op it ran: one where a quarter of the ops are
+        # not its module's is of another program of the same name (every JAX program's is
+        # jit_<function>), and its ops of the same name would be matched to the wrong
+        # instructions; fewer (an event a runtime names its own way) are listed unmatched
         (fname, _pid, frun), ftarget, absent = foreign[0]
         session = frun.rpartition("#")[0]
         source = next((r.source for r in raws
