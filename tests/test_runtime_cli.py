@@ -293,3 +293,28 @@ def test_one_profiles_two_files_given_as_traces_are_read_once(tmp_path):
         assert out["metrics"]["matched_events"] == 819
         assert out["metrics"]["noise_floor"] == one["metrics"]["noise_floor"]
         assert any("the same runs as" in n for n in out["notes"])
+
+
+def test_runtimes_takes_the_profilers_output_folder_as_a_trace(tmp_path):
+    """--trace DIR, the folder jax.profiler.trace(DIR) wrote (plugins/profile/<session>/):
+    its session is read as the dump's own trace is, the same 819 events of scan_while
+    (it was 'cannot read the file (Is a directory)'); a folder with no trace under it is
+    an error naming it, exit 1."""
+    import shutil
+    trace_dir = tmp_path / "elsewhere"
+    shutil.copytree(os.path.join(sample("scan_while"), "trace"), trace_dir)
+    own = json.loads(run("runtimes", sample("scan_while"), "--json", "--roofline",
+                         tmp_env=str(tmp_path)).stdout)
+    p = run("runtimes", sample("scan_while"), "--trace", str(trace_dir), "--json",
+            "--roofline", tmp_env=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["metrics"]["matched_events"] == own["metrics"]["matched_events"] == 819
+    assert [k["measured_us"] for k in out["kernels"]] == \
+        [k["measured_us"] for k in own["kernels"]]
+    empty = tmp_path / "no_trace"
+    empty.mkdir()
+    p = run("runtimes", sample("scan_while"), "--trace", str(empty), "--roofline",
+            tmp_env=str(tmp_path))
+    assert p.returncode == 1
+    assert f"{empty}: a folder with no profiler trace under it" in p.stderr

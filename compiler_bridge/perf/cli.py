@@ -18,8 +18,9 @@ from ..dumps import DumpError, open_dump, require_modules
 def add_runtime_commands(sub) -> None:
     r = sub.add_parser("runtimes", help="measured and predicted kernel runtimes of a dump")
     r.add_argument("path", help="a dump folder, .zip or .tar.gz (its traces are read)")
-    r.add_argument("--trace", action="append", metavar="FILE",
-                   help="a trace file to use instead of the dump's own (repeatable)")
+    r.add_argument("--trace", action="append", metavar="FILE|DIR",
+                   help="a trace file, or the profiler's output folder, to use instead of "
+                        "the dump's own (repeatable)")
     r.add_argument("--model", help="a learned cost model (.npz); default: the saved model "
                                    "for this device kind if there is one, else the default "
                                    "model shipped for it, else the roofline")

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 from .attribution import ASYNC_OPCODES, attribute, depths
 from .trace_events import EPS_US, OpEvent, RawTrace, TraceError
 from .trace_files import TraceSource, trace_sessions
-from ..dumps import AFTER, Dump, DumpModule
+from ..dumps import AFTER, Dump, DumpModule, open_dump
 from ..hlo import walk_through
 
 # --------------------------------------------------------------------------- aggregation
@@ -423,10 +423,24 @@ def _sources(dump: Dump, traces) -> list[list[TraceSource]]:
     for t in traces:
         if isinstance(t, TraceSource):
             out.append([t])
+        elif os.path.isdir(path := os.fspath(t)):
+            out.extend(_folder_sessions(path))
         else:
-            path = os.fspath(t)
             out.append([TraceSource(path, path, path, "file")])
     return out
+
+
+def _folder_sessions(folder: str) -> list[list[TraceSource]]:
+    """A folder given as a trace (the profiler's output, ``jax.profiler.trace(DIR)``):
+    the trace files under it, by profiling session, as a dump's own are read."""
+    sessions = trace_sessions(open_dump(folder))
+    if not sessions:
+        raise TraceError(folder, "a folder with no profiler trace under it (expected "
+                                 "plugins/profile/<session>/perfetto_trace.json.gz or "
+                                 "*.xplane.pb)")
+    return [[TraceSource(p, os.path.join(folder, session), p, "file")
+             for p in (os.path.join(folder, f.path) for f in files)]
+            for session, files in sessions.items()]
 
 
 def _ambiguous_names(dump: Dump) -> set[str]:
