@@ -310,3 +310,22 @@ def test_kernels_split_over_threads_can_have_an_offset_of_their_own(roofline_rep
         ratio = c.apply(p, m) / c.apply(p, k)
         assert ratio == pytest.approx(math.exp(c.b[F.THREADS]) if r.instruction in split
                                       else 1.0)
+
+
+def test_why_no_fit_names_the_fold_not_too_few_kernels(model_rows):
+    """Ten of the sample's kernels, seven of them in one fold by name: the held-out folds
+    leave 3 to fit one of them, so nothing is fitted; the reason says so (it said 'too
+    few ... (8 needed)' of 10 kernels); below 8 kernels it is too few."""
+    names, pred, meas, cls = model_rows
+    by_fold: dict[int, list[int]] = {}
+    for i, k in enumerate(names):
+        by_fold.setdefault(F.fold_of(k), []).append(i)
+    crowded = max(by_fold.values(), key=len)[:7]
+    rest = [i for i in range(len(names)) if i not in crowded][:3]
+    pick = crowded + rest
+    sub = [names[i] for i in pick]
+    assert F.calibrate_to_trace(sub, [pred[i] for i in pick], [meas[i] for i in pick],
+                                [cls[i] for i in pick]) is None
+    why = F.why_no_fit(sub)
+    assert "one fold holds 7 of them and would leave 3 to fit (4 needed)" in why
+    assert F.why_no_fit(sub[:7]) == "too few (8 needed)"

@@ -24,7 +24,7 @@ from .execution import UNKNOWN_TRIP_COUNT, kernels, runs_per_step
 from .roofline import bound, roofline_us, slow_conv_rate
 from .trace_events import TraceError
 from .trace_files import TraceSource
-from .trace_fit import MIN_KERNELS, calibrate_to_trace, kernel_class
+from .trace_fit import calibrate_to_trace, kernel_class, why_no_fit
 from .traces import KernelTiming, Measured, measure
 from .xla_estimates import Agreement, agreement, module_cycles, optimal_seconds
 from ..dumps import Dump, DumpModule, module_target, target_note
@@ -460,14 +460,14 @@ def _xla_estimates(dump: Dump, mod: DumpModule, rows: list[KernelRow],
 def _fit_to_trace(report: RuntimeReport, mrows: list[KernelRow], meas: list[float]) -> None:
     """Correct every row's prediction with the fit to the measured rows (trace_fit);
     metrics on held-out kernels."""
-    cal = calibrate_to_trace([f"{r.module_id}/{r.instruction}" for r in mrows],
-                             [r.predicted_us for r in mrows], meas,
+    names = [f"{r.module_id}/{r.instruction}" for r in mrows]
+    cal = calibrate_to_trace(names, [r.predicted_us for r in mrows], meas,
                              [kernel_class(r.cost, r.bound) for r in mrows],
                              weights=[r.runs for r in mrows])
     if cal is None:
-        report.fit_note = (f"{len(mrows)} measured kernels: too few to fit a correction "
-                           f"to the trace and score it on held-out kernels ({MIN_KERNELS} "
-                           "needed); the prediction is the predictor's alone")
+        report.fit_note = (f"{len(mrows)} measured kernels: no correction fitted to the "
+                           f"trace and scored on held-out kernels: {why_no_fit(names)}; "
+                           "the prediction is the predictor's alone")
         return
     report.metrics_uncalibrated = report.metrics
     report.metrics = compare(cal.held_out, meas)

@@ -215,6 +215,16 @@ class Calibrated:
                 **self.correction.to_json()}
 
 
+def why_no_fit(names: Sequence[str], folds: int = FOLDS) -> str:
+    """Why :func:`calibrate_to_trace` (folds by kernel) fits nothing to these kernels."""
+    if len(names) < MIN_KERNELS:
+        return f"too few ({MIN_KERNELS} needed)"
+    fold = [fold_of(k, folds) for k in names]
+    largest = max(fold.count(f) for f in range(folds))
+    return (f"held out {folds}-fold by name, one fold holds {largest} of them and would leave "
+            f"{len(names) - largest} to fit ({MIN_KERNELS // 2} needed)")
+
+
 def calibrate_to_trace(names: Sequence[str], predicted: Sequence[float],
                        measured: Sequence[float], classes: Sequence[str],
                        folds: int = FOLDS, by: str = "kernels",
