@@ -177,3 +177,15 @@ def test_a_name_two_modules_share_is_a_usage_error_listing_their_ids(command):
     assert "2 modules are named 'jit_train_step': 0000 jit_train_step, 0002 " \
            "jit_train_step; give one's id" in p.stderr
     assert run(command, sample("flags_default"), "--module", "2").returncode == 0
+
+
+@pytest.mark.parametrize("out", ("no-such-folder/v.svg", "."))
+def test_viz_render_to_an_out_it_cannot_write_exits_2_naming_it(out, tmp_path):
+    """It rendered, then ended in Python's traceback of FileNotFoundError (or
+    IsADirectoryError) with exit 1, the input-problem code."""
+    target = str(tmp_path / out)
+    p = subprocess.run([sys.executable, "-m", "viz", "render", sample("mlp_train"), "--out",
+                        target], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"error: cannot write --out {target}: "), p.stderr

@@ -58,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:                # a usage error: the --out given cannot be written
+        print(f"error: cannot write --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
     for note in view.notes:
         print(note, file=sys.stderr)
     print(f"{view.computation}: {view.node_count} nodes, {view.edge_count} edges -> {args.out}")
