@@ -416,3 +416,19 @@ def test_a_visitor_is_listed_their_own_dumps_not_everyones(monkeypatch):
     stranger.query_params["dump"] = "Zx9-no-such-dump"
     stranger.run()
     assert stranger.button(key=f"gone:{share_id}")
+
+
+def test_a_link_to_a_module_the_dump_lacks_names_the_dump_and_what_is_shown(monkeypatch,
+                                                                            tmp_path):
+    """The message named the dump by its store folder (a 64-digit content hash) and not
+    what the page showed instead: '53ec…0fa: no module 'nope'; modules are …'."""
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.sin(x) * 2\nARGS = (jnp.ones(3),)")
+    at = app(str(dump), monkeypatch, {"module": "nope"})
+    main = open_dump(str(dump)).main
+    said = [w.value for w in at.warning if "nope" in w.value]
+    assert said, texts(at)
+    page = texts(at)
+    assert "Dump dump: no module 'nope'; modules are " in page
+    assert f"showing {main.label}." in page
+    assert not re.search(r"[0-9a-f]{64}", page)

@@ -79,9 +79,11 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     state = nav.state
     try:
         current = dump.module(state.module) if state.module else main
-    except KeyError as e:
-        st.error(md(describe(e)))
+    except KeyError as e:       # the dump by its name, not the store's folder (a hash)
+        said = describe(e).removeprefix(f"{dump.name}: ")
         current = main
+        showing = f"; showing {current.label}" if current is not None else ""
+        st.warning(md(f"Dump {opened.name}: {said}{showing}."))
     if current is None:
         st.error(f"{md(opened.name)} holds no HLO modules.")
         return None
