@@ -192,3 +192,25 @@ def test_the_html_report_of_a_comparison_says_what_it_is_compared_with(monkeypat
     assert f"{c.counts_a.instructions:,} → {c.counts_b.instructions:,} instructions" in page
     assert "xla_cpu_use_fusion_emitters" in page
     assert "only in the baseline (ghost node)" in page
+
+
+def test_a_links_unknown_baseline_module_names_the_baseline_and_pairs_instead(monkeypatch,
+                                                                              tmp_path):
+    """The message named the baseline by its store folder (a 64-digit content hash),
+    and not what the page did instead."""
+    import re
+
+    from tests.support.fresh import compile_program
+    a, _ = compile_program(tmp_path / "a", "f = lambda x: jnp.exp(x) @ x\n"
+                                           "ARGS = (jnp.ones((8, 8)),)")
+    b, _ = compile_program(tmp_path / "b", "f = lambda x: jnp.tanh(jnp.exp(x) @ x)\n"
+                                           "ARGS = (jnp.ones((8, 8)),)")
+    store = Store()
+    base = store.add_path(str(a), name="before-tanh").share_id
+    shown = store.add_path(str(b), name="after-tanh").share_id
+    at = _app(monkeypatch, {"dump": shown, "base": base, "base_module": "nope"})
+    page = texts(at)
+    assert "Baseline before-tanh: no module 'nope'; modules are " in page, page
+    assert "by name and structure instead." in page
+    assert not re.search(r"[0-9a-f]{64}", page)
+    assert "Comparison" in _tabs(at)          # paired as without base_module

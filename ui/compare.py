@@ -126,8 +126,10 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
     if partner:
         try:
             partner = base.module(partner).id
-        except KeyError as e:
-            st.error(md(describe(e)))
+        except KeyError as e:   # the baseline by its name, not the store's folder (a hash)
+            said = describe(e).removeprefix(f"{base.name}: ")
+            st.warning(md(f"Baseline {base_name}: {said}; pairing module {module.label} "
+                          "by name and structure instead."))
             partner = ""
     asked = partner             # '' = the partner pairing finds (and its reason)
     if not partner:
