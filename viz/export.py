@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule
 
 from .grouping import split_scopes
+from .state import query_string
 
 _XMLNS = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
 
@@ -58,8 +59,7 @@ def html_report(*, title: str, svg: str, view_query: Mapping[str, str] | None = 
              f"<h1>{html.escape(title)}</h1>",
              f"<div class='meta'>HLO Lens report, {html.escape(time.strftime('%Y-%m-%d %H:%M'))}"]
     if view_query:
-        q = "&".join(f"{k}={v}" for k, v in view_query.items())
-        parts.append(f" · view <code>?{html.escape(q)}</code>")
+        parts.append(f" · view <code>?{html.escape(query_string(view_query))}</code>")
     parts.append("</div>")
     for note in notes:
         parts.append(f"<p class='meta'>{html.escape(note)}</p>")
