@@ -100,6 +100,8 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
     the folder. Files are named as ``--xla_dump_to`` names them, module id 0000."""
     import jax
     lowered, compiled, name, run = _program(obj, args, kwargs)
+    if profile:
+        _can_profile(compiled, args, kwargs)
     out = out or tempfile.mkdtemp(prefix="hlolens-show-")
     os.makedirs(out, exist_ok=True)
     base = os.path.join(out, f"module_0000.{_safe(name)}")
@@ -116,9 +118,24 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
     with open(base + ".hlolens-analysis.json", "w", encoding="utf-8") as f:
         json.dump({"jax": jax.__version__, "platform": platform, **_analysis(compiled)}, f,
                   indent=1)
-    if profile and (args or kwargs):
+    if profile:
         _profile(run, _donates(compiled), args, kwargs, out)
     return out
+
+
+def _can_profile(compiled: Any, args: tuple, kwargs: dict) -> None:
+    """A profiled run needs arrays to run on: TypeError, before anything is written, for
+    a program shown without its arguments (a Lowered or Compiled alone) or with shapes
+    (``jax.ShapeDtypeStruct``) where arrays go."""
+    import jax
+    given = jax.tree.leaves((args, kwargs))
+    if any(isinstance(a, jax.ShapeDtypeStruct) for a in given):
+        raise TypeError("hlolens.show(..., profile=True) runs the program: give it arrays, "
+                        "not jax.ShapeDtypeStruct")
+    if not given and jax.tree.leaves(compiled.args_info):
+        raise TypeError("hlolens.show(..., profile=True) runs the program, which takes "
+                        "arguments: show(f, x, profile=True), or show(lowered, x, "
+                        "profile=True) with the arrays to run it on")
 
 
 def _donates(compiled: Any) -> bool:
@@ -243,7 +260,8 @@ def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
          **kwargs: Any) -> Shown:
     """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
     ``show(f, x, y)``. Returns (and prints) the link; ``start=False`` never starts the
-    app. ``profile``: also a short profiled run (needs the arguments: ``show(f, x)``).
+    app. ``profile``: also a short profiled run (on the arrays given:
+    ``show(f, x)``; TypeError when a program that takes arguments has none).
     ``target``: also compile the program for that target ('h100', 'v5e:2x2', ...; see
     ``python -m compiler_bridge compile``) without the hardware; the link then opens that
     compile, compared with this machine's (``CompileError`` when it cannot compile, e.g.

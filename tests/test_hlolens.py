@@ -157,3 +157,29 @@ def test_show_says_what_it_takes(bad, tmp_path):
     import hlolens
     with pytest.raises(TypeError, match="Lowered, a Compiled, or a function"):
         hlolens.show(bad, data=str(tmp_path / "d"), start=False)
+
+
+def test_a_profiled_run_without_arrays_to_run_on_says_so(tmp_path):
+    """``show(lowered, profile=True)`` was shown without a trace, saying nothing; with a
+    ShapeDtypeStruct for an array, JAX's 'not a valid JAX type' came from inside the
+    profiled run, after the dump was written."""
+    import jax
+    import hlolens
+    fn, w, x = _program()
+    data = str(tmp_path / "data")
+    with pytest.raises(TypeError, match=re.escape("profile=True) runs the program, which takes")):
+        hlolens.show(fn.lower(w, x), data=data, start=False, profile=True)
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    with pytest.raises(TypeError, match=re.escape("give it arrays, not jax.ShapeDtypeStruct")):
+        hlolens.show(fn, w, shape, data=data, start=False, profile=True)
+    assert not os.path.exists(data)               # nothing stored
+
+
+def test_a_profiled_run_of_a_program_without_arguments(tmp_path):
+    """A function of no arguments was compiled and shown with no trace: the run needs
+    none."""
+    import jax.numpy as jnp
+    import hlolens
+    shown = hlolens.show(lambda: jnp.tanh(jnp.arange(64.0)).sum(), data=str(tmp_path / "d"),
+                         start=False, profile=True)
+    assert [f.name for f in open_dump(shown.dump).traces] == ["perfetto_trace.json.gz"]
