@@ -189,3 +189,31 @@ def test_viz_render_to_an_out_it_cannot_write_exits_2_naming_it(out, tmp_path):
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr
     assert p.stderr.startswith(f"error: cannot write --out {target}: "), p.stderr
+
+
+def test_viz_render_says_which_stage_it_drew_for_one_a_file_lacks(tmp_path):
+    """A single file holds one stage: `--stage before_optimizations` of
+    `compiled.as_text()` drew the after-optimizations text, and the default stage of a
+    StableHLO file drew its conversion, neither saying so."""
+    import jax
+    import jax.numpy as jnp
+    lowered = jax.jit(lambda x: jnp.tanh(x @ x)).lower(jnp.ones((4, 4)))
+    after, mlir = tmp_path / "after.txt", tmp_path / "program.mlir"
+    after.write_text(lowered.compile().as_text())
+    mlir.write_text(lowered.as_text())
+
+    def render(path, *stage: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "viz", "render", str(path), *stage,
+                               "--out", str(tmp_path / "v.svg")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    p = render(after, "--stage", "before_optimizations")
+    assert p.returncode == 0, p.stderr
+    assert "module 0000 jit__lambda has no before optimizations text: rendered after " \
+           "optimizations" in p.stderr
+    p = render(mlir)
+    assert p.returncode == 0, p.stderr
+    assert "has no after optimizations text: rendered its StableHLO (converted by jaxlib)" \
+        in p.stderr
+    for path, stage in ((after, "after_optimizations"), (mlir, "before_optimizations")):
+        p = render(path, "--stage", stage)
+        assert p.returncode == 0 and "has no" not in p.stderr, p.stderr

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compiler_bridge import DumpError, HloParseError, open_dump, require_modules
+from compiler_bridge import Dump, DumpError, HloParseError, open_dump, require_modules
+from compiler_bridge.hlo import MLIR_TEXT
+from compiler_bridge.dumps import AFTER, BEFORE
 from compiler_bridge.passes import pass_timeline
 
 from .layout import LayoutError, render_svg
-from .render import graph_for
+from .render import graph_for, stage_path
 from .state import GROUPINGS, ViewState
 
 
@@ -64,10 +66,26 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:                # a usage error: the --out given cannot be written
         print(f"error: cannot write --out {args.out}: {e.strerror or e}", file=sys.stderr)
         return 2
-    for note in view.notes:
-        print(note, file=sys.stderr)
+    for note in [_stage_note(dump, state)] + view.notes:
+        if note:
+            print(note, file=sys.stderr)
     print(f"{view.computation}: {view.node_count} nodes, {view.edge_count} edges -> {args.out}")
     return 0
+
+
+def _stage_note(dump: Dump, state: ViewState) -> str:
+    """What was rendered instead of a before or after optimizations stage the module
+    lacks (a single file holds one stage), or ''."""
+    if state.stage not in (BEFORE, AFTER):
+        return ""
+    module = dump.module(state.module) if state.module else dump.main
+    if module is None or module.first(state.stage) is not None:
+        return ""
+    f = dump.file(stage_path(dump, state))
+    shown = ("its StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
+             else "after optimizations" if f.kind == AFTER else "before optimizations")
+    return (f"module {module.label} has no {state.stage.replace('_', ' ')} text: "
+            f"rendered {shown}")
 
 
 if __name__ == "__main__":
