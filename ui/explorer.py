@@ -198,7 +198,8 @@ def focus_controls(nav: Navigator) -> None:
         if not state.focus:        # the hops only with focus on: a slider's code (with
             return                 # moment and numbro, 130 KB) is no first page's
         controlled("pick-radius", state.radius)
-        st.slider("Hops (k)", 1, 8, key="pick-radius",
+        # 1 to 8, stretched to a link's hops (it keeps 0 to 20: ``viz.state.RADIUS``)
+        st.slider("Hops (k)", min(1, state.radius), max(8, state.radius), key="pick-radius",
                   on_change=go_widget, args=(N.set_radius, "pick-radius"), width=160,
                   label_visibility="collapsed", format="%d hops")
         st.caption(f"Focused on {code(state.focus)}")
