@@ -298,3 +298,14 @@ def test_a_links_hops_beyond_the_sliders_range_focus_with_them(monkeypatch, tmp_
     want = min(int(radius), 20)
     assert at.slider(key="pick-radius").value == want
     assert query(at)["radius"] == str(want)
+
+
+def test_a_links_node_budget_below_the_inputs_range_is_the_one_shown(monkeypatch, tmp_path):
+    """A link keeps a budget of 50 to 6,000 nodes (``viz.state.BUDGET``); the sidebar's
+    input started at 100 and showed 100 while the graph was drawn with the link's 50."""
+    from tests.support.apptest import query
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.tanh(x) * 2\nARGS = (jnp.ones(3),)")
+    at = app(str(dump), monkeypatch, {"budget": "1"})
+    assert query(at)["budget"] == "50"
+    assert at.number_input(key="pick-budget").value == 50

@@ -179,7 +179,8 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
                          help="layers: op_name scopes · source: the Python call path · "
                               "flat: no boxes", width="stretch")
     controlled("pick-budget", state.budget)
-    sb.number_input("Node budget", 100, 6000, step=250, key="pick-budget",
+    # from 100, or a link's lower budget (it keeps 50 to 6,000: ``viz.state.BUDGET``)
+    sb.number_input("Node budget", min(100, state.budget), 6000, step=250, key="pick-budget",
                     on_change=go_widget, args=(N.set_budget, "pick-budget"),
                     help="The most nodes a view draws; beyond it groups stay closed. Layout "
                          "time grows with nodes and edges: about 1–3 s at 2,000 nodes.")
