@@ -221,11 +221,14 @@ def app_url(store: Store) -> str | None:
 def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool = True,
           timeout: float = 120.0) -> str:
     """Start the app on the store ``data`` (default $HLOLENS_DATA or ./.hlolens-data) unless
-    one serves it already; returns its URL. ``wait``: block until it is healthy."""
+    one serves it already; returns its URL. ``wait``: block until it is healthy. ``dump``
+    (a dump folder, archive or one module's file; FileNotFoundError when it is not there):
+    the app opens it first, or, where an app serves the store already, it is added to the
+    store and the link to it returned."""
     store = Store(data)
     url = app_url(store)
     if url is not None:
-        return url
+        return f"{url}?dump={store.add_path(dump).share_id}" if dump else url
     port = port or _free_port()
     env = dict(os.environ, HLOLENS_DATA=store.location if store.remote
                else os.path.abspath(store.base))

@@ -183,3 +183,31 @@ def test_a_profiled_run_of_a_program_without_arguments(tmp_path):
     shown = hlolens.show(lambda: jnp.tanh(jnp.arange(64.0)).sum(), data=str(tmp_path / "d"),
                          start=False, profile=True)
     assert [f.name for f in open_dump(shown.dump).traces] == ["perfetto_trace.json.gz"]
+
+
+def test_serve_of_a_dump_while_an_app_serves_the_store_links_to_that_dump(tmp_path, capsys):
+    """``serve(data, dump=...)`` and ``hlolens serve --dump`` with the store's app already
+    running returned (printed) the app's address alone: the dump was neither stored nor
+    named, and the page opened without it. Now it is added to the store, and the link
+    opens it."""
+    import hlolens
+    from hlolens.__main__ import main
+    fn, w, x = _program()
+    dump = hlolens.write_dump(fn, w, x, out=str(tmp_path / "dump"))
+    data = str(tmp_path / "data")
+    url = hlolens.serve(data)
+    try:
+        with open(os.path.join(data, "app.json")) as f:
+            app = json.load(f)
+        store = Store(data)
+        link = hlolens.serve(data, dump=dump)
+        assert link.startswith(url + "?dump=")
+        assert store.get(link.split("dump=")[1]).modules[0]["name"] == "jit_layer"
+        assert main(["serve", "--data", data, "--dump", dump]) == 0
+        printed = capsys.readouterr().out
+        assert link in printed, printed
+        with urllib.request.urlopen(link, timeout=30) as r:
+            assert r.status == 200
+    finally:
+        os.killpg(app["pid"], signal.SIGTERM)
+
