@@ -225,6 +225,8 @@ def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool 
     (a dump folder, archive or one module's file; FileNotFoundError when it is not there):
     the app opens it first, or, where an app serves the store already, it is added to the
     store and the link to it returned."""
+    if dump and not os.path.exists(dump):
+        raise FileNotFoundError(f"hlolens.serve: {dump}: no such file or folder")
     store = Store(data)
     url = app_url(store)
     if url is not None:

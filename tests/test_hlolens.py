@@ -211,3 +211,12 @@ def test_serve_of_a_dump_while_an_app_serves_the_store_links_to_that_dump(tmp_pa
     finally:
         os.killpg(app["pid"], signal.SIGTERM)
 
+
+def test_serve_of_a_missing_dump_says_so_before_starting(tmp_path):
+    """``serve(dump=...)`` of a path that is not there started the app on no dump, and
+    returned its address as if the dump were there."""
+    import hlolens
+    data = str(tmp_path / "data")
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "gone"))):
+        hlolens.serve(data, dump=str(tmp_path / "gone"))
+    assert not os.path.exists(os.path.join(data, "app.json"))
