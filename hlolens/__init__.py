@@ -205,8 +205,11 @@ def _free_port(start: int = 8501) -> int:
         return s.getsockname()[1]
 
 
-def app_url(store: Store) -> str | None:
-    """The URL of the app serving ``store`` on this machine, if one runs and is healthy."""
+def app_url(store: Store | str | None = None) -> str | None:
+    """The URL of the app serving ``store`` on this machine, if one runs and is healthy;
+    ``store``: a Store, or its location as ``serve`` and ``show`` take it (``data``)."""
+    if not isinstance(store, Store):
+        store = Store(store)
     try:
         with open(os.path.join(store.local_root, _APP_FILE), encoding="utf-8") as f:
             rec = json.load(f)

@@ -200,6 +200,7 @@ def test_serve_of_a_dump_while_an_app_serves_the_store_links_to_that_dump(tmp_pa
         with open(os.path.join(data, "app.json")) as f:
             app = json.load(f)
         store = Store(data)
+        assert hlolens.app_url(data) == hlolens.app_url(store) == url   # a path, as serve's
         link = hlolens.serve(data, dump=dump)
         assert link.startswith(url + "?dump=")
         assert store.get(link.split("dump=")[1]).modules[0]["name"] == "jit_layer"
@@ -220,3 +221,4 @@ def test_serve_of_a_missing_dump_says_so_before_starting(tmp_path):
     with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "gone"))):
         hlolens.serve(data, dump=str(tmp_path / "gone"))
     assert not os.path.exists(os.path.join(data, "app.json"))
+    assert hlolens.app_url(data) is None    # was AttributeError: 'str' has no 'local_root'
