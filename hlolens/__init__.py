@@ -98,11 +98,23 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
                **kwargs: Any) -> str:
     """Write the dump of a program into ``out`` (a new temporary folder by default); returns
     the folder. Files are named as ``--xla_dump_to`` names them, module id 0000."""
-    import jax
     lowered, compiled, name, run = _program(obj, args, kwargs)
     if profile:
         _can_profile(compiled, args, kwargs)
+    made = not out                  # a folder of ours: removed again when this fails
     out = out or tempfile.mkdtemp(prefix="hlolens-show-")
+    try:
+        _write(out, lowered, compiled, name, run, profile, args, kwargs)
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
+
+
+def _write(out: str, lowered: Any, compiled: Any, name: str, run: Any, profile: bool,
+           args: tuple, kwargs: dict) -> None:
+    import jax
     os.makedirs(out, exist_ok=True)
     base = os.path.join(out, f"module_0000.{_safe(name)}")
     platform = jax.devices()[0].platform if compiled.runtime_executable() is None \
@@ -120,7 +132,6 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
                   indent=1)
     if profile:
         _profile(run, _donates(compiled), args, kwargs, out)
-    return out
 
 
 def _can_profile(compiled: Any, args: tuple, kwargs: dict) -> None:

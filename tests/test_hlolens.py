@@ -222,3 +222,22 @@ def test_serve_of_a_missing_dump_says_so_before_starting(tmp_path):
         hlolens.serve(data, dump=str(tmp_path / "gone"))
     assert not os.path.exists(os.path.join(data, "app.json"))
     assert hlolens.app_url(data) is None    # was AttributeError: 'str' has no 'local_root'
+
+
+def test_a_show_that_fails_in_its_profiled_run_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """A Compiled of static arguments, given them again (``show(compiled, x, 3,
+    profile=True)``): JAX refuses the run, after the dump was written into a temporary
+    folder, which stayed there."""
+    import tempfile
+
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    os.makedirs(tmp_path / "tmp")
+    scaled = jax.jit(lambda x, n: x * n, static_argnums=1)
+    x = jnp.ones(4)
+    with pytest.raises(TypeError, match="pytree"):
+        hlolens.show(scaled.lower(x, 3).compile(), x, 3, data=str(tmp_path / "d"),
+                     start=False, profile=True)
+    assert os.listdir(tmp_path / "tmp") == []
