@@ -265,11 +265,13 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             view: GraphView | None, svg: str, inspected: Inspected | None,
             runtime_rows: Callable[[], list[dict] | None] | None = None,
             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
-            compared: list[str] | None = None) -> None:
+            compared: list[str] | None = None,
+            runtime_measured: Callable[[], dict[str, float] | None] | None = None) -> None:
     """Beside the search box: Link (the full link, with a copy button), Save view, Export
     (not for a step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
     the kernel table and the runtime overlay's colours for the HTML report (called when
-    it is downloaded); ``compared``: what the report says of a comparison on screen."""
+    it is downloaded); ``compared``: what the report says of a comparison on screen;
+    ``runtime_measured``: measured µs per instruction for Model Explorer's node data."""
     state = nav.state
     # each popover fills only when opened (on_change="rerun"): closed, they cost a page
     # load and every click nothing
@@ -292,7 +294,7 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             if export.open:
                 with export:
                     _exports(opened, shown, view, svg, inspected, state, runtime_rows,
-                             runtime_legend, compared)
+                             runtime_legend, compared, runtime_measured)
 
 
 def _link(opened: Opened, state: ViewState) -> None:
@@ -330,7 +332,8 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
              inspected: Inspected | None, state: ViewState,
              runtime_rows: Callable[[], list[dict] | None] | None,
              runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
-             compared: list[str] | None = None) -> None:
+             compared: list[str] | None = None,
+             runtime_measured: Callable[[], dict[str, float] | None] | None = None) -> None:
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
     stage = (f"step{step.index}" if step is not None and step.kind == "pass"
@@ -363,14 +366,21 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
                        file_name=stem + ".me-graph.json", mime="application/json",
                        on_click="ignore", width="stretch", icon=":material/hub:")
     st.download_button("Model Explorer node data JSON",
-                       data=partial(_json, model_explorer_node_data, shown.module),
+                       data=partial(_node_data, shown.module, runtime_measured),
                        file_name=stem + ".me-node-data.json", mime="application/json",
                        on_click="ignore", width="stretch", icon=":material/data_object:",
-                       help="Output bytes per instruction (runtimes once measured)")
+                       help="Measured µs per execution of each instruction when the dump "
+                            "has a trace (after optimizations), else its output bytes")
 
 
 def _json(fn, module: HloModule) -> str:
     return json.dumps(fn(module))
+
+
+def _node_data(module: HloModule,
+               measured: Callable[[], dict[str, float] | None] | None) -> str:
+    """Model Explorer's node data: measured µs where there are some, else output bytes."""
+    return json.dumps(model_explorer_node_data(module, measured() if measured else None))
 
 
 def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
