@@ -35,6 +35,8 @@ from viz import (
     model_explorer_node_data,
     report_inspector,
     share_link,
+    titled_dot,
+    titled_svg,
     when,
 )
 from viz import navigation as N
@@ -340,10 +342,13 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
              else shown.stage.replace("_optimizations", ""))
     stem = file_stem(m.name, stage, view.computation if view is not None else "")
     if view is not None and svg:
-        st.download_button("Graph as SVG", data=partial(str, svg), file_name=stem + ".svg",
+        what = _what(opened, shown, view)
+        st.download_button("Graph as SVG", data=partial(titled_svg, svg, what),
+                           file_name=stem + ".svg",
                            mime="image/svg+xml", on_click="ignore", width="stretch",
                            icon=":material/image:")
-        st.download_button("Graph as DOT", data=partial(str, view.dot), file_name=stem + ".dot",
+        st.download_button("Graph as DOT", data=partial(titled_dot, view.dot, what),
+                           file_name=stem + ".dot",
                            mime="text/vnd.graphviz", on_click="ignore", width="stretch",
                            icon=":material/account_tree:")
         report = partial(_report, opened, shown, view, svg, inspected, state, runtime_rows,
@@ -383,6 +388,17 @@ def _node_data(module: HloModule,
     return json.dumps(model_explorer_node_data(module, measured() if measured else None))
 
 
+def _stage(shown: Shown) -> str:
+    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
+    return stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
+
+
+def _what(opened: Opened, shown: Shown, view: GraphView) -> str:
+    """What an export shows: dump, module, stage, computation."""
+    return (f"Dump {opened.name}, module {shown.dump_module.label}, {_stage(shown)}, "
+            f"computation {view.computation}.")
+
+
 def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
             inspected: Inspected | None, state: ViewState,
             runtime_rows: Callable[[], list[dict] | None] | None, link: str = "",
@@ -391,10 +407,8 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     """The self-contained HTML report (built when the button is clicked); ``compared``:
     what it says of the comparison on screen, whose diff colours the graph."""
     m = shown.dump_module
-    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
-    where = stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
     info = inspected.info if inspected is not None else None
-    notes = [f"Dump {opened.name}, module {m.label}, {where}, computation {view.computation}."]
+    notes = [_what(opened, shown, view)]
     if link and opened.share_id:
         notes.append(f"Open this view in HLO Lens: {link}")
     legend = list(view.legend)
@@ -419,7 +433,7 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     rows = runtime_rows() if runtime_rows is not None else None
     if runtime_legend is not None:
         legend = runtime_legend() + legend
-    return html_report(title=f"{m.name} · {where}", svg=svg, view_query=state.to_query(),
+    return html_report(title=f"{m.name} · {_stage(shown)}", svg=svg, view_query=state.to_query(),
                        inspector=report_inspector(info, mine, visitor.sign_in_offered())
                        if info is not None else None,
                        runtime_rows=rows, legend=legend, notes=notes)

@@ -26,6 +26,21 @@ def svg_for_html(svg: str) -> str:
     return _XMLNS.sub("", svg[:head_end]) + svg[head_end:]
 
 
+def titled_svg(svg: str, title: str) -> str:
+    """The SVG with ``title`` as its own (the root's first child: what a browser's tab or
+    a viewer names it by; Graphviz's title is its graph's, 'G')."""
+    start = svg.find("<svg")
+    end = svg.find(">", start)
+    if start < 0 or end < 0:
+        return svg
+    return f"{svg[:end + 1]}\n<title>{html.escape(title, quote=False)}</title>{svg[end + 1:]}"
+
+
+def titled_dot(dot: str, title: str) -> str:
+    """The DOT text under a comment line holding ``title`` (on one line)."""
+    return "// HLO Lens: " + " ".join(title.split()) + "\n" + dot
+
+
 # --------------------------------------------------------------------------- HTML report
 
 _CSS = """
