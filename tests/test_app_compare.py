@@ -214,3 +214,34 @@ def test_a_links_unknown_baseline_module_names_the_baseline_and_pairs_instead(mo
     assert "by name and structure instead." in page
     assert not re.search(r"[0-9a-f]{64}", page)
     assert "Comparison" in _tabs(at)          # paired as without base_module
+
+
+def test_a_links_baseline_module_without_hlo_text_is_named_by_the_baselines_name(
+        monkeypatch, tmp_path):
+    """A TPU compile's per-pass dump has a module of Shardy's MLIR alone (shardy/module_
+    0000.jit_f: no HLO text). A link pairing with it said "Cannot compare with dump:
+    CannotCompare: ... '<64-digit hash>: module 0000.jit_f jit_f has no HLO text'": the
+    store's folder and Python's quotes; it names the baseline by its name."""
+    import re
+
+    from tests.support.backend_fresh import compile_for
+    from tests.support.fresh import compile_program
+    tpu, _ = compile_for("v5e", tmp_path / "tpu", 'PROGRAMS = {"f": (lambda x: jnp.tanh(x)'
+                         '.sum(axis=0), (S((8, 128), on("x", "y")),), {})}',
+                         "--xla_dump_hlo_pass_re=.*")
+    cpu, _ = compile_program(tmp_path / "cpu", "f = lambda x: jnp.tanh(x).sum(axis=0)\n"
+                                               "ARGS = (jnp.ones((8, 128)),)")
+    textless = next(m for m in open_dump(str(tpu)).modules
+                    if m.first("after_optimizations") is None and not m.passes)
+    store = Store()
+    base = store.add_path(str(tpu), name="on-v5e").share_id
+    shown = store.add_path(str(cpu), name="on-cpu").share_id
+    at = AppTest.from_file(APP, default_timeout=120)
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    for k, v in {"dump": shown, "base": base, "base_module": textless.id}.items():
+        at.query_params[k] = v
+    at.run()
+    ok(at)
+    page = texts(at)
+    assert f"on-v5e: module {textless.label} has no HLO text" in page, page
+    assert not re.search(r"[0-9a-f]{64}", page) and "'" not in page.split("has no HLO")[0][-80:]
