@@ -216,11 +216,18 @@ def _free_port(start: int = 8501) -> int:
         return s.getsockname()[1]
 
 
-def app_url(store: Store | str | None = None) -> str | None:
+def _store(data: Store | str | os.PathLike[str] | None) -> Store:
+    """The store ``data`` names: a Store, its location (a str or a path object), or None
+    for $HLOLENS_DATA or ./.hlolens-data."""
+    if isinstance(data, Store):
+        return data
+    return Store(os.fspath(data) if data is not None else None)
+
+
+def app_url(store: Store | str | os.PathLike[str] | None = None) -> str | None:
     """The URL of the app serving ``store`` on this machine, if one runs and is healthy;
     ``store``: a Store, or its location as ``serve`` and ``show`` take it (``data``)."""
-    if not isinstance(store, Store):
-        store = Store(store)
+    store = _store(store)
     try:
         with open(os.path.join(store.local_root, _APP_FILE), encoding="utf-8") as f:
             rec = json.load(f)
@@ -232,7 +239,8 @@ def app_url(store: Store | str | None = None) -> str | None:
     return None
 
 
-def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool = True,
+def serve(data: str | os.PathLike[str] | None = None, *, port: int = 0,
+          dump: str | os.PathLike[str] = "", wait: bool = True,
           timeout: float = 120.0) -> str:
     """Start the app on the store ``data`` (default $HLOLENS_DATA or ./.hlolens-data) unless
     one serves it already; returns its URL. ``wait``: block until it is healthy. ``dump``
@@ -241,7 +249,8 @@ def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool 
     store and the link to it returned."""
     if dump and not os.path.exists(dump):
         raise FileNotFoundError(f"hlolens.serve: {dump}: no such file or folder")
-    store = Store(data)
+    dump = os.fspath(dump)
+    store = _store(data)
     url = app_url(store)
     if url is not None:
         return f"{url}?dump={store.add_path(dump).share_id}" if dump else url
@@ -274,7 +283,7 @@ def _in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
+def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name: str = "",
          profile: bool = False, start: bool = True, target: str = "",
          **kwargs: Any) -> Shown:
     """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
@@ -297,7 +306,7 @@ def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
                 raise TypeError("hlolens.show(..., target=) needs the program before "
                                 "compilation: a Lowered or a function and its arguments")
             compile_module(mlir, target, os.path.join(compiled_for, "dump"))
-        store = Store(data)
+        store = _store(data)
         stored = store.add_path(folder, name=label)
         query = f"dump={stored.share_id}"
         if target:

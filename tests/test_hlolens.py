@@ -241,3 +241,15 @@ def test_a_show_that_fails_in_its_profiled_run_leaves_no_folder_behind(tmp_path,
         hlolens.show(scaled.lower(x, 3).compile(), x, 3, data=str(tmp_path / "d"),
                      start=False, profile=True)
     assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_the_store_may_be_given_as_a_path_object(tmp_path):
+    """``data=pathlib.Path(...)`` (what a notebook has at hand) was "TypeError: argument
+    of type 'PosixPath' is not iterable" from inside the store, in show, serve and
+    app_url alike."""
+    import jax.numpy as jnp
+    import hlolens
+    data = tmp_path / "data"
+    shown = hlolens.show(jnp.sin, jnp.ones(3), data=data, start=False)
+    assert Store(str(data)).get(shown.share_id).modules[0]["name"] == "jit_sin"
+    assert hlolens.app_url(data) is None
