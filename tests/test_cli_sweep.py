@@ -217,3 +217,34 @@ def test_viz_render_says_which_stage_it_drew_for_one_a_file_lacks(tmp_path):
     for path, stage in ((after, "after_optimizations"), (mlir, "before_optimizations")):
         p = render(path, "--stage", stage)
         assert p.returncode == 0 and "has no" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("fmt", ["svg", "dot"])
+def test_viz_render_says_what_it_drew_in_the_file(fmt, tmp_path):
+    """The SVG's only title was Graphviz's 'G' and the DOT named nothing; each now names
+    the dump, module, stage and computation, as the app's exports do, a dump name with
+    '<', '&' and quotes kept as text."""
+    import xml.etree.ElementTree as ET
+
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+
+    from compiler_bridge import open_dump
+    name = 'run <3> & "fast"'
+    dump = hlolens.write_dump(jax.jit(lambda x: jnp.tanh(x) * 2), jnp.ones(8),
+                              out=str(tmp_path / name))
+    d = open_dump(dump)
+    out = tmp_path / f"v.{fmt}"
+    p = subprocess.run([sys.executable, "-m", "viz", "render", dump, "--format", fmt,
+                        "--stage", "before_optimizations", "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    before = d.stage(d.main, "before_optimizations").entry.name
+    want = f"Dump {name}, module 0000 jit__lambda, before optimizations, computation {before}."
+    text = out.read_text()
+    if fmt == "svg":
+        root = ET.fromstring(text)
+        assert root[0].tag.endswith("title") and root[0].text == want
+    else:
+        assert text.splitlines()[0] == "// HLO Lens: " + want
