@@ -36,15 +36,19 @@ _APP_FILE = "app.json"              # in the store: the app serving it (pid, por
 
 @dataclass(frozen=True)
 class Shown:
-    """What ``show`` did: the link, the store's share id and where the dump was written."""
+    """What ``show`` did: the link, the store's share id and where the dump was written;
+    ``note``: what the link needs ('' when an app serves it)."""
 
     url: str
     share_id: str
     dump: str
+    note: str = ""
 
     def _repr_html_(self) -> str:
         from html import escape
-        return f'<a href="{escape(self.url)}" target="_blank">Open in HLO Lens: {escape(self.url)}</a>'
+        note = f" ({escape(self.note)})" if self.note else ""
+        return (f'<a href="{escape(self.url)}" target="_blank">Open in HLO Lens: '
+                f'{escape(self.url)}</a>{note}')
 
 
 def _safe(name: str) -> str:
@@ -288,7 +292,8 @@ def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name:
          **kwargs: Any) -> Shown:
     """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
     ``show(f, x, y)``. Returns (and prints) the link; ``start=False`` never starts the
-    app. ``profile``: also a short profiled run (on the arrays given:
+    app (with none serving the store, the link is where ``hlolens serve`` would, and the
+    note says so). ``profile``: also a short profiled run (on the arrays given:
     ``show(f, x)``; TypeError when a program that takes arguments has none).
     ``target``: also compile the program for that target ('h100', 'v5e:2x2', ...; see
     ``python -m compiler_bridge compile``) without the hardware; the link then opens that
@@ -318,11 +323,16 @@ def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name:
         shutil.rmtree(folder, ignore_errors=True)
         if compiled_for:
             shutil.rmtree(compiled_for, ignore_errors=True)
-    base = (serve(data) if start else app_url(store)) or "http://localhost:8501/"
-    shown = Shown(f"{base}?{query}", stored.share_id, store.folder(stored.share_id))
+    base = serve(data) if start else app_url(store)
+    note = ""
+    if base is None:              # start=False, and no app serves the store: where one would
+        base = "http://localhost:8501/"
+        where = store.location if store.remote else os.path.abspath(store.base)
+        note = f"no app serves this store yet: hlolens serve --data {where}"
+    shown = Shown(f"{base}?{query}", stored.share_id, store.folder(stored.share_id), note)
     if _in_notebook():
         from IPython.display import display   # type: ignore[import-not-found]
         display(shown)
     else:
-        print(f"HLO Lens: {shown.url}")
+        print(f"HLO Lens: {shown.url}" + (f" ({note})" if note else ""))
     return shown

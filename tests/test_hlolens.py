@@ -253,3 +253,18 @@ def test_the_store_may_be_given_as_a_path_object(tmp_path):
     shown = hlolens.show(jnp.sin, jnp.ones(3), data=data, start=False)
     assert Store(str(data)).get(shown.share_id).modules[0]["name"] == "jit_sin"
     assert hlolens.app_url(data) is None
+
+
+def test_show_without_starting_an_app_says_how_to_serve_its_link(tmp_path, capsys):
+    """``start=False`` with no app serving the store printed a link to port 8501 as if it
+    were served there (another store's app, or nothing); it now says so, and the command
+    that serves this store at that link."""
+    import jax.numpy as jnp
+    import hlolens
+    data = tmp_path / "data"
+    shown = hlolens.show(jnp.sin, jnp.ones(3), data=str(data), start=False)
+    printed = capsys.readouterr().out
+    assert shown.url == f"http://localhost:8501/?dump={shown.share_id}"
+    assert f"HLO Lens: {shown.url}" in printed
+    assert f"no app serves this store yet: hlolens serve --data {data}" in printed, printed
+    assert "hlolens serve --data" in shown._repr_html_()
