@@ -287,6 +287,10 @@ def _in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
+_NEEDS_LOWERED = ("hlolens.show(..., target=) needs the program before compilation: a "
+                  "Lowered or a function and its arguments")
+
+
 def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name: str = "",
          profile: bool = False, start: bool = True, target: str = "",
          **kwargs: Any) -> Shown:
@@ -299,6 +303,9 @@ def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name:
     ``python -m compiler_bridge compile``) without the hardware; the link then opens that
     compile, compared with this machine's (``CompileError`` when it cannot compile, e.g.
     without ``.venv-backends``)."""
+    import jax
+    if target and isinstance(obj, jax.stages.Compiled):     # before anything runs
+        raise TypeError(_NEEDS_LOWERED)
     folder = write_dump(obj, *args, profile=profile, **kwargs)
     compiled_for = tempfile.mkdtemp(prefix="hlolens-target-") if target else ""
     try:
@@ -308,8 +315,7 @@ def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name:
             mlir = os.path.join(folder, "module_0000." + program.split(".")[1],
                                 "module.mlir")
             if not os.path.exists(mlir):
-                raise TypeError("hlolens.show(..., target=) needs the program before "
-                                "compilation: a Lowered or a function and its arguments")
+                raise TypeError(_NEEDS_LOWERED)
             compile_module(mlir, target, os.path.join(compiled_for, "dump"))
         store = _store(data)
         stored = store.add_path(folder, name=label)

@@ -268,3 +268,23 @@ def test_show_without_starting_an_app_says_how_to_serve_its_link(tmp_path, capsy
     assert f"HLO Lens: {shown.url}" in printed
     assert f"no app serves this store yet: hlolens serve --data {data}" in printed, printed
     assert "hlolens serve --data" in shown._repr_html_()
+
+
+def test_a_target_for_a_compiled_program_is_refused_before_it_runs(tmp_path):
+    """``show(compiled, x, profile=True, target='h100')`` ran the profiled run first (the
+    program's side effects happened four times), and only then said that a target needs
+    the program before compilation."""
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+    calls = []
+
+    def f(x):
+        jax.debug.callback(lambda: calls.append(1))
+        return jnp.sin(x)
+    x = jnp.ones(3)
+    compiled = jax.jit(f).lower(x).compile()
+    with pytest.raises(TypeError, match="needs the program before compilation"):
+        hlolens.show(compiled, x, data=str(tmp_path / "d"), start=False, profile=True,
+                     target="h100")
+    assert calls == []
