@@ -419,6 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
     st_verify.add_argument("id", help="the dump's share id")
     st_rm = st_sub.add_parser("remove", help="delete a dump with its views and comments")
     st_rm.add_argument("id", help="the dump's share id")
+    for each in (st_add, st_list, st_verify, st_rm):   # after the command too: `store add
+        each.add_argument("--data", default=argparse.SUPPRESS,   # DUMP --data DIR`
+                          help="as before the command")
     sp.set_defaults(func=cmd_store)
     # runtimes, profile, calibrate, train (compiler_bridge/runtime_cli.py)
     from .perf import add_runtime_commands

@@ -36,15 +36,19 @@ _APP_FILE = "app.json"              # in the store: the app serving it (pid, por
 
 @dataclass(frozen=True)
 class Shown:
-    """What ``show`` did: the link, the store's share id and where the dump was written."""
+    """What ``show`` did: the link, the store's share id and where the dump was written;
+    ``note``: what the link needs ('' when an app serves it)."""
 
     url: str
     share_id: str
     dump: str
+    note: str = ""
 
     def _repr_html_(self) -> str:
         from html import escape
-        return f'<a href="{escape(self.url)}" target="_blank">Open in HLO Lens: {escape(self.url)}</a>'
+        note = f" ({escape(self.note)})" if self.note else ""
+        return (f'<a href="{escape(self.url)}" target="_blank">Open in HLO Lens: '
+                f'{escape(self.url)}</a>{note}')
 
 
 def _safe(name: str) -> str:
@@ -98,9 +102,23 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
                **kwargs: Any) -> str:
     """Write the dump of a program into ``out`` (a new temporary folder by default); returns
     the folder. Files are named as ``--xla_dump_to`` names them, module id 0000."""
-    import jax
     lowered, compiled, name, run = _program(obj, args, kwargs)
+    if profile:
+        _can_profile(compiled, args, kwargs)
+    made = not out                  # a folder of ours: removed again when this fails
     out = out or tempfile.mkdtemp(prefix="hlolens-show-")
+    try:
+        _write(out, lowered, compiled, name, run, profile, args, kwargs)
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
+
+
+def _write(out: str, lowered: Any, compiled: Any, name: str, run: Any, profile: bool,
+           args: tuple, kwargs: dict) -> None:
+    import jax
     os.makedirs(out, exist_ok=True)
     base = os.path.join(out, f"module_0000.{_safe(name)}")
     platform = jax.devices()[0].platform if compiled.runtime_executable() is None \
@@ -116,9 +134,23 @@ def write_dump(obj: Any, *args: Any, out: str | None = None, profile: bool = Fal
     with open(base + ".hlolens-analysis.json", "w", encoding="utf-8") as f:
         json.dump({"jax": jax.__version__, "platform": platform, **_analysis(compiled)}, f,
                   indent=1)
-    if profile and (args or kwargs):
+    if profile:
         _profile(run, _donates(compiled), args, kwargs, out)
-    return out
+
+
+def _can_profile(compiled: Any, args: tuple, kwargs: dict) -> None:
+    """A profiled run needs arrays to run on: TypeError, before anything is written, for
+    a program shown without its arguments (a Lowered or Compiled alone) or with shapes
+    (``jax.ShapeDtypeStruct``) where arrays go."""
+    import jax
+    given = jax.tree.leaves((args, kwargs))
+    if any(isinstance(a, jax.ShapeDtypeStruct) for a in given):
+        raise TypeError("hlolens.show(..., profile=True) runs the program: give it arrays, "
+                        "not jax.ShapeDtypeStruct")
+    if not given and jax.tree.leaves(compiled.args_info):
+        raise TypeError("hlolens.show(..., profile=True) runs the program, which takes "
+                        "arguments: show(f, x, profile=True), or show(lowered, x, "
+                        "profile=True) with the arrays to run it on")
 
 
 def _donates(compiled: Any) -> bool:
@@ -188,8 +220,18 @@ def _free_port(start: int = 8501) -> int:
         return s.getsockname()[1]
 
 
-def app_url(store: Store) -> str | None:
-    """The URL of the app serving ``store`` on this machine, if one runs and is healthy."""
+def _store(data: Store | str | os.PathLike[str] | None) -> Store:
+    """The store ``data`` names: a Store, its location (a str or a path object), or None
+    for $HLOLENS_DATA or ./.hlolens-data."""
+    if isinstance(data, Store):
+        return data
+    return Store(os.fspath(data) if data is not None else None)
+
+
+def app_url(store: Store | str | os.PathLike[str] | None = None) -> str | None:
+    """The URL of the app serving ``store`` on this machine, if one runs and is healthy;
+    ``store``: a Store, or its location as ``serve`` and ``show`` take it (``data``)."""
+    store = _store(store)
     try:
         with open(os.path.join(store.local_root, _APP_FILE), encoding="utf-8") as f:
             rec = json.load(f)
@@ -201,14 +243,21 @@ def app_url(store: Store) -> str | None:
     return None
 
 
-def serve(data: str | None = None, *, port: int = 0, dump: str = "", wait: bool = True,
+def serve(data: str | os.PathLike[str] | None = None, *, port: int = 0,
+          dump: str | os.PathLike[str] = "", wait: bool = True,
           timeout: float = 120.0) -> str:
     """Start the app on the store ``data`` (default $HLOLENS_DATA or ./.hlolens-data) unless
-    one serves it already; returns its URL. ``wait``: block until it is healthy."""
-    store = Store(data)
+    one serves it already; returns its URL. ``wait``: block until it is healthy. ``dump``
+    (a dump folder, archive or one module's file; FileNotFoundError when it is not there):
+    the app opens it first, or, where an app serves the store already, it is added to the
+    store and the link to it returned."""
+    if dump and not os.path.exists(dump):
+        raise FileNotFoundError(f"hlolens.serve: {dump}: no such file or folder")
+    dump = os.fspath(dump)
+    store = _store(data)
     url = app_url(store)
     if url is not None:
-        return url
+        return f"{url}?dump={store.add_path(dump).share_id}" if dump else url
     port = port or _free_port()
     env = dict(os.environ, HLOLENS_DATA=store.location if store.remote
                else os.path.abspath(store.base))
@@ -238,16 +287,25 @@ def _in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
+_NEEDS_LOWERED = ("hlolens.show(..., target=) needs the program before compilation: a "
+                  "Lowered or a function and its arguments")
+
+
+def show(obj: Any, *args: Any, data: str | os.PathLike[str] | None = None, name: str = "",
          profile: bool = False, start: bool = True, target: str = "",
          **kwargs: Any) -> Shown:
     """Open a JAX program in HLO Lens: ``show(jax.jit(f).lower(x))``, ``show(compiled)`` or
     ``show(f, x, y)``. Returns (and prints) the link; ``start=False`` never starts the
-    app. ``profile``: also a short profiled run (needs the arguments: ``show(f, x)``).
+    app (with none serving the store, the link is where ``hlolens serve`` would, and the
+    note says so). ``profile``: also a short profiled run (on the arrays given:
+    ``show(f, x)``; TypeError when a program that takes arguments has none).
     ``target``: also compile the program for that target ('h100', 'v5e:2x2', ...; see
     ``python -m compiler_bridge compile``) without the hardware; the link then opens that
     compile, compared with this machine's (``CompileError`` when it cannot compile, e.g.
     without ``.venv-backends``)."""
+    import jax
+    if target and isinstance(obj, jax.stages.Compiled):     # before anything runs
+        raise TypeError(_NEEDS_LOWERED)
     folder = write_dump(obj, *args, profile=profile, **kwargs)
     compiled_for = tempfile.mkdtemp(prefix="hlolens-target-") if target else ""
     try:
@@ -257,10 +315,9 @@ def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
             mlir = os.path.join(folder, "module_0000." + program.split(".")[1],
                                 "module.mlir")
             if not os.path.exists(mlir):
-                raise TypeError("hlolens.show(..., target=) needs the program before "
-                                "compilation: a Lowered or a function and its arguments")
+                raise TypeError(_NEEDS_LOWERED)
             compile_module(mlir, target, os.path.join(compiled_for, "dump"))
-        store = Store(data)
+        store = _store(data)
         stored = store.add_path(folder, name=label)
         query = f"dump={stored.share_id}"
         if target:
@@ -272,11 +329,16 @@ def show(obj: Any, *args: Any, data: str | None = None, name: str = "",
         shutil.rmtree(folder, ignore_errors=True)
         if compiled_for:
             shutil.rmtree(compiled_for, ignore_errors=True)
-    base = (serve(data) if start else app_url(store)) or "http://localhost:8501/"
-    shown = Shown(f"{base}?{query}", stored.share_id, store.folder(stored.share_id))
+    base = serve(data) if start else app_url(store)
+    note = ""
+    if base is None:              # start=False, and no app serves the store: where one would
+        base = "http://localhost:8501/"
+        where = store.location if store.remote else os.path.abspath(store.base)
+        note = f"no app serves this store yet: hlolens serve --data {where}"
+    shown = Shown(f"{base}?{query}", stored.share_id, store.folder(stored.share_id), note)
     if _in_notebook():
         from IPython.display import display   # type: ignore[import-not-found]
         display(shown)
     else:
-        print(f"HLO Lens: {shown.url}")
+        print(f"HLO Lens: {shown.url}" + (f" ({note})" if note else ""))
     return shown

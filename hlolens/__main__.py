@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from compiler_bridge.dumps import Store
+from compiler_bridge.dumps import DumpError, Store
 
 from . import ROOT, app_url
 
@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     store = Store(args.data or None)
     running = app_url(store)
     if running:
+        if args.dump:                      # the running app opens it from the store
+            try:
+                running += f"?dump={store.add_path(args.dump).share_id}"
+            except (DumpError, OSError) as e:
+                print(f"error: {args.dump}: {e}", file=sys.stderr)
+                return 1
         print(f"HLO Lens already serves this store: {running}")
         return 0
     data = store.location if store.remote else os.path.abspath(store.base)

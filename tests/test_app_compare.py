@@ -192,3 +192,56 @@ def test_the_html_report_of_a_comparison_says_what_it_is_compared_with(monkeypat
     assert f"{c.counts_a.instructions:,} → {c.counts_b.instructions:,} instructions" in page
     assert "xla_cpu_use_fusion_emitters" in page
     assert "only in the baseline (ghost node)" in page
+
+
+def test_a_links_unknown_baseline_module_names_the_baseline_and_pairs_instead(monkeypatch,
+                                                                              tmp_path):
+    """The message named the baseline by its store folder (a 64-digit content hash),
+    and not what the page did instead."""
+    import re
+
+    from tests.support.fresh import compile_program
+    a, _ = compile_program(tmp_path / "a", "f = lambda x: jnp.exp(x) @ x\n"
+                                           "ARGS = (jnp.ones((8, 8)),)")
+    b, _ = compile_program(tmp_path / "b", "f = lambda x: jnp.tanh(jnp.exp(x) @ x)\n"
+                                           "ARGS = (jnp.ones((8, 8)),)")
+    store = Store()
+    base = store.add_path(str(a), name="before-tanh").share_id
+    shown = store.add_path(str(b), name="after-tanh").share_id
+    at = _app(monkeypatch, {"dump": shown, "base": base, "base_module": "nope"})
+    page = texts(at)
+    assert "Baseline before-tanh: no module 'nope'; modules are " in page, page
+    assert "by name and structure instead." in page
+    assert not re.search(r"[0-9a-f]{64}", page)
+    assert "Comparison" in _tabs(at)          # paired as without base_module
+
+
+def test_a_links_baseline_module_without_hlo_text_is_named_by_the_baselines_name(
+        monkeypatch, tmp_path):
+    """A TPU compile's per-pass dump has a module of Shardy's MLIR alone (shardy/module_
+    0000.jit_f: no HLO text). A link pairing with it said "Cannot compare with dump:
+    CannotCompare: ... '<64-digit hash>: module 0000.jit_f jit_f has no HLO text'": the
+    store's folder and Python's quotes; it names the baseline by its name."""
+    import re
+
+    from tests.support.backend_fresh import compile_for
+    from tests.support.fresh import compile_program
+    tpu, _ = compile_for("v5e", tmp_path / "tpu", 'PROGRAMS = {"f": (lambda x: jnp.tanh(x)'
+                         '.sum(axis=0), (S((8, 128), on("x", "y")),), {})}',
+                         "--xla_dump_hlo_pass_re=.*")
+    cpu, _ = compile_program(tmp_path / "cpu", "f = lambda x: jnp.tanh(x).sum(axis=0)\n"
+                                               "ARGS = (jnp.ones((8, 128)),)")
+    textless = next(m for m in open_dump(str(tpu)).modules
+                    if m.first("after_optimizations") is None and not m.passes)
+    store = Store()
+    base = store.add_path(str(tpu), name="on-v5e").share_id
+    shown = store.add_path(str(cpu), name="on-cpu").share_id
+    at = AppTest.from_file(APP, default_timeout=120)
+    monkeypatch.delenv("HLOLENS_DUMP", raising=False)
+    for k, v in {"dump": shown, "base": base, "base_module": textless.id}.items():
+        at.query_params[k] = v
+    at.run()
+    ok(at)
+    page = texts(at)
+    assert f"on-v5e: module {textless.label} has no HLO text" in page, page
+    assert not re.search(r"[0-9a-f]{64}", page) and "'" not in page.split("has no HLO")[0][-80:]

@@ -280,6 +280,36 @@ def test_the_html_report_carries_the_kernel_table_and_overlay_legend(monkeypatch
     assert top["instruction"] in plain_page
 
 
+
+def test_the_model_explorer_node_data_holds_measured_times_once_measured(monkeypatch,
+                                                                          tmp_path):
+    """The export's help says "output bytes per instruction (runtimes once measured)", and
+    a dump with its profiled run exported output bytes all the same: the measured µs per
+    execution the Runtimes tab shows are what it holds now; a pass step, which did not
+    run, keeps its output bytes."""
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+    from tests.support.apptest import exported
+    f = jax.jit(lambda w, x: jax.nn.relu(x @ w).sum(axis=-1))
+    dump = hlolens.write_dump(f, jnp.ones((64, 64)), jnp.ones((32, 64)),
+                              out=str(tmp_path / "dump"), profile=True)
+    d = open_dump(dump)
+    measured = {r.instruction: r.measured_us for r in runtime_report(d).rows
+                if r.module_id == d.main.id and r.measured_us}
+    assert measured
+    got = json.loads(exported(monkeypatch, lambda: app(dump, monkeypatch),
+                              ".me-node-data.json"))
+    values = {name: v["value"] for graph in got.values() for name, v in graph["results"].items()}
+    assert values == measured
+    before = json.loads(exported(monkeypatch, lambda: app(dump, monkeypatch, {
+        "stage": "before_optimizations"}), ".me-node-data.json"))
+    module = d.stage(d.main, "before_optimizations")
+    assert {name: v["value"] for graph in before.values()
+            for name, v in graph["results"].items()} == \
+        {i.name: float(i.shape.byte_size) for i in module.instructions()}
+
+
 # --------------------------------------------------------------------------- traces
 
 def test_an_uploaded_trace_is_kept_with_the_dump_and_the_link_shows_it(monkeypatch, untraced):

@@ -416,3 +416,43 @@ def test_a_visitor_is_listed_their_own_dumps_not_everyones(monkeypatch):
     stranger.query_params["dump"] = "Zx9-no-such-dump"
     stranger.run()
     assert stranger.button(key=f"gone:{share_id}")
+
+
+def test_a_link_to_a_module_the_dump_lacks_names_the_dump_and_what_is_shown(monkeypatch,
+                                                                            tmp_path):
+    """The message named the dump by its store folder (a 64-digit content hash) and not
+    what the page showed instead: '53ec…0fa: no module 'nope'; modules are …'."""
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.sin(x) * 2\nARGS = (jnp.ones(3),)")
+    at = app(str(dump), monkeypatch, {"module": "nope"})
+    main = open_dump(str(dump)).main
+    said = [w.value for w in at.warning if "nope" in w.value]
+    assert said, texts(at)
+    page = texts(at)
+    assert "Dump dump: no module 'nope'; modules are " in page
+    assert f"showing {main.label}." in page
+    assert not re.search(r"[0-9a-f]{64}", page)
+
+
+def test_the_svg_and_dot_exports_say_what_they_show(monkeypatch, tmp_path):
+    """The downloaded SVG and DOT named nothing (the SVG's only title was Graphviz's 'G'):
+    each now says its dump, module, stage and computation, as the HTML report does, with
+    a dump name holding '<', '&' and quotes kept as text."""
+    import xml.etree.ElementTree as ET
+
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+    from tests.support.apptest import exported
+    name = 'run <3> & "fast"'
+    dump = hlolens.write_dump(jax.jit(lambda x: jnp.tanh(x) * 2), jnp.ones(8),
+                              out=str(tmp_path / name))
+    entry = open_dump(dump)
+    entry = entry.stage(entry.main).entry.name
+    want = f"Dump {name}, module 0000 jit__lambda, after optimizations, computation {entry}."
+    svg = exported(monkeypatch, lambda: app(dump, monkeypatch), ".svg")
+    root = ET.fromstring(svg)
+    assert root[0].tag == "{http://www.w3.org/2000/svg}title" and root[0].text == want
+    dot = exported(monkeypatch, lambda: app(dump, monkeypatch), ".dot")
+    assert dot.splitlines()[0] == "// HLO Lens: " + want
+    assert dot.splitlines()[1].startswith("digraph")

@@ -177,3 +177,74 @@ def test_a_name_two_modules_share_is_a_usage_error_listing_their_ids(command):
     assert "2 modules are named 'jit_train_step': 0000 jit_train_step, 0002 " \
            "jit_train_step; give one's id" in p.stderr
     assert run(command, sample("flags_default"), "--module", "2").returncode == 0
+
+
+@pytest.mark.parametrize("out", ("no-such-folder/v.svg", "."))
+def test_viz_render_to_an_out_it_cannot_write_exits_2_naming_it(out, tmp_path):
+    """It rendered, then ended in Python's traceback of FileNotFoundError (or
+    IsADirectoryError) with exit 1, the input-problem code."""
+    target = str(tmp_path / out)
+    p = subprocess.run([sys.executable, "-m", "viz", "render", sample("mlp_train"), "--out",
+                        target], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"error: cannot write --out {target}: "), p.stderr
+
+
+def test_viz_render_says_which_stage_it_drew_for_one_a_file_lacks(tmp_path):
+    """A single file holds one stage: `--stage before_optimizations` of
+    `compiled.as_text()` drew the after-optimizations text, and the default stage of a
+    StableHLO file drew its conversion, neither saying so."""
+    import jax
+    import jax.numpy as jnp
+    lowered = jax.jit(lambda x: jnp.tanh(x @ x)).lower(jnp.ones((4, 4)))
+    after, mlir = tmp_path / "after.txt", tmp_path / "program.mlir"
+    after.write_text(lowered.compile().as_text())
+    mlir.write_text(lowered.as_text())
+
+    def render(path, *stage: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "viz", "render", str(path), *stage,
+                               "--out", str(tmp_path / "v.svg")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    p = render(after, "--stage", "before_optimizations")
+    assert p.returncode == 0, p.stderr
+    assert "module 0000 jit__lambda has no before optimizations text: rendered after " \
+           "optimizations" in p.stderr
+    p = render(mlir)
+    assert p.returncode == 0, p.stderr
+    assert "has no after optimizations text: rendered its StableHLO (converted by jaxlib)" \
+        in p.stderr
+    for path, stage in ((after, "after_optimizations"), (mlir, "before_optimizations")):
+        p = render(path, "--stage", stage)
+        assert p.returncode == 0 and "has no" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("fmt", ["svg", "dot"])
+def test_viz_render_says_what_it_drew_in_the_file(fmt, tmp_path):
+    """The SVG's only title was Graphviz's 'G' and the DOT named nothing; each now names
+    the dump, module, stage and computation, as the app's exports do, a dump name with
+    '<', '&' and quotes kept as text."""
+    import xml.etree.ElementTree as ET
+
+    import jax
+    import jax.numpy as jnp
+    import hlolens
+
+    from compiler_bridge import open_dump
+    name = 'run <3> & "fast"'
+    dump = hlolens.write_dump(jax.jit(lambda x: jnp.tanh(x) * 2), jnp.ones(8),
+                              out=str(tmp_path / name))
+    d = open_dump(dump)
+    out = tmp_path / f"v.{fmt}"
+    p = subprocess.run([sys.executable, "-m", "viz", "render", dump, "--format", fmt,
+                        "--stage", "before_optimizations", "--out", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    before = d.stage(d.main, "before_optimizations").entry.name
+    want = f"Dump {name}, module 0000 jit__lambda, before optimizations, computation {before}."
+    text = out.read_text()
+    if fmt == "svg":
+        root = ET.fromstring(text)
+        assert root[0].tag.endswith("title") and root[0].text == want
+    else:
+        assert text.splitlines()[0] == "// HLO Lens: " + want

@@ -85,3 +85,29 @@ def open_dump_bytes(blob: bytes):
     with open(path, "wb") as f:
         f.write(blob)
     return open_dump(path)
+
+
+def test_the_reports_view_query_opens_that_view(tmp_path):
+    """The report's 'view ?…' joined the parameters as they were: a group id of an op_name
+    scope with '&' or '#' in it ended the parameter there, so the query pasted after the
+    app's address opened another view."""
+    import html
+    import urllib.parse
+
+    from tests.support.fresh import compile_program
+    from viz import ViewState, graph_for
+    dump_dir, _ = compile_program(tmp_path, (
+        "def f(x):\n"
+        "    with jax.named_scope('a&b c#d=e%f'):\n"
+        "        return jnp.tanh(x @ x) + 1\n"
+        "ARGS = (jnp.ones((4, 4)),)"))
+    dump = open_dump(str(dump_dir))
+    module = dump.stage(dump.main, "before_optimizations")
+    scope = next(g for g in build_graph(module, None, GraphOptions()).groups
+                 if "a&b c#d=e%f" in g)
+    state = ViewState(dump="x y&z", module=dump.main.id, stage="before_optimizations",
+                      selected=scope, expanded=(scope,), focus=scope)
+    page = html_report(title="t", svg=render_svg(graph_for(dump, state).dot),
+                       view_query=state.to_query())
+    shown = html.unescape(re.search(r"view <code>\?(.*?)</code>", page).group(1))
+    assert ViewState.from_query(dict(urllib.parse.parse_qsl(shown))) == state

@@ -280,3 +280,32 @@ def test_a_name_never_leaves_its_line_or_makes_a_heading_or_latex():
         assert code(f"a{b}b").count("```") == 2           # a block nothing in it ends
     assert "<h1>" not in _STRICT.render("title  \n" + md("==="))
     assert md("$x^2$") == "\\$x^2\\$"
+
+
+@pytest.mark.parametrize("radius", ["0", "999"])
+def test_a_links_hops_beyond_the_sliders_range_focus_with_them(monkeypatch, tmp_path, radius):
+    """A link keeps 0 to 20 hops (``viz.state.RADIUS``); the hops slider went from 1 to 8,
+    and a link's 0 or 20 failed the whole graph (StreamlitValueBelowMinError). The slider
+    now stretches to the link's hops, and the graph is drawn with them."""
+    from tests.support.apptest import query
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.tanh(jnp.sin(x) * 2) + x\n"
+                                        "ARGS = (jnp.ones(3),)")
+    from compiler_bridge import open_dump
+    d = open_dump(str(dump))
+    root = d.stage(d.main).entry.root.name
+    at = app(str(dump), monkeypatch, {"selected": root, "focus": root, "radius": radius})
+    want = min(int(radius), 20)
+    assert at.slider(key="pick-radius").value == want
+    assert query(at)["radius"] == str(want)
+
+
+def test_a_links_node_budget_below_the_inputs_range_is_the_one_shown(monkeypatch, tmp_path):
+    """A link keeps a budget of 50 to 6,000 nodes (``viz.state.BUDGET``); the sidebar's
+    input started at 100 and showed 100 while the graph was drawn with the link's 50."""
+    from tests.support.apptest import query
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.tanh(x) * 2\nARGS = (jnp.ones(3),)")
+    at = app(str(dump), monkeypatch, {"budget": "1"})
+    assert query(at)["budget"] == "50"
+    assert at.number_input(key="pick-budget").value == 50

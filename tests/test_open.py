@@ -122,7 +122,8 @@ def test_viz_render_draws_a_single_peer_file(tmp_path):
         out = tmp_path / (file + ".dot")
         assert main(["render", os.path.join(PEER, file), "--format", "dot",
                      "--out", str(out)]) == 0, file
-        assert out.read_text().startswith("digraph"), file
+        head, dot = out.read_text().split("\n", 1)     # what it draws, then the graph
+        assert head.startswith("// HLO Lens: Dump ") and dot.startswith("digraph"), file
 
 
 def test_store_adds_single_peer_files_one_by_one(tmp_path):
@@ -369,7 +370,8 @@ def test_viz_render_draws_the_stablehlo_stage(tmp_path):
     r = subprocess.run([PY, "-m", "viz", "render", sample("cond_switch"), "--stage",
                         "stablehlo", "--format", "dot", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "nodes" in r.stdout and out.read_text().startswith("digraph")
+    assert "nodes" in r.stdout and out.read_text().split("\n", 1)[1].startswith("digraph")
+    assert ", StableHLO (converted by jaxlib), " in out.read_text().split("\n", 1)[0]
 
 
 # --------------------------------------------------------------------------- protos

@@ -85,3 +85,26 @@ def test_errors_are_one_line_not_a_traceback(tmp_path):
     p = run("add", str(tmp_path / "missing"), data=data, ok=False)
     assert p.returncode == 1 and "no such file or folder" in p.stderr
 
+
+
+def test_data_may_follow_the_command(tmp_path):
+    """`store add DUMP --data DIR`, as the other options are written after the command,
+    was a usage error ('unrecognized arguments: --data'): only `store --data DIR add`
+    worked."""
+    from tests.support.fresh import compile_program
+    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.cos(x) + 1\nARGS = (jnp.ones(5),)")
+    data = str(tmp_path / "data")
+    base = [sys.executable, "-m", "compiler_bridge", "store"]
+
+    def store(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(base + list(args), cwd=ROOT, capture_output=True, text=True,
+                              timeout=300)
+    p = store("add", str(dump), "--data", data)
+    assert p.returncode == 0, p.stderr
+    share_id = p.stdout.strip()
+    assert Store(data).get(share_id).name == "dump"
+    p = store("list", "--json", "--data", data)
+    assert p.returncode == 0 and [d["share_id"] for d in json.loads(p.stdout)] == [share_id]
+    assert store("verify", share_id, "--data", data).returncode == 0
+    assert store("remove", share_id, "--data", data).returncode == 0
+    assert json.loads(store("--data", data, "list", "--json").stdout) == []

@@ -23,7 +23,7 @@ from functools import partial
 
 import streamlit as st
 
-from compiler_bridge import Dump, DumpError, PairReport, path_key, settings
+from compiler_bridge import CannotCompare, Dump, DumpError, PairReport, path_key, settings
 from compiler_bridge.dumps import AFTER, StoreError, StoredDump
 from compiler_bridge.compare import FlagsDiff, ModulePair, Pairing, dump_versions, recompilations
 from compiler_bridge.passes import ModuleDiff, text_diff
@@ -126,8 +126,10 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
     if partner:
         try:
             partner = base.module(partner).id
-        except KeyError as e:
-            st.error(md(describe(e)))
+        except KeyError as e:   # the baseline by its name, not the store's folder (a hash)
+            said = describe(e).removeprefix(f"{base.name}: ")
+            st.warning(md(f"Baseline {base_name}: {said}; pairing module {module.label} "
+                          "by name and structure instead."))
             partner = ""
     asked = partner             # '' = the partner pairing finds (and its reason)
     if not partner:
@@ -144,7 +146,11 @@ def resolve(nav: Navigator, opened: Opened, picked: Picked | None) -> Comparing 
     try:
         report = pair_report(base, asked, opened.dump, module.id)
     except Exception as e:          # a side that does not parse, a module not there
-        st.error(f"Cannot compare with {md(base_name)}: {code(describe(e))}")
+        said = str(e) if isinstance(e, CannotCompare) else describe(e)
+        # each dump by its name, not the store's folder (a 64-digit content hash)
+        said = said.replace(f"{base.name}: ", f"{base_name}: ").replace(
+            f"{opened.dump.name}: ", f"{opened.name}: ")
+        st.error(f"Cannot compare with {md(base_name)}: {code(said)}")
         return None
     cmp = Comparing(base, base_name, paired, report.pair, report,
                     flags(base, partner, opened.dump, module.id), same, opened.dump)

@@ -79,9 +79,11 @@ def pick_module(nav: Navigator, opened: Opened) -> Picked | None:
     state = nav.state
     try:
         current = dump.module(state.module) if state.module else main
-    except KeyError as e:
-        st.error(md(describe(e)))
+    except KeyError as e:       # the dump by its name, not the store's folder (a hash)
+        said = describe(e).removeprefix(f"{dump.name}: ")
         current = main
+        showing = f"; showing {current.label}" if current is not None else ""
+        st.warning(md(f"Dump {opened.name}: {said}{showing}."))
     if current is None:
         st.error(f"{md(opened.name)} holds no HLO modules.")
         return None
@@ -177,7 +179,8 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
                          help="layers: op_name scopes · source: the Python call path · "
                               "flat: no boxes", width="stretch")
     controlled("pick-budget", state.budget)
-    sb.number_input("Node budget", 100, 6000, step=250, key="pick-budget",
+    # from 100, or a link's lower budget (it keeps 50 to 6,000: ``viz.state.BUDGET``)
+    sb.number_input("Node budget", min(100, state.budget), 6000, step=250, key="pick-budget",
                     on_change=go_widget, args=(N.set_budget, "pick-budget"),
                     help="The most nodes a view draws; beyond it groups stay closed. Layout "
                          "time grows with nodes and edges: about 1–3 s at 2,000 nodes.")
@@ -196,7 +199,8 @@ def focus_controls(nav: Navigator) -> None:
         if not state.focus:        # the hops only with focus on: a slider's code (with
             return                 # moment and numbro, 130 KB) is no first page's
         controlled("pick-radius", state.radius)
-        st.slider("Hops (k)", 1, 8, key="pick-radius",
+        # 1 to 8, stretched to a link's hops (it keeps 0 to 20: ``viz.state.RADIUS``)
+        st.slider("Hops (k)", min(1, state.radius), max(8, state.radius), key="pick-radius",
                   on_change=go_widget, args=(N.set_radius, "pick-radius"), width=160,
                   label_visibility="collapsed", format="%d hops")
         st.caption(f"Focused on {code(state.focus)}")

@@ -35,6 +35,8 @@ from viz import (
     model_explorer_node_data,
     report_inspector,
     share_link,
+    titled_dot,
+    titled_svg,
     when,
 )
 from viz import navigation as N
@@ -265,11 +267,13 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             view: GraphView | None, svg: str, inspected: Inspected | None,
             runtime_rows: Callable[[], list[dict] | None] | None = None,
             runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
-            compared: list[str] | None = None) -> None:
+            compared: list[str] | None = None,
+            runtime_measured: Callable[[], dict[str, float] | None] | None = None) -> None:
     """Beside the search box: Link (the full link, with a copy button), Save view, Export
     (not for a step that does not parse: ``shown`` None). ``runtime_rows`` / ``runtime_legend``:
     the kernel table and the runtime overlay's colours for the HTML report (called when
-    it is downloaded); ``compared``: what the report says of a comparison on screen."""
+    it is downloaded); ``compared``: what the report says of a comparison on screen;
+    ``runtime_measured``: measured µs per instruction for Model Explorer's node data."""
     state = nav.state
     # each popover fills only when opened (on_change="rerun"): closed, they cost a page
     # load and every click nothing
@@ -292,7 +296,7 @@ def toolbar(where, nav: Navigator, opened: Opened, shown: Shown | None,
             if export.open:
                 with export:
                     _exports(opened, shown, view, svg, inspected, state, runtime_rows,
-                             runtime_legend, compared)
+                             runtime_legend, compared, runtime_measured)
 
 
 def _link(opened: Opened, state: ViewState) -> None:
@@ -330,17 +334,21 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
              inspected: Inspected | None, state: ViewState,
              runtime_rows: Callable[[], list[dict] | None] | None,
              runtime_legend: Callable[[], list[tuple[str, str]]] | None = None,
-             compared: list[str] | None = None) -> None:
+             compared: list[str] | None = None,
+             runtime_measured: Callable[[], dict[str, float] | None] | None = None) -> None:
     m = shown.dump_module
     step = shown.timeline.step(shown.index) if shown.timeline is not None else None
     stage = (f"step{step.index}" if step is not None and step.kind == "pass"
              else shown.stage.replace("_optimizations", ""))
     stem = file_stem(m.name, stage, view.computation if view is not None else "")
     if view is not None and svg:
-        st.download_button("Graph as SVG", data=partial(str, svg), file_name=stem + ".svg",
+        what = _what(opened, shown, view)
+        st.download_button("Graph as SVG", data=partial(titled_svg, svg, what),
+                           file_name=stem + ".svg",
                            mime="image/svg+xml", on_click="ignore", width="stretch",
                            icon=":material/image:")
-        st.download_button("Graph as DOT", data=partial(str, view.dot), file_name=stem + ".dot",
+        st.download_button("Graph as DOT", data=partial(titled_dot, view.dot, what),
+                           file_name=stem + ".dot",
                            mime="text/vnd.graphviz", on_click="ignore", width="stretch",
                            icon=":material/account_tree:")
         report = partial(_report, opened, shown, view, svg, inspected, state, runtime_rows,
@@ -363,14 +371,32 @@ def _exports(opened: Opened, shown: Shown, view: GraphView | None, svg: str,
                        file_name=stem + ".me-graph.json", mime="application/json",
                        on_click="ignore", width="stretch", icon=":material/hub:")
     st.download_button("Model Explorer node data JSON",
-                       data=partial(_json, model_explorer_node_data, shown.module),
+                       data=partial(_node_data, shown.module, runtime_measured),
                        file_name=stem + ".me-node-data.json", mime="application/json",
                        on_click="ignore", width="stretch", icon=":material/data_object:",
-                       help="Output bytes per instruction (runtimes once measured)")
+                       help="Measured µs per execution of each instruction when the dump "
+                            "has a trace (after optimizations), else its output bytes")
 
 
 def _json(fn, module: HloModule) -> str:
     return json.dumps(fn(module))
+
+
+def _node_data(module: HloModule,
+               measured: Callable[[], dict[str, float] | None] | None) -> str:
+    """Model Explorer's node data: measured µs where there are some, else output bytes."""
+    return json.dumps(model_explorer_node_data(module, measured() if measured else None))
+
+
+def _stage(shown: Shown) -> str:
+    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
+    return stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
+
+
+def _what(opened: Opened, shown: Shown, view: GraphView) -> str:
+    """What an export shows: dump, module, stage, computation."""
+    return (f"Dump {opened.name}, module {shown.dump_module.label}, {_stage(shown)}, "
+            f"computation {view.computation}.")
 
 
 def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
@@ -381,10 +407,8 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     """The self-contained HTML report (built when the button is clicked); ``compared``:
     what it says of the comparison on screen, whose diff colours the graph."""
     m = shown.dump_module
-    step = shown.timeline.step(shown.index) if shown.timeline is not None else None
-    where = stage_label(step) if step is not None else STAGES.get(shown.stage, shown.stage)
     info = inspected.info if inspected is not None else None
-    notes = [f"Dump {opened.name}, module {m.label}, {where}, computation {view.computation}."]
+    notes = [_what(opened, shown, view)]
     if link and opened.share_id:
         notes.append(f"Open this view in HLO Lens: {link}")
     legend = list(view.legend)
@@ -409,7 +433,7 @@ def _report(opened: Opened, shown: Shown, view: GraphView, svg: str,
     rows = runtime_rows() if runtime_rows is not None else None
     if runtime_legend is not None:
         legend = runtime_legend() + legend
-    return html_report(title=f"{m.name} · {where}", svg=svg, view_query=state.to_query(),
+    return html_report(title=f"{m.name} · {_stage(shown)}", svg=svg, view_query=state.to_query(),
                        inspector=report_inspector(info, mine, visitor.sign_in_offered())
                        if info is not None else None,
                        runtime_rows=rows, legend=legend, notes=notes)

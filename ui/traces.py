@@ -166,6 +166,19 @@ class Runtimes:
             return None
         return RV.report_rows(r)
 
+    def export_measured(self) -> dict[str, float] | None:
+        """Measured µs per execution of each instruction of the module on screen, for
+        Model Explorer's node data: None where nothing is measured, or at a stage that did
+        not run (a pass step, before optimizations)."""
+        if self.choice is None or self.shown.stage != AFTER:
+            return None
+        r = self.report()
+        if r is None:
+            return None
+        mid = self.shown.dump_module.id
+        return {k.instruction: k.measured_us for k in r.rows
+                if k.module_id == mid and k.measured_us} or None
+
     def export_legend(self) -> list[tuple[str, str]]:
         """The overlay's colours for the HTML report (none when it is off)."""
         r = self.for_graph()

@@ -71,5 +71,6 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
         sharing.toolbar(st.container(), nav, opened, shown, view, svg, inspected,
                         runtime_rows=rt.export_rows if rt else None,
                         runtime_legend=rt.export_legend if rt else None,
+                        runtime_measured=rt.export_measured if rt else None,
                         compared=compare.report_notes(cmp))
     return view

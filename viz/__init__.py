@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from . import compare, dot, layout, memory, navigation, panels, runtime, sharding, stepper, tf
 from .categories import BORDERS
-from .export import html_report, model_explorer_graphs, model_explorer_node_data
+from .export import (html_report, model_explorer_graphs, model_explorer_node_data,
+                     titled_dot, titled_svg)
 from .graph import GraphView, build_graph, draw
 from .grouping import GraphOptions, GroupInfo, Grouping, group, split_scopes
 from .layout import (Layout, LayoutError, engine, prefetch, prefetching, render_svg,
@@ -77,6 +78,8 @@ __all__ = [
     "memory",
     "model_explorer_graphs",
     "model_explorer_node_data",
+    "titled_dot",
+    "titled_svg",
     "navigation",
     "panels",
     "removed_anchors",

@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compiler_bridge import DumpError, HloParseError, open_dump, require_modules
+from compiler_bridge import Dump, DumpError, HloParseError, open_dump, require_modules
+from compiler_bridge.hlo import MLIR_TEXT
+from compiler_bridge.dumps import AFTER, BEFORE, STABLEHLO
 from compiler_bridge.passes import pass_timeline
 
+from .export import titled_dot, titled_svg
 from .layout import LayoutError, render_svg
-from .render import graph_for
+from .render import graph_for, stage_path
 from .state import GROUPINGS, ViewState
 
 
@@ -51,19 +54,58 @@ def main(argv: list[str] | None = None) -> int:
             if module is not None:      # else graph_for says the dump has no modules
                 timeline = pass_timeline(dump, module)
         view = graph_for(dump, state, budget=args.budget, timeline=timeline)
-        text = view.dot if args.format == "dot" else render_svg(view.dot)
+        what = _what(dump, state, view.computation)
+        text = titled_dot(view.dot, what) if args.format == "dot" else \
+            titled_svg(render_svg(view.dot), what)
     except (DumpError, HloParseError, LayoutError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write(text)
-    for note in view.notes:
-        print(note, file=sys.stderr)
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:                # a usage error: the --out given cannot be written
+        print(f"error: cannot write --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    for note in [_stage_note(dump, state)] + view.notes:
+        if note:
+            print(note, file=sys.stderr)
     print(f"{view.computation}: {view.node_count} nodes, {view.edge_count} edges -> {args.out}")
     return 0
+
+
+def _what(dump: Dump, state: ViewState, computation: str) -> str:
+    """What the file shows, said in it: dump, module, the stage drawn, computation."""
+    module = dump.module(state.module) if state.module else dump.main
+    if state.stage.startswith("pass:"):
+        stage = f"pass step {state.stage[5:]}"
+    elif state.stage in (BEFORE, AFTER):
+        f = dump.file(stage_path(dump, state))
+        stage = ("StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
+                 else "after optimizations" if f.kind == AFTER else "before optimizations")
+    elif state.stage == STABLEHLO:
+        stage = "StableHLO (converted by jaxlib)"
+    else:
+        stage = state.stage.replace("_", " ")
+    label = module.label if module is not None else state.module
+    return f"Dump {dump.name}, module {label}, {stage}, computation {computation}."
+
+
+def _stage_note(dump: Dump, state: ViewState) -> str:
+    """What was rendered instead of a before or after optimizations stage the module
+    lacks (a single file holds one stage), or ''."""
+    if state.stage not in (BEFORE, AFTER):
+        return ""
+    module = dump.module(state.module) if state.module else dump.main
+    if module is None or module.first(state.stage) is not None:
+        return ""
+    f = dump.file(stage_path(dump, state))
+    shown = ("its StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
+             else "after optimizations" if f.kind == AFTER else "before optimizations")
+    return (f"module {module.label} has no {state.stage.replace('_', ' ')} text: "
+            f"rendered {shown}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Iterable, Mapping
 from compiler_bridge.hlo import HloComputation, HloInstruction, HloModule
 
 from .grouping import split_scopes
+from .state import query_string
 
 _XMLNS = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
 
@@ -23,6 +24,21 @@ def svg_for_html(svg: str) -> str:
     """SVG to inline in an HTML page: namespace URLs dropped (HTML5 needs none)."""
     head_end = svg.find(">")
     return _XMLNS.sub("", svg[:head_end]) + svg[head_end:]
+
+
+def titled_svg(svg: str, title: str) -> str:
+    """The SVG with ``title`` as its own (the root's first child: what a browser's tab or
+    a viewer names it by; Graphviz's title is its graph's, 'G')."""
+    start = svg.find("<svg")
+    end = svg.find(">", start)
+    if start < 0 or end < 0:
+        return svg
+    return f"{svg[:end + 1]}\n<title>{html.escape(title, quote=False)}</title>{svg[end + 1:]}"
+
+
+def titled_dot(dot: str, title: str) -> str:
+    """The DOT text under a comment line holding ``title`` (on one line)."""
+    return "// HLO Lens: " + " ".join(title.split()) + "\n" + dot
 
 
 # --------------------------------------------------------------------------- HTML report
@@ -58,8 +74,7 @@ def html_report(*, title: str, svg: str, view_query: Mapping[str, str] | None = 
              f"<h1>{html.escape(title)}</h1>",
              f"<div class='meta'>HLO Lens report, {html.escape(time.strftime('%Y-%m-%d %H:%M'))}"]
     if view_query:
-        q = "&".join(f"{k}={v}" for k, v in view_query.items())
-        parts.append(f" · view <code>?{html.escape(q)}</code>")
+        parts.append(f" · view <code>?{html.escape(query_string(view_query))}</code>")
     parts.append("</div>")
     for note in notes:
         parts.append(f"<p class='meta'>{html.escape(note)}</p>")

@@ -15,7 +15,7 @@ from compiler_bridge import HloModule
 
 from .grouping import GroupIndex, Grouping
 from .panels import Inspector, locate
-from .state import ViewState
+from .state import ViewState, query_string
 
 COMMENT_BORDER = "#7048e8"         # violet: no opcode category or diff colour uses it
 COMMENT_MARK = "✎"                 # in DejaVu Sans, so Graphviz and browsers draw it
@@ -29,7 +29,7 @@ def share_link(base_url: str | None, state: ViewState) -> str:
     parts = urllib.parse.urlsplit(base)
     if not parts.path:                      # 'http://host:8501' -> 'http://host:8501/'
         base += "/"
-    query = urllib.parse.urlencode(state.to_query(), safe=":~,/")
+    query = query_string(state.to_query())
     return f"{base}?{query}" if query else base
 
 

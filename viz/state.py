@@ -15,6 +15,7 @@ when set, so older links read as they did.
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar, Mapping
 
@@ -33,6 +34,12 @@ def _escape(item: str) -> str:
 
 def _unescape(item: str) -> str:
     return item.replace("%7E", "~").replace("%7e", "~").replace("%25", "%")
+
+
+def query_string(query: Mapping[str, str]) -> str:
+    """Query parameters as a link writes them (percent-encoded; ':', '~', ',' and '/'
+    kept as they read): the share link and the HTML report's view."""
+    return urllib.parse.urlencode(query, safe=":~,/")
 
 
 def clamp(value: int | str, bounds: tuple[int, int]) -> int:

@@ -283,7 +283,8 @@ def compare_dumps(a: Dump, b: Dump, path_a: str = "", path_b: str = "",
         try:
             c = compare_modules(a, b, p)
         except (HloParseError, KeyError) as e:
-            notes.append(f"module {p.a} / {p.b}: {str(e).splitlines()[0]}")
+            said = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+            notes.append(f"module {p.a} / {p.b}: {said.splitlines()[0]}")
             continue
         r = PairReport(c)
         if measured:

@@ -71,6 +71,12 @@ def open_popover(at: AppTest, key: str) -> AppTest:
 def exported_html(monkeypatch, at_factory) -> str:
     """The Export popover's HTML report of the page ``at_factory()`` opens (a download
     built on click, outside the script's thread, as Streamlit builds it)."""
+    return exported(monkeypatch, at_factory, ".html")
+
+
+def exported(monkeypatch, at_factory, suffix: str) -> str:
+    """The Export popover's download whose file name ends with ``suffix``, built as
+    ``exported_html`` builds the report."""
     import threading
 
     from streamlit.runtime.media_file_manager import MediaFileManager
@@ -82,7 +88,7 @@ def exported_html(monkeypatch, at_factory) -> str:
         return real(self, data_callable, mimetype, coordinates, file_name, **kw)
     monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
     open_popover(at_factory(), "pop-export")
-    build = next(fn for name, fn in made.items() if name.endswith(".html"))
+    build = next(fn for name, fn in made.items() if name.endswith(suffix))
     out: list[str] = []
     worker = threading.Thread(target=lambda: out.append(build()))   # type: ignore[operator]
     worker.start()
