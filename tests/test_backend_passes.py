@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from compiler_bridge import open_dump, pass_timeline
 from tests.support.backend_fresh import compile_for
 
@@ -62,3 +64,25 @@ def test_every_gpu_snapshot_is_a_step(tmp_path):
             assert written and f.pass_info.sequence == int(written.group(1))
             named += "." in name
     assert named >= 2
+
+
+@pytest.mark.parametrize("target", ["v5e", "h100"])
+def test_shardys_per_pass_folder_belongs_to_its_compile(target, tmp_path):
+    """A sharded program's per-pass dump holds Shardy's MLIR per propagation step
+    (shardy/module_0000.jit_f/NN.<step>.mlir). It was read as a module of its own with
+    no HLO text beside the compile of its number (XLA:TPU's name adds '.cl_<N>'), whose
+    id then became '0000.jit_f.cl_<N>': the files are that compile's, one module per
+    number XLA wrote."""
+    dump, facts = compile_for(target, tmp_path, 'PROGRAMS = {"f": (lambda x: jnp.tanh(x)'
+                              '.sum(axis=0), (S((8, 128), on("x", "y")),), {})}',
+                              "--xla_dump_hlo_pass_re=.*")
+    assert "error" not in facts["f"]
+    shardy = sorted(str(p.relative_to(dump)) for p in dump.glob("shardy/module_*/*.mlir"))
+    assert shardy
+    numbers = {m.group(1) for p in dump.iterdir()
+               if (m := re.match(r"module_(\d+)\.", p.name))}
+    d = open_dump(dump)
+    assert sorted(m.id for m in d.modules) == sorted(numbers)
+    (f,) = [m for m in d.modules if m.name.startswith("jit__lambda")]
+    assert f.first("after_optimizations") is not None and d.main is f
+    assert set(shardy) <= {x.path for x in f.files}

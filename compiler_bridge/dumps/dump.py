@@ -237,6 +237,8 @@ def classify(path: str, size: int = 0,
     mp = _MODULE.fullmatch(parent)
     if mp and not _MODULE.fullmatch(base):
         mid, mname = mp.group(2), mp.group(3)
+        if _in_shardy(path):
+            return DumpFile(path, size, UNKNOWN, mid, _shardy_module(mid, mname, module_names))
         kind = {"module.mlir": MLIR, "compile_options.textproto": COMPILE_OPTIONS,
                 "topology.textproto": TOPOLOGY}.get(base)
         if kind is None:
@@ -311,6 +313,21 @@ def _classify_rest(path: str, size: int, mid: str, mname: str, rest: str) -> Dum
     return DumpFile(path, size, UNKNOWN, mid, mname)
 
 
+def _in_shardy(path: str) -> bool:
+    """A file of Shardy's per-pass dump (``shardy/module_NNNN.<name>/NN.<step>.mlir``,
+    its propagation's MLIR, with ``--xla_dump_hlo_pass_re``), not a module of its own."""
+    return posixpath.basename(posixpath.dirname(posixpath.dirname(path))) == "shardy"
+
+
+def _shardy_module(mid: str, mname: str,
+                   module_names: dict[str, str | tuple[str, ...]] | None) -> str:
+    """The module Shardy's folder belongs to: XLA:TPU's name adds '.cl_<N>' to the one
+    Shardy's folder carries (module_0000.jit_f.cl_933746096 and shardy/module_0000.jit_f)."""
+    known = (module_names or {}).get(mid) or ()
+    names = (known,) if isinstance(known, str) else known
+    return next((n for n in names if n == mname or n.startswith(mname + ".")), mname)
+
+
 def _module_names(paths: list[str]) -> dict[str, str | tuple[str, ...]]:
     """Module id -> name, from files whose names end the name for sure; the names in
     order where runs written into one folder gave one id to several modules."""
@@ -321,7 +338,7 @@ def _module_names(paths: list[str]) -> dict[str, str | tuple[str, ...]]:
         m = _MODULE.fullmatch(base)
         if m is None:
             m = _MODULE.fullmatch(posixpath.basename(posixpath.dirname(path)))
-            if m:
+            if m and not _in_shardy(path):
                 folders.setdefault(m.group(2), m.group(3))
             continue
         rest = m.group(3)
