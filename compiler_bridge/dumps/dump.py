@@ -238,7 +238,7 @@ def classify(path: str, size: int = 0,
     if mp and not _MODULE.fullmatch(base):
         mid, mname = mp.group(2), mp.group(3)
         if _in_shardy(path):
-            return DumpFile(path, size, UNKNOWN, mid, _shardy_module(mid, mname, module_names))
+            mname = _shardy_module(mid, mname, module_names)
         kind = {"module.mlir": MLIR, "compile_options.textproto": COMPILE_OPTIONS,
                 "topology.textproto": TOPOLOGY}.get(base)
         if kind is None:
