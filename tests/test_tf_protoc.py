@@ -18,14 +18,20 @@ from conftest import ROOT
 
 
 def _text_dumps() -> list[str]:
-    return sorted(p for p in glob.glob(os.path.join(ROOT, "sample_dumps", "tf_*", "*.pbtxt")))
+    """The two largest text graph dumps of each TF sample and its FunctionDefs (a child
+    process each: all 157 files took 15 s)."""
+    out = []
+    for folder in sorted(glob.glob(os.path.join(ROOT, "sample_dumps", "tf_*"))):
+        files = sorted(glob.glob(os.path.join(folder, "*.pbtxt")), key=os.path.getsize)
+        out += files[-2:] + [p for p in files[:-2] if "fdef" in os.path.basename(p)]
+    return out
 
 
-def test_protoc_reads_every_text_graph_tf_dumped_as_text_format_does():
-    """Every text GraphDef and FunctionDef of the TF samples (157 files, TF 2.21's
-    dumps): protoc's binary decodes to the message text_format parses."""
+def test_protoc_reads_the_text_graphs_tf_dumped_as_text_format_does():
+    """Text GraphDefs and FunctionDefs of the TF samples (TF 2.21's dumps, the largest of
+    each sample): protoc's binary decodes to the message text_format parses."""
     files = _text_dumps()
-    assert len(files) > 100
+    assert len(files) >= 14
     for path in files:
         with open(path, "rb") as f:
             data = f.read()
