@@ -91,8 +91,7 @@ def test_data_may_follow_the_command(tmp_path):
     """`store add DUMP --data DIR`, as the other options are written after the command,
     was a usage error ('unrecognized arguments: --data'): only `store --data DIR add`
     worked."""
-    from tests.support.fresh import compile_program
-    dump, _ = compile_program(tmp_path, "f = lambda x: jnp.cos(x) + 1\nARGS = (jnp.ones(5),)")
+    dump = sample("scan_while")
     data = str(tmp_path / "data")
     base = [sys.executable, "-m", "compiler_bridge", "store"]
 
@@ -102,7 +101,7 @@ def test_data_may_follow_the_command(tmp_path):
     p = store("add", str(dump), "--data", data)
     assert p.returncode == 0, p.stderr
     share_id = p.stdout.strip()
-    assert Store(data).get(share_id).name == "dump"
+    assert Store(data).get(share_id).name == "scan_while"
     p = store("list", "--json", "--data", data)
     assert p.returncode == 0 and [d["share_id"] for d in json.loads(p.stdout)] == [share_id]
     assert store("verify", share_id, "--data", data).returncode == 0
