@@ -309,3 +309,21 @@ def test_a_links_node_budget_below_the_inputs_range_is_the_one_shown(monkeypatch
     at = app(str(dump), monkeypatch, {"budget": "1"})
     assert query(at)["budget"] == "50"
     assert at.number_input(key="pick-budget").value == 50
+
+
+def test_a_links_focus_on_a_node_the_computation_lacks_is_said_not_claimed(monkeypatch):
+    """A link focused on a node this computation does not have (another stage's, or
+    renamed since): the graph draws everything, and the caption above it said 'Focused
+    on x' regardless; it says the node is not there."""
+    from compiler_bridge import open_dump
+    d = open_dump(sample("scan_while"))
+    entry = d.stage(d.main).entry
+    at = app(sample("scan_while"), monkeypatch, {"focus": "no-such-node.7"})
+    captions = [c.value for c in at.caption]
+    assert not any(c.startswith("Focused on") for c in captions), captions
+    assert any("no-such-node.7" in c and "is not in" in c and entry.name in c
+               for c in captions), captions
+    at = app(sample("scan_while"), monkeypatch, {"selected": entry.root.name,
+                                          "focus": entry.root.name})
+    assert any(c.startswith("Focused on") and entry.root.name in c
+               for c in (c.value for c in at.caption))

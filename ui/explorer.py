@@ -186,7 +186,7 @@ def graph_controls(nav: Navigator, shown: Shown) -> None:
                          "time grows with nodes and edges: about 1–3 s at 2,000 nodes.")
 
 
-def focus_controls(nav: Navigator) -> None:
+def focus_controls(nav: Navigator, shown: Shown) -> None:
     """Above the graph: focus on the selection and its hops (part of the workspace, so a
     click or a search hit that focuses reruns only the workspace)."""
     state = nav.state
@@ -203,7 +203,13 @@ def focus_controls(nav: Navigator) -> None:
         st.slider("Hops (k)", min(1, state.radius), max(8, state.radius), key="pick-radius",
                   on_change=go_widget, args=(N.set_radius, "pick-radius"), width=160,
                   label_visibility="collapsed", format="%d hops")
-        st.caption(f"Focused on {code(state.focus)}")
+        comp = (shown.module.get_computation(state.computation) if state.computation
+                else shown.module.entry)
+        if comp is not None and comp.get(state.focus) is None:     # a link's stale focus
+            st.caption(f"{code(state.focus)} is not in {code(comp.name)}: no focus, "
+                       "everything is drawn")
+        else:
+            st.caption(f"Focused on {code(state.focus)}")
 
 
 # --------------------------------------------------------------------------- search

@@ -56,7 +56,7 @@ def workspace(page_state: ViewState, opened: Opened, shown: Shown,
     view, svg, inspected = None, "", None
     graph_col, inspector_col = st.columns([3, 2], gap="medium")
     with graph_col, section("Graph"):
-        explorer.focus_controls(nav)                 # focus on the selection, hops
+        explorer.focus_controls(nav, shown)          # focus on the selection, hops
         runtimes.graph_messages(nav, rt)             # no trace, a broken one, another stage
         view, svg = graph.show(nav, opened, shown, sharing.comment_counts(module_comments),
                                rt.for_graph() if rt else None)
