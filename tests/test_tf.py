@@ -461,3 +461,19 @@ def test_a_big_step_graph_draws_closed_clusters_and_folds_unclustered_nodes(tmp_
             assert a in drawn and b in drawn
     opened = cluster_dot(ix, frozenset({"cluster_0"}))
     assert opened.drawn == 2 * blocks - 1 + 30
+
+
+@pytest.mark.parametrize("name", AUTO)
+def test_the_cluster_view_opens_on_the_largest_cluster(name):
+    """The step graph's drawing names where the view opens when it is too big to read
+    whole (a 10k-node graph opened on an empty corner of its diagonal layout): the first
+    of the largest clusters by TF's clustering summary, drawn as one box."""
+    from viz.tf import cluster_dot
+    ix = tf_index(open_dump(sample(name)))
+    _, clusters, _ = _summary(_run_lines(name, ix.main.path))
+    largest = max(size for size, _ in clusters.values())
+    first = min((n for n, (size, _) in clusters.items() if size == largest),
+                key=lambda n: int(n.rsplit("_", 1)[1]))
+    drawing = cluster_dot(ix)
+    assert drawing.home == f"group:{first}"
+    assert f'id="group:{first}"' in drawing.dot

@@ -263,7 +263,7 @@ def _graph(nav: Navigator, dump: Dump, ix: TfIndex, state: ViewState, step: Show
             st.error(f"The graph could not be laid out: {code(str(e))}")
             return
         graph_view(svg, selected=f"node:{state.selected}" if state.selected else "",
-                   key=TF_GRAPH_KEY, height=560)
+                   key=TF_GRAPH_KEY, height=560, home=drawing.home)
         legend = ("coloured boxes: XLA clusters · red border: XLA cannot compile (log) · "
                   "cylinders: variables/resources · dashed: control edges")
         if step.added or step.changed:

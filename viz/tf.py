@@ -47,6 +47,8 @@ class TfDrawing:
     edges: int
     folded: bool                # unclustered nodes folded by name scope
     ids: dict[str, str]         # TF node -> the svg id that shows it
+    home: str = ""              # the svg id to open on when the graph is too big to read
+                                # whole: the largest cluster, box or node
 
 
 def _scope(name: str) -> str:
@@ -212,7 +214,9 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         lines.append(f"  {quote(_dot_name(src_id))} -> {quote(_dot_name(dst_id))}{style};")
         kept += 1
     lines.append("}")
-    return TfDrawing("\n".join(lines) + "\n", drawn, kept, folded, ids)
+    home = max(boxes, key=lambda b: len(b.nodes), default=None)    # the first of the largest
+    return TfDrawing("\n".join(lines) + "\n", drawn, kept, folded, ids,
+                     f"group:{home.name}" if home is not None else "")
 
 
 def _folder_line(sid: str, label: str, indent: str) -> str:
