@@ -214,9 +214,9 @@ def cluster_dot(ix: TfIndex, opened: frozenset[str] = frozenset(), selected: str
         lines.append(f"  {quote(_dot_name(src_id))} -> {quote(_dot_name(dst_id))}{style};")
         kept += 1
     lines.append("}")
-    home = max(boxes, key=lambda b: len(b.nodes), default=None)    # the first of the largest
+    largest = max(boxes, key=lambda b: len(b.nodes), default=None)    # the first of them
     return TfDrawing("\n".join(lines) + "\n", drawn, kept, folded, ids,
-                     f"group:{home.name}" if home is not None else "")
+                     f"group:{largest.name}" if largest is not None else "")
 
 
 def _folder_line(sid: str, label: str, indent: str) -> str:
