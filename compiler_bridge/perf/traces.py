@@ -345,10 +345,14 @@ class _ModuleIndex:
         return out
 
 
+def _held(m: _ModuleIndex, ops: set[str]) -> int:
+    """How many of a run's ops the module has."""
+    return sum(1 for o in ops if o in m.instructions)
+
+
 def _pick_module(candidates: list[_ModuleIndex], ops: Iterable[str]) -> _ModuleIndex:
     ops = set(ops)
-    return max(candidates, key=lambda m: (sum(1 for o in ops if o in m.instructions),
-                                          m.number))
+    return max(candidates, key=lambda m: (_held(m, ops), m.number))
 
 
 def measure(dump: Dump, traces: Sequence[TraceSource | str] | None = None) -> Measured:
@@ -487,6 +491,7 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
     unmatched_counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for key, evs in groups.items():
         name, pid, _run = key
+        ran = {e.op for e in evs}
         target = None
         if pid is not None:
             target = next((m for m in indexes.values() if m.number == pid), None)
@@ -497,15 +502,12 @@ def _match(dump: Dump, raws: list[RawTrace], events: list[OpEvent],
             if len(cands) == 1:
                 target = cands[0]
             elif cands:
-                ops = {e.op for e in evs}
-                target = _pick_module(cands, ops)
-                best = sum(1 for o in ops if o in target.instructions)
-                ties = [m.id for m in cands if m is not target
-                        and sum(1 for o in ops if o in m.instructions) == best]
+                target = _pick_module(cands, ran)
+                best = _held(target, ran)
+                ties = [m.id for m in cands if m is not target and _held(m, ran) == best]
                 by_ops[name][(target.id, tuple(ties))] += 1
         resolved[key] = target
         if target is not None and not target.error:
-            ran = {e.op for e in evs}
             absent = sorted(ran - target.instructions.keys())
             if len(absent) >= FOREIGN_SHARE * len(ran):
                 foreign.append((key, target, absent))
