@@ -372,7 +372,9 @@ def build_index(dump: Dump) -> TfIndex:
         files.append(GraphFile(f.path, graph, pass_of(posixpath.basename(f.path))))
     groups = group_files(files)
     pipeline = _pipeline_functions(files)
-    main = _clustered_step(files, pipeline)
+    rounds = _clustered_rounds(files)
+    pipelined = {f.path: _runs_in_pipeline(f, pipeline) for f in rounds}
+    main = _clustered_step(rounds, pipelined)
     step: GraphGroup | None
     if main is not None:
         step = next(g for g in groups if main in g.files)
@@ -383,8 +385,8 @@ def build_index(dump: Dump) -> TfIndex:
         if main is not None and main.graph.kind == FUNCTION:
             main = None
     clusters = _clusters_of(dump, main) if main is not None else []
-    elsewhere = [c for f in _clustered_rounds(files) if f is not main
-                 for c in _clusters_of(dump, f, _runs_in_pipeline(f, pipeline))]
+    elsewhere = [c for f in rounds if f is not main
+                 for c in _clusters_of(dump, f, pipelined[f.path])]
     log = _find_log(dump)
     if log is not None:
         _log_order(groups, log)
@@ -411,16 +413,16 @@ def _loose(dump: Dump, clusters: list[Cluster], jit: list[JitUnit], log: TfLog |
     return sorted(out, key=lambda c: int(c.name.rsplit("_", 1)[1]))
 
 
-def _clustered_step(files: list[GraphFile], pipeline: dict[str, frozenset[str]]
+def _clustered_step(rounds: list[GraphFile], pipelined: dict[str, str]
                     ) -> GraphFile | None:
     """The step graph as mark_for_compilation left it: of the rounds TF clustered, the one
     with most nodes in clusters (then the larger), whatever its round number — a run
     dumps a round per function TF optimizes, and a small one can look like any part of
     the step graph by its node names (issue 32, item 4). A tf.data function's round
-    (a map TF clusters too, larger than the step it feeds) only where no other is."""
-    return max(_clustered_rounds(files),
-               key=lambda f: (not _runs_in_pipeline(f, pipeline), _clustered(f),
-                              len(f.graph.nodes)), default=None)
+    (a map TF clusters too, larger than the step it feeds; ``pipelined``: each round's
+    function by its path, or '') only where no other is. ``rounds``: _clustered_rounds."""
+    return max(rounds, key=lambda f: (not pipelined[f.path], _clustered(f),
+                                      len(f.graph.nodes)), default=None)
 
 
 def _pipeline_functions(files: list[GraphFile]) -> dict[str, frozenset[str]]:
