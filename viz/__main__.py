@@ -76,15 +76,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _drawn(dump: Dump, state: ViewState) -> str:
+    """The before or after optimizations stage drawn for ``state``'s: the file drawn says
+    (a single file holds one stage, which is drawn for either)."""
+    f = dump.file(stage_path(dump, state))
+    return ("StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
+            else "after optimizations" if f.kind == AFTER else "before optimizations")
+
+
 def _what(dump: Dump, state: ViewState, computation: str) -> str:
     """What the file shows, said in it: dump, module, the stage drawn, computation."""
     module = dump.module(state.module) if state.module else dump.main
     if state.stage.startswith("pass:"):
         stage = f"pass step {state.stage[5:]}"
     elif state.stage in (BEFORE, AFTER):
-        f = dump.file(stage_path(dump, state))
-        stage = ("StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
-                 else "after optimizations" if f.kind == AFTER else "before optimizations")
+        stage = _drawn(dump, state)
     elif state.stage == STABLEHLO:
         stage = "StableHLO (converted by jaxlib)"
     else:
@@ -101,11 +107,9 @@ def _stage_note(dump: Dump, state: ViewState) -> str:
     module = dump.module(state.module) if state.module else dump.main
     if module is None or module.first(state.stage) is not None:
         return ""
-    f = dump.file(stage_path(dump, state))
-    shown = ("its StableHLO (converted by jaxlib)" if f.source == MLIR_TEXT
-             else "after optimizations" if f.kind == AFTER else "before optimizations")
+    drawn = _drawn(dump, state)
     return (f"module {module.label} has no {state.stage.replace('_', ' ')} text: "
-            f"rendered {shown}")
+            f"rendered {'its ' if drawn.startswith('StableHLO') else ''}{drawn}")
 
 
 if __name__ == "__main__":
