@@ -380,15 +380,9 @@ def test_a_bad_upload_is_refused_with_the_reason_and_the_graph_still_works(monke
 def test_a_broken_session_beside_a_readable_one_is_a_warning_naming_it(monkeypatch, tmp_path):
     """Two profiling sessions, one truncated: the runtimes are the readable one's, and the
     tab warns naming each file it could not read (it was only in the collapsed notes)."""
-    out = tmp_path / "scan_while"
-    shutil.copytree(sample("scan_while"), out)
-    good = os.path.dirname(glob.glob(str(out / "trace/plugins/profile/*/*.json.gz"))[0])
-    bad = os.path.join(os.path.dirname(good), "2099_01_01_00_00_00")
-    shutil.copytree(good, bad)
-    for path in glob.glob(os.path.join(bad, "*")):
-        with open(path, "r+b") as f:
-            f.truncate(os.path.getsize(path) // 2)
-    at = open_tab(app(str(out), monkeypatch))
+    from tests.support.samples import with_broken_session
+    out, bad = with_broken_session(tmp_path)
+    at = open_tab(app(out, monkeypatch))
     message = warnings(at)
     assert "3 trace file(s) could not be read" in message, message
     for path in glob.glob(os.path.join(bad, "*")):

@@ -220,15 +220,8 @@ def test_runtimes_with_one_broken_session_of_two_reports_the_rest_and_fails(tmp_
     """A dump with two profiling sessions, one of them truncated: the report is of the
     readable one and the command exits 1 naming each file it could not read (README:
     a file that does not parse is an input problem), not 0 with a note on stdout."""
-    import shutil
-    dump = tmp_path / "scan_while"
-    shutil.copytree(sample("scan_while"), dump)
-    good = os.path.dirname(glob.glob(str(dump / "trace/plugins/profile/*/*.json.gz"))[0])
-    bad = os.path.join(os.path.dirname(good), "2099_01_01_00_00_00")
-    shutil.copytree(good, bad)
-    for f in glob.glob(os.path.join(bad, "*")):
-        data = open(f, "rb").read()
-        open(f, "wb").write(data[:len(data) // 2])
+    from tests.support.samples import with_broken_session
+    dump, bad = with_broken_session(tmp_path)
     p = run("runtimes", str(dump), "--roofline", "--json", tmp_env=str(tmp_path))
     assert p.returncode == 1
     out = json.loads(p.stdout)
